@@ -1,0 +1,97 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// The same strict settings for every target, so no module drifts into a looser dialect.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "countries",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "countries", targets: ["countries"]),
+        .library(name: "CountriesCore", targets: ["CountriesCore"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+    ],
+    targets: [
+        // C libraries from Debian's packages, found with pkg-config.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // Thin Swift faces on the C libraries; they know nothing of countries.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
+        .target(name: "ArgumentParsing", swiftSettings: strictSettings),
+
+        // The domain: plain values and functions, no sockets, files or terminals.
+        .target(name: "CountriesCore", swiftSettings: strictSettings),
+
+        // The layers above the core.
+        .target(
+            name: "CountriesService",
+            dependencies: ["CountriesCore", "ZeroMQ", "SQLite"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "CountriesClient",
+            dependencies: ["CountriesCore", "ZeroMQ"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "CountriesTerminal",
+            dependencies: ["CountriesCore"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "countries",
+            dependencies: [
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
+                "CountriesTerminal", "ZeroMQ",
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strictSettings),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ArgumentParsingTests",
+            dependencies: ["ArgumentParsing"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CountriesCoreTests",
+            dependencies: ["CountriesCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CountriesServiceTests",
+            dependencies: ["CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CountriesClientTests",
+            dependencies: ["CountriesClient", "CountriesCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CountriesTerminalTests",
+            dependencies: ["CountriesTerminal", "CountriesCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["countries", "ZeroMQ", "CountriesCore"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

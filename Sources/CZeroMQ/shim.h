@@ -1,0 +1,1 @@
+#include <zmq.h>
