@@ -17,9 +17,11 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian's packages, found with pkg-config.
+        // No `pkgConfig: "libzmq"`: Debian's libzmq.pc adds `-isystem` flags (Kerberos, PGM) that
+        // SwiftPM refuses with a warning on every build; zmq.h and libzmq.so sit on the default
+        // paths, so the module map's `link "zmq"` is all it takes.
         .systemLibrary(
             name: "CZeroMQ",
-            pkgConfig: "libzmq",
             providers: [.apt(["libzmq3-dev"])]
         ),
         .systemLibrary(

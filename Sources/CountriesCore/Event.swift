@@ -1,0 +1,107 @@
+/// The topic frame of an event on the PUB channel.
+public enum Topic: String, Equatable, Hashable, Sendable, CaseIterable, Codable {
+    /// A country's `visited` flag changed.
+    case countryChanged = "country.changed"
+    /// A country was appended.
+    case countryAdded = "country.added"
+    /// A country was removed; later rows moved up one.
+    case countryRemoved = "country.removed"
+    /// The list was replaced by the seed list.
+    case countriesReset = "countries.reset"
+    /// The service is alive; carries the current seq.
+    case heartbeat = "heartbeat"
+}
+
+/// One change to the list, numbered by `seq`, as published and as kept for `history`.
+///
+/// Each event carries the rows it is about, so a subscriber applies it without asking back.
+public struct Event: Equatable, Hashable, Sendable {
+    /// What changed.
+    public enum Kind: Equatable, Hashable, Sendable {
+        /// `visited` changed; the row as it is now.
+        case changed(IndexedCountry)
+        /// A row was appended; the row as added.
+        case added(IndexedCountry)
+        /// A row was removed; the row as it was.
+        case removed(IndexedCountry)
+        /// The whole list was replaced.
+        case reset([IndexedCountry])
+    }
+
+    /// The seq of this change: one more than the one before it, never reused.
+    public var seq: UInt64
+    /// What changed.
+    public var kind: Kind
+
+    /// Creates an event.
+    public init(seq: UInt64, kind: Kind) {
+        self.seq = seq
+        self.kind = kind
+    }
+
+    /// The topic this event is published under.
+    public var topic: Topic {
+        switch kind {
+        case .changed: return .countryChanged
+        case .added: return .countryAdded
+        case .removed: return .countryRemoved
+        case .reset: return .countriesReset
+        }
+    }
+
+    /// The single row the event is about, or nil for a reset.
+    public var country: IndexedCountry? {
+        switch kind {
+        case .changed(let row), .added(let row), .removed(let row): return row
+        case .reset: return nil
+        }
+    }
+}
+
+extension Event: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case topic, seq, country, countries
+    }
+
+    /// Decodes the wire form: `{"topic", "seq", "country"}` or `{"topic", "seq", "countries"}`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        seq = try container.decode(UInt64.self, forKey: .seq)
+        let topic = try container.decode(Topic.self, forKey: .topic)
+        switch topic {
+        case .countryChanged: kind = .changed(try container.decode(IndexedCountry.self, forKey: .country))
+        case .countryAdded: kind = .added(try container.decode(IndexedCountry.self, forKey: .country))
+        case .countryRemoved: kind = .removed(try container.decode(IndexedCountry.self, forKey: .country))
+        case .countriesReset: kind = .reset(try container.decode([IndexedCountry].self, forKey: .countries))
+        case .heartbeat:
+            throw DecodingError.dataCorruptedError(
+                forKey: .topic, in: container, debugDescription: "a heartbeat is not a change event")
+        }
+    }
+
+    /// Encodes the wire form, the topic included so that one line stands on its own.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(topic, forKey: .topic)
+        try container.encode(seq, forKey: .seq)
+        switch kind {
+        case .changed(let row), .added(let row), .removed(let row):
+            try container.encode(row, forKey: .country)
+        case .reset(let rows):
+            try container.encode(rows, forKey: .countries)
+        }
+    }
+}
+
+/// The once-a-second sign of life on the PUB channel, with the current seq.
+public struct Heartbeat: Equatable, Hashable, Sendable, Codable {
+    /// Always ``Topic/heartbeat``; kept in the body so one line stands on its own.
+    public var topic: Topic = .heartbeat
+    /// The service's current seq.
+    public var seq: UInt64
+
+    /// Creates a heartbeat for the current seq.
+    public init(seq: UInt64) {
+        self.seq = seq
+    }
+}

@@ -1,0 +1,17 @@
+/// The bounds that keep the service safe from careless or hostile input.
+///
+/// They are part of the contract: clients may rely on requests inside them being accepted.
+public enum Limits {
+    /// Longest country name, in characters (grapheme clusters), after trimming.
+    public static let maximumNameLength = 100
+    /// Most countries the list may hold.
+    public static let maximumCountries = 10_000
+    /// Longest request id, in characters.
+    public static let maximumRequestIDLength = 64
+    /// Largest request body, in bytes, that the service parses. Larger bodies get `too_large`.
+    public static let maximumRequestBytes = 64 * 1024
+    /// Events kept for `history`.
+    public static let retainedEvents = 10_000
+    /// Request ids (with their replies) remembered for exactly-once retries.
+    public static let retainedRequestIDs = 10_000
+}

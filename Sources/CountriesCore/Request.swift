@@ -1,0 +1,215 @@
+import Foundation
+
+/// A request of protocol v1: one JSON object with `op`, an optional `id`, and the op's fields.
+public struct Request: Equatable, Sendable {
+    /// The request id that makes retries safe: the same id gets the first reply again.
+    public var id: String?
+    /// What is asked.
+    public var command: Command
+
+    /// Creates a request.
+    public init(id: String? = nil, command: Command) {
+        self.id = id
+        self.command = command
+    }
+}
+
+// MARK: - Decoding, with a precise error for every mistake
+
+extension Request {
+    /// Parses and validates one request frame.
+    ///
+    /// Throws `too_large` for a body over ``Limits/maximumRequestBytes``, `bad_request` for
+    /// anything that is not a JSON object with well-typed fields, and `unknown_op` for an op the
+    /// protocol does not have. It never changes anything, so any input is safe to pass.
+    public static func decode(_ body: Data) throws(CountriesError) -> Request {
+        guard body.count <= Limits.maximumRequestBytes else {
+            throw CountriesError(
+                .tooLarge,
+                "the request has \(body.count) bytes; at most \(Limits.maximumRequestBytes) are accepted")
+        }
+        let value: JSONValue
+        do {
+            value = try WireJSON.decoder.decode(JSONValue.self, from: body)
+        } catch {
+            throw CountriesError(
+                .badRequest,
+                "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}")
+        }
+        guard case .object(let fields) = value else {
+            throw CountriesError(
+                .badRequest,
+                "the request must be a JSON object such as {\"op\": \"list\"}, not \(value.typeName)")
+        }
+        return try RequestFields(fields).request()
+    }
+}
+
+/// The checks on each field of a request object.
+private struct RequestFields {
+    let fields: [String: JSONValue]
+
+    init(_ fields: [String: JSONValue]) {
+        self.fields = fields
+    }
+
+    func request() throws(CountriesError) -> Request {
+        let id = try requestID()
+        guard let opValue = fields["op"] else {
+            throw CountriesError(
+                .badRequest, "the request has no \"op\"; one of: \(Command.knownOps.joined(separator: ", "))")
+        }
+        guard case .string(let op) = opValue else {
+            throw CountriesError(.badRequest, "\"op\" must be a string, not \(opValue.typeName)")
+        }
+        return Request(id: id, command: try command(op))
+    }
+
+    private func command(_ op: String) throws(CountriesError) -> Command {
+        switch op {
+        case "list": return .query(.list)
+        case "count": return .query(.count)
+        case "get": return .query(.get(try reference()))
+        case "toggle": return .change(.toggle(try reference(), ifSeq: try seq("if_seq")))
+        case "set":
+            guard let visited = try bool("visited") else { throw missing("visited", "true or false") }
+            return .change(.set(try reference(), visited: visited, ifSeq: try seq("if_seq")))
+        case "add":
+            guard let name = try string("name") else { throw missing("name", "the country's name") }
+            return .change(.add(name: name, visited: try bool("visited") ?? false))
+        case "remove": return .change(.remove(try reference()))
+        case "reset": return .change(.reset)
+        case "history":
+            guard let since = try seq("since") else { throw missing("since", "a seq, 0 for everything kept") }
+            return .history(since: since)
+        case "status": return .status
+        default:
+            let shown = op.count > 40 ? String(op.prefix(40)) + "..." : op
+            throw CountriesError(
+                .unknownOp, "unknown op \"\(shown)\"; one of: \(Command.knownOps.joined(separator: ", "))")
+        }
+    }
+
+    private func requestID() throws(CountriesError) -> String? {
+        guard let value = fields["id"], value != .null else { return nil }
+        guard case .string(let id) = value else {
+            throw CountriesError(.badRequest, "\"id\" must be a string, not \(value.typeName)")
+        }
+        guard !id.isEmpty, id.count <= Limits.maximumRequestIDLength else {
+            throw CountriesError(
+                .badRequest,
+                "\"id\" must have 1 to \(Limits.maximumRequestIDLength) characters; it has \(id.count)")
+        }
+        return id
+    }
+
+    /// `index` or `name`: exactly one of them.
+    private func reference() throws(CountriesError) -> CountryReference {
+        let index = fields["index"].flatMap { $0 == .null ? nil : $0 }
+        let name = fields["name"].flatMap { $0 == .null ? nil : $0 }
+        switch (index, name) {
+        case (nil, nil):
+            throw CountriesError(.badRequest, "give the country as \"index\" (0-based) or \"name\"")
+        case (.some, .some):
+            throw CountriesError(.badRequest, "give either \"index\" or \"name\", not both")
+        case (.some(let value), nil):
+            guard case .integer(let index) = value else {
+                throw CountriesError(.badRequest, "\"index\" must be an integer, not \(describe(value))")
+            }
+            // An index beyond Int's range cannot be in the list; say so in the list's terms.
+            return .index(Int(clamping: index))
+        case (nil, .some(let value)):
+            guard case .string(let name) = value else {
+                throw CountriesError(.badRequest, "\"name\" must be a string, not \(value.typeName)")
+            }
+            return .name(name)
+        }
+    }
+
+    private func seq(_ key: String) throws(CountriesError) -> UInt64? {
+        guard let value = fields[key], value != .null else { return nil }
+        guard case .integer(let number) = value, number >= 0 else {
+            throw CountriesError(
+                .badRequest, "\"\(key)\" must be a non-negative integer, not \(describe(value))")
+        }
+        return UInt64(number)
+    }
+
+    private func bool(_ key: String) throws(CountriesError) -> Bool? {
+        guard let value = fields[key], value != .null else { return nil }
+        guard case .bool(let flag) = value else {
+            throw CountriesError(.badRequest, "\"\(key)\" must be true or false, not \(value.typeName)")
+        }
+        return flag
+    }
+
+    private func string(_ key: String) throws(CountriesError) -> String? {
+        guard let value = fields[key], value != .null else { return nil }
+        guard case .string(let text) = value else {
+            throw CountriesError(.badRequest, "\"\(key)\" must be a string, not \(value.typeName)")
+        }
+        return text
+    }
+
+    private func missing(_ key: String, _ what: String) -> CountriesError {
+        CountriesError(.badRequest, "the request has no \"\(key)\" (\(what))")
+    }
+
+    private func describe(_ value: JSONValue) -> String {
+        switch value {
+        case .integer(let number): return "\(number)"
+        case .number(let number): return "\(number)"
+        default: return value.typeName
+        }
+    }
+}
+
+// MARK: - Encoding, for clients
+
+extension Request {
+    /// The request as one UTF-8 JSON frame.
+    public func encoded() -> Data {
+        var wire = WireRequest(op: command.op, id: id)
+        switch command {
+        case .query(.list), .query(.count), .change(.reset), .status:
+            break
+        case .query(.get(let reference)), .change(.remove(let reference)):
+            wire.set(reference)
+        case .change(.toggle(let reference, let ifSeq)):
+            wire.set(reference)
+            wire.ifSeq = ifSeq
+        case .change(.set(let reference, let visited, let ifSeq)):
+            wire.set(reference)
+            wire.visited = visited
+            wire.ifSeq = ifSeq
+        case .change(.add(let name, let visited)):
+            wire.name = name
+            wire.visited = visited
+        case .history(let since):
+            wire.since = since
+        }
+        return (try? WireJSON.encoder.encode(wire)) ?? Data()
+    }
+}
+
+private struct WireRequest: Encodable {
+    var op: String
+    var id: String?
+    var index: Int?
+    var name: String?
+    var visited: Bool?
+    var ifSeq: UInt64?
+    var since: UInt64?
+
+    enum CodingKeys: String, CodingKey {
+        case op, id, index, name, visited, since
+        case ifSeq = "if_seq"
+    }
+
+    mutating func set(_ reference: CountryReference) {
+        switch reference {
+        case .index(let value): index = value
+        case .name(let value): name = value
+        }
+    }
+}
