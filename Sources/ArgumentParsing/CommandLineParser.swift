@@ -257,8 +257,26 @@ public struct CommandLineParser: Sendable {
             explicit[option.name, default: []].append(value)
         }
 
-        var fromEnvironment: [String: String] = [:]
-        for option in command.options {
+        let fromEnvironment = try environmentValues(command, path: path, environment, explicit: explicit)
+        for option in command.options where option.isRequired {
+            if explicit[option.name] == nil && fromEnvironment[option.name] == nil
+                && option.defaultValue == nil
+            {
+                throw error("Missing expected argument '\(option.synopsis)'", command, path)
+            }
+        }
+        let byName = try assignPositionals(positionals, to: command, path: path)
+        return ParsedCommand(
+            path: path, trailing: trailing, spec: command, usage: usageLine(command, path: path),
+            explicitValues: explicit, environmentValues: fromEnvironment, argumentValues: byName)
+    }
+
+    /// The non-empty environment values of the options not given on the command line, checked.
+    private func environmentValues(
+        _ command: CommandSpec, path: [String], _ environment: [String: String], explicit: [String: [String]]
+    ) throws(UsageError) -> [String: String] {
+        var values: [String: String] = [:]
+        for option in command.options where explicit[option.name] == nil {
             guard let variable = option.environment, let value = environment[variable], !value.isEmpty
             else { continue }
             if option.isFlag, parseBool(value) == nil {
@@ -267,22 +285,20 @@ public struct CommandLineParser: Sendable {
                         + "Please provide one of 'true' and 'false'.",
                     command, path)
             }
-            if explicit[option.name] == nil,
-                let message = invalidChoiceMessage(
-                    value, for: option, typedName: "--\(option.name)", variable: variable)
+            if let message = invalidChoiceMessage(
+                value, for: option, typedName: "--\(option.name)", variable: variable)
             {
                 throw error(message, command, path)
             }
-            fromEnvironment[option.name] = value
+            values[option.name] = value
         }
-        for option in command.options where option.isRequired {
-            if explicit[option.name] == nil && fromEnvironment[option.name] == nil
-                && option.defaultValue == nil
-            {
-                throw error("Missing expected argument '\(option.synopsis)'", command, path)
-            }
-        }
+        return values
+    }
 
+    /// Hands the positional values to the arguments in order; the repeating one takes the rest.
+    private func assignPositionals(
+        _ positionals: [String], to command: CommandSpec, path: [String]
+    ) throws(UsageError) -> [String: [String]] {
         var byName: [String: [String]] = [:]
         var remaining = positionals[...]
         for argument in command.arguments {
@@ -303,10 +319,7 @@ public struct CommandLineParser: Sendable {
             let list = remaining.joined(separator: "', '")
             throw error("\(remaining.count) unexpected arguments: '\(list)'", command, path)
         }
-
-        return ParsedCommand(
-            path: path, trailing: trailing, spec: command, usage: usageLine(command, path: path),
-            explicitValues: explicit, environmentValues: fromEnvironment, argumentValues: byName)
+        return byName
     }
 
     /// `help`, `help toggle`, `help db migrate`: help for the named command.

@@ -233,6 +233,12 @@ import Testing
                 + "Please provide one of 'true' and 'false'.")
     }
 
+    @Test func invalidEnvironmentValueIsIgnoredWhenTheOptionIsGiven() throws {
+        #expect(try Fixture.run(["events", "--json"], environment: ["COUNTRIES_JSON": "maybe"]).flag("json"))
+        let serve = try Fixture.run(["serve", "--db", "/tmp/x.db"], environment: ["COUNTRIES_DB": ""])
+        #expect(serve.value("db") == "/tmp/x.db")
+    }
+
     @Test func invalidNumbersAndBooleans() throws {
         let command = try Fixture.run(["toggle", "1", "--timeout", "abc"])
         #expect(throws: UsageError.self) { try command.int("timeout") }
