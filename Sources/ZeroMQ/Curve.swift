@@ -65,8 +65,10 @@ public enum Z85 {
         "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#".utf8)
 
     /// Encodes `data` (`zmq_z85_encode`); nil unless its length is a multiple of 4.
+    /// Empty data encodes to the empty string.
     public static func encode(_ data: Data) -> String? {
         guard data.count % 4 == 0 else { return nil }
+        guard !data.isEmpty else { return "" }  // libzmq rejects empty input; keep it a round trip.
         var text = [CChar](repeating: 0, count: data.count / 4 * 5 + 1)
         let result = data.withUnsafeBytes { bytes in
             zmq_z85_encode(&text, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
@@ -76,11 +78,12 @@ public enum Z85 {
     }
 
     /// Decodes Z85 text (`zmq_z85_decode`); nil unless its length is a multiple of 5 and every
-    /// character and 5-character group is valid.
+    /// character and 5-character group is valid. The empty string decodes to empty data.
     public static func decode(_ text: String) -> Data? {
         let utf8 = Array(text.utf8)
         // Checked here as well as in libzmq: a NUL would silently shorten the C string.
         guard utf8.count % 5 == 0, utf8.allSatisfy(alphabet.contains) else { return nil }
+        guard !utf8.isEmpty else { return Data() }  // libzmq rejects empty input; keep it a round trip.
         var data = [UInt8](repeating: 0, count: utf8.count / 5 * 4)
         let result = text.withCString { zmq_z85_decode(&data, $0) }
         guard result != nil else { return nil }
