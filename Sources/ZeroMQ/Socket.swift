@@ -172,7 +172,9 @@ public final class Socket {
 
     /// Sets a socket option, e.g. `try socket.setOption(.linger, 0)`.
     public func setOption<Value>(_ option: SocketOption<Value>, _ value: Value) throws(ZMQError) {
-        let operation = "setOption(\(option.name), \(value))"
+        // Never echo a CURVE key: errors end up in logs.
+        let shown = option.kind == .curveKey ? "<key>" : "\(value)"
+        let operation = "setOption(\(option.name), \(shown))"
         // The casts cannot fail: SocketOption's only initialisers tie `kind` to `Value`.
         switch option.kind {
         case .int32:

@@ -56,8 +56,8 @@ struct OptionTests {
         try socket.setOption(.curvePublicKey, pair.publicKey)
         #expect(try socket.getOption(.curvePublicKey) == pair.publicKey)
 
-        // A key of the wrong length is refused by libzmq.
-        #expect(throws: ZMQError(code: EINVAL, operation: "setOption(50, short)")) {
+        // A key of the wrong length is refused by libzmq, and the error does not repeat the key.
+        #expect(throws: ZMQError(code: EINVAL, operation: "setOption(50, <key>)")) {
             try socket.setOption(.curveServerKey, "short")
         }
     }
