@@ -1,0 +1,284 @@
+import CZeroMQ
+import Foundation
+
+/// One libzmq socket. Not thread-safe: only one thread may use it (libzmq's rule too).
+///
+/// Made by ``Context/makeSocket(_:)``; keeps its context alive. Closes itself on `deinit`,
+/// with linger 0 unless ``SocketOption/linger`` was set, so unsent messages never keep
+/// ``Context/terminate()`` waiting.
+public final class Socket {
+    /// The socket's type.
+    public let type: SocketType
+    /// The libzmq socket; nil once closed.
+    private(set) var handle: UnsafeMutableRawPointer?
+    /// Held so the context outlives its sockets: zmq_ctx_term would block on them otherwise.
+    private let context: Context
+    /// Whether the user chose a linger; if not, close() sets 0 so nothing lingers by surprise.
+    private var lingerWasSet = false
+
+    init(handle: UnsafeMutableRawPointer, type: SocketType, context: Context) {
+        self.handle = handle
+        self.type = type
+        self.context = context
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The open libzmq handle, or `ENOTSOCK` if the socket has been closed.
+    func openHandle(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {
+        guard let handle else {
+            throw ZMQError(code: ENOTSOCK, operation: operation())
+        }
+        return handle
+    }
+
+    // MARK: Endpoints
+
+    /// Binds to `endpoint`, e.g. `tcp://127.0.0.1:*`, `ipc:///tmp/x.sock` or `inproc://name`.
+    public func bind(_ endpoint: String) throws(ZMQError) {
+        let handle = try openHandle("bind(\(endpoint))")
+        if zmq_bind(handle, endpoint) != 0 {
+            throw ZMQError.last("bind(\(endpoint))")
+        }
+    }
+
+    /// Connects to `endpoint`; the connection itself is made (and remade) in the background.
+    public func connect(_ endpoint: String) throws(ZMQError) {
+        let handle = try openHandle("connect(\(endpoint))")
+        if zmq_connect(handle, endpoint) != 0 {
+            throw ZMQError.last("connect(\(endpoint))")
+        }
+    }
+
+    /// Stops listening on `endpoint`; for wildcard binds pass the ``lastEndpoint`` form.
+    public func unbind(_ endpoint: String) throws(ZMQError) {
+        let handle = try openHandle("unbind(\(endpoint))")
+        if zmq_unbind(handle, endpoint) != 0 {
+            throw ZMQError.last("unbind(\(endpoint))")
+        }
+    }
+
+    /// Drops the connection to `endpoint`.
+    public func disconnect(_ endpoint: String) throws(ZMQError) {
+        let handle = try openHandle("disconnect(\(endpoint))")
+        if zmq_disconnect(handle, endpoint) != 0 {
+            throw ZMQError.last("disconnect(\(endpoint))")
+        }
+    }
+
+    /// The endpoint last bound or connected (`ZMQ_LAST_ENDPOINT`), with the real port after
+    /// binding `tcp://host:*`.
+    public var lastEndpoint: String {
+        get throws(ZMQError) { try getOption(.lastEndpoint) }
+    }
+
+    // MARK: Messages
+
+    /// Sends the frames as one multipart message (all but the last with `ZMQ_SNDMORE`).
+    ///
+    /// Returns false, instead of throwing, when the message could not be queued now
+    /// (`EAGAIN`: `dontWait`, a send timeout, or a full high-water mark) or the call was
+    /// interrupted (`EINTR`); nothing was sent then, and the caller may retry.
+    /// An empty array sends nothing and returns true.
+    @discardableResult
+    public func send(_ frames: [Data], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        let handle = try openHandle("send")
+        for (index, frame) in frames.enumerated() {
+            let isLast = index == frames.count - 1
+            var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
+            if !isLast { flags |= ZMQ_SNDMORE }
+            while true {
+                let rc = frame.withUnsafeBytes { bytes in
+                    zmq_send(handle, bytes.baseAddress, bytes.count, flags)
+                }
+                if rc >= 0 { break }
+                let error = ZMQError.last("send(frame \(index + 1) of \(frames.count))")
+                // Only the first frame can meet a full queue: libzmq checks the high-water mark per
+                // message, so once it is started the rest is queued. A refusal there means nothing
+                // was sent, and the caller can just try again later.
+                if index == 0 && (error.isAgain || error.isInterrupted) { return false }
+                // Mid-message, giving up would leave half a message queued and glue the caller's
+                // next message onto it, so a signal only makes us retry.
+                if error.isInterrupted { continue }
+                throw error
+            }
+        }
+        return true
+    }
+
+    /// Receives one whole multipart message.
+    ///
+    /// Returns nil, instead of throwing, on `EAGAIN` (`dontWait`, or the receive timeout
+    /// passed) and on `EINTR`.
+    public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
+        let handle = try openHandle("receive")
+        var frames: [Data] = []
+        var message = zmq_msg_t()
+        while true {
+            zmq_msg_init(&message)
+            // libzmq delivers multipart messages atomically, so only the first frame can make us wait.
+            let flags: Int32 = frames.isEmpty && dontWait ? ZMQ_DONTWAIT : 0
+            if zmq_msg_recv(&message, handle, flags) < 0 {
+                let error = ZMQError.last("receive(frame \(frames.count + 1))")
+                zmq_msg_close(&message)
+                if frames.isEmpty && (error.isAgain || error.isInterrupted) { return nil }
+                if error.isInterrupted { continue }  // Mid-message: the rest is already here.
+                throw error
+            }
+            let size = zmq_msg_size(&message)
+            let frame = size == 0 ? Data() : Data(bytes: zmq_msg_data(&message), count: size)
+            let more = zmq_msg_more(&message) != 0
+            zmq_msg_close(&message)
+            frames.append(frame)
+            if !more { return frames }
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Subscribes to messages whose first frame starts with `prefix` (`""`: everything).
+    ///
+    /// On a SUB socket this sets `ZMQ_SUBSCRIBE`; an XSUB socket has no such option in
+    /// libzmq 4.3, so it sends the subscription message (`0x01` + prefix) upstream instead.
+    public func subscribe(_ prefix: String = "") throws(ZMQError) {
+        try changeSubscription(prefix, subscribe: true)
+    }
+
+    /// Cancels one earlier ``subscribe(_:)`` of the same prefix.
+    public func unsubscribe(_ prefix: String = "") throws(ZMQError) {
+        try changeSubscription(prefix, subscribe: false)
+    }
+
+    private func changeSubscription(_ prefix: String, subscribe: Bool) throws(ZMQError) {
+        let operation = "\(subscribe ? "subscribe" : "unsubscribe")(\"\(prefix)\")"
+        if type == .xsub {
+            let message = Data([subscribe ? 1 : 0]) + Data(prefix.utf8)
+            _ = try openHandle(operation)
+            do {
+                // Blocking: an XSUB never reaches a high-water mark for subscription messages.
+                try send([message])
+            } catch {
+                throw ZMQError(code: error.code, operation: operation)
+            }
+            return
+        }
+        let option = subscribe ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE
+        try setRaw(option, operation: operation, Data(prefix.utf8))
+    }
+
+    // MARK: Options
+
+    /// Sets a socket option, e.g. `try socket.setOption(.linger, 0)`.
+    public func setOption<Value>(_ option: SocketOption<Value>, _ value: Value) throws(ZMQError) {
+        // Never echo a CURVE key: errors end up in logs.
+        let shown = option.kind == .curveKey ? "<key>" : "\(value)"
+        let operation = "setOption(\(option.name), \(shown))"
+        // The casts cannot fail: SocketOption's only initialisers tie `kind` to `Value`.
+        switch option.kind {
+        case .int32:
+            try setInteger(option.name, operation: operation, value as! Int32)
+        case .int64:
+            try setInteger(option.name, operation: operation, value as! Int64)
+        case .bool:
+            try setInteger(option.name, operation: operation, Int32((value as! Bool) ? 1 : 0))
+        case .string, .curveKey:
+            // Byte length without NUL: libzmq takes 40 bytes as a Z85 CURVE key, 32 as a binary one.
+            try setRaw(option.name, operation: operation, Data((value as! String).utf8))
+        case .data:
+            try setRaw(option.name, operation: operation, value as! Data)
+        }
+        if option.name == ZMQ_LINGER { lingerWasSet = true }
+    }
+
+    /// Reads a socket option, e.g. `try socket.getOption(.receiveHighWaterMark)`.
+    public func getOption<Value>(_ option: SocketOption<Value>) throws(ZMQError) -> Value {
+        let operation = "getOption(\(option.name))"
+        switch option.kind {
+        case .int32:
+            return try getInteger(option.name, operation: operation, as: Int32.self) as! Value
+        case .int64:
+            return try getInteger(option.name, operation: operation, as: Int64.self) as! Value
+        case .bool:
+            return (try getInteger(option.name, operation: operation, as: Int32.self) != 0) as! Value
+        case .string:
+            return text(try getRaw(option.name, operation: operation, capacity: 1024)) as! Value
+        case .curveKey:
+            // A 41-byte buffer asks libzmq for the Z85 form (plus NUL) rather than 32 raw bytes.
+            return text(try getRaw(option.name, operation: operation, capacity: 41)) as! Value
+        case .data:
+            return try getRaw(option.name, operation: operation, capacity: 256) as! Value
+        }
+    }
+
+    /// Text from a NUL-terminated option buffer.
+    private func text(_ bytes: Data) -> String {
+        String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    private func setInteger<T: FixedWidthInteger>(_ name: Int32, operation: String, _ value: T)
+        throws(ZMQError)
+    {
+        let handle = try openHandle(operation)
+        var value = value
+        if zmq_setsockopt(handle, name, &value, MemoryLayout<T>.size) != 0 {
+            throw ZMQError.last(operation)
+        }
+    }
+
+    private func setRaw(_ name: Int32, operation: String, _ value: Data) throws(ZMQError) {
+        let handle = try openHandle(operation)
+        let rc = value.withUnsafeBytes { bytes in
+            zmq_setsockopt(handle, name, bytes.baseAddress, bytes.count)
+        }
+        if rc != 0 {
+            throw ZMQError.last(operation)
+        }
+    }
+
+    private func getInteger<T: FixedWidthInteger>(_ name: Int32, operation: String, as: T.Type)
+        throws(ZMQError) -> T
+    {
+        let handle = try openHandle(operation)
+        var value: T = 0
+        var size = MemoryLayout<T>.size
+        if zmq_getsockopt(handle, name, &value, &size) != 0 {
+            throw ZMQError.last(operation)
+        }
+        return value
+    }
+
+    private func getRaw(_ name: Int32, operation: String, capacity: Int) throws(ZMQError) -> Data {
+        let handle = try openHandle(operation)
+        var buffer = Data(count: capacity)
+        var size = capacity
+        let rc = buffer.withUnsafeMutableBytes { bytes in
+            zmq_getsockopt(handle, name, bytes.baseAddress, &size)
+        }
+        if rc != 0 {
+            throw ZMQError.last(operation)
+        }
+        return buffer.prefix(size)
+    }
+
+    // MARK: Closing
+
+    /// Closes the socket (idempotent); `deinit` closes too. Later calls throw `ENOTSOCK`.
+    ///
+    /// Sets linger 0 first unless ``SocketOption/linger`` was set explicitly, so queued
+    /// messages are dropped rather than holding up ``Context/terminate()``.
+    public func close() {
+        guard let handle else { return }
+        if !lingerWasSet {
+            var zero: Int32 = 0
+            zmq_setsockopt(handle, ZMQ_LINGER, &zero, MemoryLayout<Int32>.size)
+        }
+        zmq_close(handle)
+        self.handle = nil
+    }
+}
+
+/// Sockets must stay on one thread; this makes sending one across isolation a compile error.
+@available(*, unavailable)
+extension Socket: Sendable {}

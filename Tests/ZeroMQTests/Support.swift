@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+/// How long a test waits for something that should happen promptly; bounds every wait.
+let patience: Int32 = 2000
+
+/// UTF-8 bytes of `text`, for building frames.
+func frame(_ text: String) -> Data {
+    Data(text.utf8)
+}
+
+/// Frames as text, so expectations read naturally.
+func texts(_ frames: [Data]?) -> [String]? {
+    frames?.map { String(decoding: $0, as: UTF8.self) }
+}
+
+extension Context {
+    /// A socket whose blocking calls give up after `patience`, so no test can hang on it.
+    func testSocket(_ type: SocketType, timeout: Int32 = patience) throws -> Socket {
+        let socket = try makeSocket(type)
+        try socket.setOption(.receiveTimeout, timeout)
+        try socket.setOption(.sendTimeout, timeout)
+        return socket
+    }
+}
+
+/// The transports the round-trip tests run over.
+enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case inproc, ipc, tcp
+
+    var testDescription: String { rawValue }
+}
+
+/// A private directory for ipc:// sockets, removed by `remove()`.
+///
+/// Kept short: ipc paths are limited to about 100 bytes by `sockaddr_un`.
+struct TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        path = "/tmp/zmqt-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// An endpoint to bind for `transport` that no other test uses.
+func uniqueEndpoint(_ transport: Transport, in directory: TemporaryDirectory) -> String {
+    switch transport {
+    case .inproc: "inproc://test-\(UUID().uuidString)"
+    case .ipc: "ipc://\(directory.path)/\(UUID().uuidString.prefix(8)).sock"
+    case .tcp: "tcp://127.0.0.1:*"
+    }
+}
+
+/// A value handed back from another thread.
+final class Box<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
+/// Runs `body` on a new thread (sockets belong to the thread that uses them) and returns a
+/// semaphore signalled when it finishes, so callers can wait with a deadline.
+func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        body()
+        done.signal()
+    }
+    thread.start()
+    return done
+}
+
+/// Waits for `semaphore` at most `seconds`; true if it was signalled.
+func wait(_ semaphore: DispatchSemaphore, seconds: Double = 5) -> Bool {
+    semaphore.wait(timeout: .now() + seconds) == .success
+}
