@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         .target(name: "ArgumentParsing", swiftSettings: strictSettings),
+        .target(name: "SystemSupport", swiftSettings: strictSettings),
 
         // The domain: plain values and functions, no sockets, files or terminals.
         .target(name: "CountriesCore", swiftSettings: strictSettings),
@@ -41,7 +42,7 @@ let package = Package(
         // The layers above the core.
         .target(
             name: "CountriesService",
-            dependencies: ["CountriesCore", "ZeroMQ", "SQLite"],
+            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -51,14 +52,14 @@ let package = Package(
         ),
         .target(
             name: "CountriesTerminal",
-            dependencies: ["CountriesCore"],
+            dependencies: ["CountriesCore", "SystemSupport"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "countries",
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
-                "CountriesTerminal", "ZeroMQ",
+                "CountriesTerminal", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

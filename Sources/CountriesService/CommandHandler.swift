@@ -1,0 +1,240 @@
+import CountriesCore
+import Foundation
+import SQLite
+
+/// One request as it came off the wire: the return address to reply to and its body frames.
+struct IncomingRequest {
+    /// The routing frames (and empty delimiter) to put in front of the reply; opaque here.
+    var envelope: [Data]
+    /// The frames after the envelope; a valid request has exactly one.
+    var body: [Data]
+}
+
+/// What the socket loop must send, in order, after a batch is handled.
+enum Outgoing: Equatable {
+    /// A reply frame for the request with this envelope.
+    case reply(envelope: [Data], body: Data)
+    /// An event to publish (already committed).
+    case publish(Event)
+}
+
+/// The service's brain without its sockets: decodes requests, runs them against the state,
+/// commits changes in batches (group commit: requests that arrive together share one transaction
+/// and one fsync), and says what to reply and publish.
+///
+/// The rule it keeps: nothing is replied or published before the store has committed it.
+final class CommandHandler {
+    /// The state as committed.
+    private(set) var state: CountriesState
+    /// Counters for `status`.
+    private(set) var served = 0
+    private(set) var refused = 0
+
+    private let store: Store
+    private let seed: [Country]
+    private let logger: Logger
+    private let statusInfo: () -> StatusInfo
+
+    /// What `status` reports beyond the state.
+    struct StatusInfo {
+        var version: String
+        var uptimeSeconds: Double
+        var endpoints: [String]
+    }
+
+    /// A change applied to the working state but not yet committed.
+    private struct Pending {
+        var envelope: [Data]
+        var id: String?
+        var reply: Reply
+        var event: Event?
+    }
+
+    init(store: Store, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
+        throws(StoreError)
+    {
+        self.store = store
+        self.seed = seed
+        self.logger = logger
+        self.statusInfo = statusInfo
+        self.state = try store.loadState()
+    }
+
+    /// The store for a log line: its path, or "in memory".
+    var storeDescription: String { store.path == ":memory:" ? "in memory" : store.path }
+
+    /// Handles a batch of requests in arrival order and returns what to send.
+    func handle(_ requests: [IncomingRequest]) -> [Outgoing] {
+        var output: [Outgoing] = []
+        var working = state
+        var pending: [Pending] = []
+
+        func flush() {
+            guard !pending.isEmpty else { return }
+            output += commit(pending, working: &working)
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        for incoming in requests {
+            let request: Request
+            do {
+                request = try decode(incoming.body)
+            } catch {
+                output.append(.reply(envelope: incoming.envelope, body: refuse(error, op: nil).encoded()))
+                continue
+            }
+
+            switch request.command {
+            case .change(let change):
+                if let id = request.id, let first = remembered(id, in: pending) {
+                    flush()  // keep replies in arrival order
+                    served += 1
+                    output.append(.reply(envelope: incoming.envelope, body: first))
+                    continue
+                }
+                do {
+                    let result = try working.apply(change, seed: seed)
+                    pending.append(
+                        Pending(
+                            envelope: incoming.envelope, id: request.id, reply: result.reply,
+                            event: result.event))
+                } catch {
+                    pending.append(
+                        Pending(
+                            envelope: incoming.envelope, id: request.id, reply: refuse(error, op: change.op),
+                            event: nil))
+                }
+            case .query(let query):
+                flush()
+                output.append(
+                    .reply(
+                        envelope: incoming.envelope,
+                        body: answer { () throws(CountriesError) in try state.answer(query) }.encoded()))
+            case .history(let since):
+                flush()
+                output.append(
+                    .reply(
+                        envelope: incoming.envelope,
+                        body: answer { () throws(CountriesError) in try history(since: since) }.encoded()))
+            case .status:
+                flush()
+                output.append(
+                    .reply(
+                        envelope: incoming.envelope,
+                        body: answer { () throws(CountriesError) in status() }.encoded()))
+            }
+        }
+        flush()
+        return output
+    }
+
+    private func decode(_ body: [Data]) throws(CountriesError) -> Request {
+        guard body.count == 1, let frame = body.first else {
+            throw CountriesError(
+                .badRequest,
+                body.isEmpty
+                    ? "the request has no body frame; send one frame holding a JSON object"
+                    : "the request has \(body.count) frames; send exactly one frame holding a JSON object")
+        }
+        return try Request.decode(frame)
+    }
+
+    private func answer(_ body: () throws(CountriesError) -> Reply) -> Reply {
+        do {
+            let reply = try body()
+            served += 1
+            return reply
+        } catch {
+            return refuse(error, op: nil)
+        }
+    }
+
+    private func refuse(_ error: CountriesError, op: String?) -> Reply {
+        refused += 1
+        logger.log(.warning, "refused\(op.map { " \($0)" } ?? ""): \(error.code.rawValue): \(error.message)")
+        return Reply(error: error)
+    }
+
+    /// The reply first sent for `id`: from this batch, or from the store.
+    private func remembered(_ id: String, in pending: [Pending]) -> Data? {
+        if let earlier = pending.last(where: { $0.id == id }) {
+            return earlier.reply.encoded()
+        }
+        do {
+            return try store.rememberedReply(for: id)
+        } catch {
+            logger.log(.error, "reading request id \(id) from the store failed: \(error)")
+            return nil
+        }
+    }
+
+    /// Commits the pending changes; on success the working state becomes the state, else it is
+    /// thrown away and every pending request is told `storage_error`.
+    private func commit(_ pending: [Pending], working: inout CountriesState) -> [Outgoing] {
+        var batch = Store.Batch()
+        for change in pending {
+            if let event = change.event { batch.events.append(event) }
+            if let id = change.id { batch.requestReplies.append((id, change.reply.encoded())) }
+        }
+        do {
+            try store.commit(batch)
+        } catch {
+            working = state
+            logger.log(.error, "commit of \(pending.count) request(s) failed, nothing changed: \(error)")
+            let failure = CountriesError(
+                .storageError,
+                "the store could not commit (\(error.description)); nothing changed, retry later")
+            refused += pending.count
+            return pending.map { .reply(envelope: $0.envelope, body: Reply(error: failure).encoded()) }
+        }
+        state = working
+        var output: [Outgoing] = []
+        for change in pending {
+            if change.reply.ok { served += 1 }
+            output.append(.reply(envelope: change.envelope, body: change.reply.encoded()))
+        }
+        for change in pending {
+            if let event = change.event { output.append(.publish(event)) }
+        }
+        return output
+    }
+
+    private func history(since: UInt64) throws(CountriesError) -> Reply {
+        let events: [Event]?
+        do {
+            events = try store.events(after: since, currentSeq: state.seq)
+        } catch {
+            throw CountriesError(
+                .storageError, "reading the history failed (\(error.description)); retry later")
+        }
+        guard let events else {
+            let oldest = (try? store.oldestRetainedSeq(currentSeq: state.seq)) ?? state.seq
+            if since > state.seq {
+                throw CountriesError(
+                    .historyTruncated,
+                    "since \(since) is ahead of the current seq \(state.seq); take a fresh list")
+            }
+            throw CountriesError(
+                .historyTruncated,
+                "events after \(since) are no longer kept (the oldest is \(oldest)); take a fresh list")
+        }
+        return Reply(seq: state.seq, events: events)
+    }
+
+    private func status() -> Reply {
+        let info = statusInfo()
+        var reply = Reply(seq: state.seq, count: state.count)
+        reply.version = info.version
+        reply.uptimeSeconds = (info.uptimeSeconds * 1000).rounded() / 1000
+        reply.visited = state.visitedCount
+        reply.commandsServed = served
+        reply.commandsRefused = refused
+        reply.store = store.path
+        reply.storeBytes = store.sizeOnDisk
+        reply.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
+        reply.endpoints = info.endpoints
+        return reply
+    }
+}
+
+@available(*, unavailable) extension CommandHandler: Sendable {}

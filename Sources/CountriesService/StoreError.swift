@@ -1,0 +1,59 @@
+import SQLite
+
+/// The store cannot be used: what is wrong with it and what to do.
+public struct StoreError: Error, Equatable, Sendable {
+    /// The kind of failure.
+    public enum Code: String, Equatable, Sendable {
+        /// The file or its directory cannot be opened or created.
+        case cannotOpen = "cannot_open"
+        /// The file is read-only (or on a read-only file system).
+        case readOnly = "read_only"
+        /// The file is not a countries store, or is damaged.
+        case corrupt
+        /// The disk is full.
+        case full
+        /// The store was written by a newer or unknown version.
+        case unsupported
+        /// Any other SQLite failure.
+        case other
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// The store's path.
+    public var path: String
+    /// What went wrong, for a person.
+    public var message: String
+
+    init(_ code: Code, path: String, _ message: String) {
+        self.code = code
+        self.path = path
+        self.message = message
+    }
+
+    init(sqlite error: SQLiteError, path: String, during activity: String) {
+        let code: Code
+        let advice: String
+        if error.isReadOnly {
+            (code, advice) = (.readOnly, "make the file and its directory writable, or pass another --db")
+        } else if error.isCorrupt {
+            (code, advice) = (
+                .corrupt, "it is not a countries store or it is damaged; move it aside or pass another --db"
+            )
+        } else if error.isFull {
+            (code, advice) = (.full, "free some disk space")
+        } else if error.isCantOpen {
+            (code, advice) = (
+                .cannotOpen, "check that the directory exists and is writable, or pass another --db"
+            )
+        } else {
+            (code, advice) = (.other, "check the file, or pass another --db")
+        }
+        self.init(code, path: path, "\(activity) the store failed: \(error.description); \(advice)")
+    }
+}
+
+extension StoreError: CustomStringConvertible {
+    /// `store countries.db: <message>`.
+    public var description: String { "store \(path): \(message)" }
+}
