@@ -49,7 +49,8 @@ public struct ParsedCommand: Sendable {
     /// The arguments after `--`, untouched, when the command accepts trailing arguments.
     public var trailing: [String]
 
-    let spec: CommandSpec
+    /// The spec of the command that was parsed.
+    public let spec: CommandSpec
     let usage: String
     /// Values given on the command line, by option name; a flag given gets one empty value.
     var explicitValues: [String: [String]]

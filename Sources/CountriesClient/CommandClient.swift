@@ -1,0 +1,173 @@
+import CountriesCore
+import Foundation
+import ZeroMQ
+
+/// Sends commands to the service over REQ and waits for the reply, retrying with the Lazy
+/// Pirate pattern: on a timeout the REQ socket is closed (linger 0), a new one is opened, and
+/// the same request (same id) is sent again, up to ``tries`` times in all.
+///
+/// Because a retried request carries the id of the first, the service answers it with the
+/// first reply and changes nothing twice: retries are safe even for toggles.
+public final class CommandClient {
+    /// The service's command endpoint.
+    public let endpoint: String
+    /// How long to wait for each reply.
+    public let timeout: Duration
+    /// How many times a request is sent before giving up (at least 1).
+    public let tries: Int
+    /// The CURVE keys to connect with, if the service asks for them.
+    public let security: ClientSecurity?
+
+    private let context: Context
+    private var socket: Socket?
+
+    /// Creates a client; nothing is connected until the first request.
+    public init(
+        context: Context, endpoint: String, timeout: Duration = .seconds(2), tries: Int = 3,
+        security: ClientSecurity? = nil
+    ) {
+        self.context = context
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self.tries = max(1, tries)
+        self.security = security
+    }
+
+    deinit {
+        socket?.close()
+    }
+
+    /// Sends `request` and returns the service's reply (success or refusal).
+    ///
+    /// Throws ``ClientError`` only when no reply came after every try, or the reply was not
+    /// protocol JSON.
+    public func send(_ request: Request) throws(ClientError) -> Reply {
+        let body = request.encoded()
+        for _ in 0..<tries {
+            if let frame = try attempt(body) {
+                do {
+                    return try Reply.decode(frame)
+                } catch {
+                    throw ClientError(
+                        .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+                }
+            }
+        }
+        throw ClientError(
+            .noReply, endpoint: endpoint,
+            "no reply from \(endpoint) after \(tries) \(tries == 1 ? "try" : "tries")")
+    }
+
+    /// Sends a command with a fresh request id, so retries of it are applied at most once.
+    public func send(_ command: Command) throws(ClientError) -> Reply {
+        try send(Request(id: RequestID.make(), command: command))
+    }
+
+    /// One try: send on a fresh or healthy socket, wait up to `timeout`; nil on timeout.
+    private func attempt(_ body: Data) throws(ClientError) -> Data? {
+        do {
+            let socket = try connectedSocket()
+            guard try socket.send([body], dontWait: true) else {
+                discardSocket()
+                return nil
+            }
+            var poller = Poller()
+            let item = poller.add(socket)
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { break }
+                let ready = try poller.poll(timeoutMilliseconds: Int(remaining / .milliseconds(1)) + 1)
+                if ready.isInterrupted { continue }
+                guard ready.isReadable(item) else { continue }
+                if let frames = try socket.receive(dontWait: true) {
+                    return frames.last ?? Data()
+                }
+            }
+            // REQ cannot send again before it receives: the Lazy Pirate way is a new socket.
+            discardSocket()
+            return nil
+        } catch {
+            discardSocket()
+            throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
+        }
+    }
+
+    private func connectedSocket() throws(ZMQError) -> Socket {
+        if let socket { return socket }
+        let fresh = try context.makeSocket(.req)
+        try fresh.setOption(.linger, 0)
+        try fresh.setOption(.maxMessageSize, 64 << 20)
+        if let security { try security.apply(to: fresh) }
+        try fresh.connect(endpoint)
+        socket = fresh
+        return fresh
+    }
+
+    private func discardSocket() {
+        socket?.close()
+        socket = nil
+    }
+}
+
+@available(*, unavailable) extension CommandClient: Sendable {}
+
+/// Fresh request ids: random, so two clients never share one.
+public enum RequestID {
+    /// A new id (a UUID, 36 characters).
+    public static func make() -> String { UUID().uuidString.lowercased() }
+}
+
+/// The CURVE keys a client connects with: its own key pair and the server's public key (Z85).
+public struct ClientSecurity: Sendable, Equatable {
+    /// The client's public key.
+    public var publicKey: String
+    /// The client's secret key.
+    public var secretKey: String
+    /// The service's public key.
+    public var serverKey: String
+
+    /// Creates client keys.
+    public init(publicKey: String, secretKey: String, serverKey: String) {
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+        self.serverKey = serverKey
+    }
+
+    /// Turns CURVE on for `socket` as a client.
+    public func apply(to socket: Socket) throws(ZMQError) {
+        try socket.setOption(.curveServerKey, serverKey)
+        try socket.setOption(.curvePublicKey, publicKey)
+        try socket.setOption(.curveSecretKey, secretKey)
+    }
+}
+
+/// A command could not be carried out by the client (as opposed to refused by the service).
+public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What failed.
+    public enum Code: String, Sendable {
+        /// No reply came after every try.
+        case noReply = "no_reply"
+        /// A reply came but is not protocol JSON.
+        case badReply = "bad_reply"
+        /// ZeroMQ itself failed (a malformed endpoint, for one).
+        case sockets
+    }
+
+    /// What failed.
+    public var code: Code
+    /// The endpoint the client talked to.
+    public var endpoint: String
+    /// What went wrong, for a person.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, endpoint: String, _ message: String) {
+        self.code = code
+        self.endpoint = endpoint
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}
