@@ -1,0 +1,131 @@
+import ArgumentParsing
+import CountriesClient
+import CountriesCore
+import Foundation
+import ZeroMQ
+
+/// The one-shot client subcommands: send a request, print the reply, exit.
+struct ClientCommand {
+    let command: ParsedCommand
+    let options: ClientOptions
+
+    func run() throws -> Int32 {
+        let context = try Context()
+        defer { context.terminate() }
+        let client = options.makeClient(context: context)
+        let asJSON = command.flag("json")
+
+        switch command.path.last ?? "" {
+        case "toggle":
+            let ifSeq = try command.seq("if-seq")
+            var exitCode = ExitCode.success
+            for target in command.arguments("target") {
+                let reply = try send(client, .change(.toggle(command.reference(target), ifSeq: ifSeq)))
+                if !report(reply, asJSON: asJSON, describe: changedLine) { exitCode = ExitCode.refused }
+            }
+            return exitCode
+        default:
+            let reply = try send(client, try singleCommand())
+            return report(reply, asJSON: asJSON, describe: describe) ? ExitCode.success : ExitCode.refused
+        }
+    }
+
+    private func singleCommand() throws -> Command {
+        let target = { () -> CountryReference in command.reference(command.argument("target") ?? "") }
+        switch command.path.last ?? "" {
+        case "list": return .query(.list)
+        case "count": return .query(.count)
+        case "get": return .query(.get(target()))
+        case "set":
+            guard let visited = try command.bool("visited") else {
+                throw command.usageError("Missing expected argument '--visited <bool>'")
+            }
+            return .change(.set(target(), visited: visited, ifSeq: try command.seq("if-seq")))
+        case "add":
+            return .change(.add(name: command.argument("name") ?? "", visited: command.flag("visited")))
+        case "remove": return .change(.remove(target()))
+        case "reset": return .change(.reset)
+        case "history": return .history(since: try command.seq("since") ?? 0)
+        case "status": return .status
+        default:
+            throw CommandFailure(
+                message: "no such command: \(command.path.joined(separator: " "))",
+                exitCode: ExitCode.software)
+        }
+    }
+
+    private func send(_ client: CommandClient, _ command: Command) throws -> Reply {
+        do {
+            return try client.send(command)
+        } catch {
+            let hint = error.code == .noReply ? " (is `countries serve` running there? see --command)" : ""
+            throw CommandFailure(message: error.message + hint, exitCode: ExitCode.unavailable)
+        }
+    }
+
+    /// Prints the reply; false when it was a refusal.
+    private func report(_ reply: Reply, asJSON: Bool, describe: (Reply) -> [String]) -> Bool {
+        if asJSON {
+            Output.json(reply)
+        }
+        guard reply.ok else {
+            if !asJSON { Output.error(reply.failure?.message ?? "the service refused the command") }
+            return false
+        }
+        if !asJSON {
+            for line in describe(reply) { Output.line(line) }
+        }
+        return true
+    }
+
+    private func changedLine(_ reply: Reply) -> [String] {
+        guard let country = reply.country else { return [] }
+        return ["\(country.name): \(Output.visitedWord(country.visited)) (seq \(reply.seq ?? 0))"]
+    }
+
+    private func describe(_ reply: Reply) -> [String] {
+        switch command.path.last ?? "" {
+        case "list":
+            let rows = reply.countries ?? []
+            let visited = rows.filter(\.visited).count
+            return Output.table(rows) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
+        case "get":
+            return reply.country.map { Output.table([$0]) } ?? []
+        case "count":
+            return ["\(reply.count ?? 0)"]
+        case "set":
+            return changedLine(reply)
+        case "add":
+            guard let country = reply.country else { return [] }
+            return ["Added \(country.name) at index \(country.index) (seq \(reply.seq ?? 0))"]
+        case "remove":
+            guard let country = reply.country else { return [] }
+            return ["Removed \(country.name) from index \(country.index) (seq \(reply.seq ?? 0))"]
+        case "reset":
+            return ["Reset to \(reply.countries?.count ?? 0) countries (seq \(reply.seq ?? 0))"]
+        case "history":
+            return (reply.events ?? []).map(Output.describe)
+        case "status":
+            return statusLines(reply)
+        default:
+            return []
+        }
+    }
+
+    private func statusLines(_ reply: Reply) -> [String] {
+        var lines = [
+            "version:          \(reply.version ?? "?")",
+            "seq:              \(reply.seq ?? 0)",
+            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
+            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
+            "commands served:  \(reply.commandsServed ?? 0)",
+            "commands refused: \(reply.commandsRefused ?? 0)",
+            "store:            \(reply.store ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
+        ]
+        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
+        if let endpoints = reply.endpoints {
+            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
+        }
+        return lines
+    }
+}

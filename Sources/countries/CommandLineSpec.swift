@@ -1,0 +1,128 @@
+import ArgumentParsing
+
+/// The whole command line of `countries`, declared in one place: help, usage errors and
+/// parsing all come from here.
+enum CountriesCommandLine {
+    static let version = "0.1.0"
+
+    static let commandEndpoint = OptionSpec(
+        name: "command", valueName: "endpoint", help: "The service's command endpoint (REQ/REP).",
+        defaultValue: "tcp://127.0.0.1:5555", environment: "COUNTRIES_COMMAND")
+    static let eventsEndpoint = OptionSpec(
+        name: "events", valueName: "endpoint", help: "The service's event endpoint (PUB/SUB).",
+        defaultValue: "tcp://127.0.0.1:5556", environment: "COUNTRIES_EVENTS")
+    static let timeout = OptionSpec(
+        name: "timeout", valueName: "ms", help: "How long to wait for each reply, in milliseconds.",
+        defaultValue: "2000")
+    static let retries = OptionSpec(
+        name: "retries", valueName: "n",
+        help: "How many times to send a request in all before giving up (same request id each time).",
+        defaultValue: "3")
+    static let json = OptionSpec.flag("json", help: "Print the service's JSON reply on one line.")
+
+    /// Options every client subcommand takes.
+    static let clientOptions = [commandEndpoint, timeout, retries]
+    static let subscriberOptions = [commandEndpoint, eventsEndpoint, timeout, retries]
+
+    static let target = ArgumentSpec(
+        name: "target", help: "A country: its 0-based index or its name (case-insensitive).")
+
+    static let root = CommandSpec(
+        name: "countries",
+        abstract: "A list of countries with a visited flag, served over ZeroMQ.",
+        discussion: """
+            Run the service with `countries serve`, then change and watch the list from any terminal \
+            or script. Exit codes: 0 success, 1 the service refused the command, 64 usage error, \
+            69 no reply from the service.
+            """,
+        subcommands: [
+            serve, list, get, count, toggle, set, add, remove, reset, history, status, events,
+        ])
+
+    static let serve = CommandSpec(
+        name: "serve",
+        abstract: "Run the state service.",
+        discussion: """
+            Owns the list, answers commands on the command endpoint and publishes every change on the \
+            event endpoint. Stops cleanly on SIGINT or SIGTERM.
+            """,
+        options: [
+            OptionSpec(
+                name: "command", valueName: "endpoint", help: "Where to accept commands (REQ/REP).",
+                defaultValue: "tcp://127.0.0.1:5555"),
+            OptionSpec(
+                name: "events", valueName: "endpoint", help: "Where to publish events (PUB/SUB).",
+                defaultValue: "tcp://127.0.0.1:5556"),
+            OptionSpec(
+                name: "db", valueName: "path", help: "The SQLite store.", defaultValue: "countries.db"),
+            .flag("in-memory", help: "Keep the state in memory only (lost when the service stops)."),
+            OptionSpec(
+                name: "seed", valueName: "list",
+                help:
+                    "The list a new store starts from and `reset` puts back: default, world, or a FILE (JSON array or one name per line).",
+                defaultValue: "default"),
+            OptionSpec(
+                name: "heartbeat-ms", valueName: "ms", help: "Heartbeat period.", defaultValue: "1000"),
+            OptionSpec(
+                name: "log-level", valueName: "level", help: "The least severe level logged.",
+                defaultValue: "info",
+                allowedValues: ["debug", "info", "warning", "error"]),
+        ])
+
+    static let list = CommandSpec(
+        name: "list", abstract: "Print every country, in order.", options: [json] + clientOptions)
+    static let get = CommandSpec(
+        name: "get", abstract: "Print one country.", arguments: [target], options: [json] + clientOptions)
+    static let count = CommandSpec(
+        name: "count", abstract: "Print how many countries there are.", options: [json] + clientOptions)
+    static let toggle = CommandSpec(
+        name: "toggle", abstract: "Flip the visited flag of one or more countries.",
+        arguments: [ArgumentSpec(name: "target", help: target.help, isRepeating: true)],
+        options: [
+            json,
+            OptionSpec(
+                name: "if-seq", valueName: "seq",
+                help: "Only if the list is still at this seq (else: conflict)."),
+        ] + clientOptions)
+    static let set = CommandSpec(
+        name: "set", abstract: "Set the visited flag of a country.",
+        arguments: [target],
+        options: [
+            OptionSpec(
+                name: "visited", valueName: "bool", help: "The new value.", allowedValues: ["true", "false"],
+                isRequired: true),
+            OptionSpec(
+                name: "if-seq", valueName: "seq",
+                help: "Only if the list is still at this seq (else: conflict)."),
+            json,
+        ] + clientOptions)
+    static let add = CommandSpec(
+        name: "add", abstract: "Append a country to the list.",
+        arguments: [ArgumentSpec(name: "name", help: "The country's name (1 to 100 characters).")],
+        options: [.flag("visited", help: "Add it as visited."), json] + clientOptions)
+    static let remove = CommandSpec(
+        name: "remove", abstract: "Remove a country; the rows after it move up one.",
+        arguments: [target], options: [json] + clientOptions)
+    static let reset = CommandSpec(
+        name: "reset", abstract: "Put back the list the service was started with.",
+        options: [json] + clientOptions)
+    static let history = CommandSpec(
+        name: "history", abstract: "Print the events after a seq.",
+        options: [
+            OptionSpec(
+                name: "since", valueName: "seq", help: "Print the events after this seq.", defaultValue: "0"),
+            json,
+        ] + clientOptions)
+    static let status = CommandSpec(
+        name: "status", abstract: "Print the service's status.", options: [json] + clientOptions)
+    static let events = CommandSpec(
+        name: "events", abstract: "Print events as they happen, one per line.",
+        discussion: "Runs until interrupted, or until --count events have been printed.",
+        options: [
+            OptionSpec(
+                name: "since", valueName: "seq",
+                help: "First print the kept events after this seq, then follow."),
+            OptionSpec(name: "count", valueName: "n", help: "Stop after this many events."),
+            OptionSpec.flag("json", help: "Print each event's JSON on one line."),
+        ] + subscriberOptions)
+}

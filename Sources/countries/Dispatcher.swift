@@ -1,0 +1,65 @@
+import ArgumentParsing
+import CountriesClient
+import CountriesCore
+import Foundation
+import ZeroMQ
+
+/// Runs the subcommand the user asked for and returns its exit code.
+struct Dispatcher {
+    let command: ParsedCommand
+    let environment: [String: String]
+
+    func run() throws -> Int32 {
+        switch command.path.last ?? "" {
+        case "serve": return try ServeCommand(command: command).run()
+        case "events": return try EventsCommand(command: command, client: try clientOptions()).run()
+        default: return try ClientCommand(command: command, options: try clientOptions()).run()
+        }
+    }
+
+    private func clientOptions() throws -> ClientOptions {
+        try ClientOptions(command)
+    }
+}
+
+/// The options every client subcommand shares, validated.
+struct ClientOptions {
+    var commandEndpoint: String
+    var eventsEndpoint: String?
+    var timeout: Duration
+    var tries: Int
+
+    init(_ command: ParsedCommand) throws {
+        commandEndpoint = command.value("command") ?? "tcp://127.0.0.1:5555"
+        eventsEndpoint = command.spec.options.contains { $0.name == "events" } ? command.value("events") : nil
+        guard let milliseconds = try command.int("timeout"), milliseconds > 0 else {
+            throw command.usageError("--timeout must be a positive number of milliseconds")
+        }
+        guard let tries = try command.int("retries"), tries >= 1 else {
+            throw command.usageError("--retries must be at least 1")
+        }
+        timeout = .milliseconds(milliseconds)
+        self.tries = tries
+    }
+
+    func makeClient(context: Context) -> CommandClient {
+        CommandClient(context: context, endpoint: commandEndpoint, timeout: timeout, tries: tries)
+    }
+}
+
+extension ParsedCommand {
+    /// A target argument as a reference: digits are an index, anything else a name.
+    func reference(_ text: String) -> CountryReference {
+        if let index = Int(text), text.allSatisfy(\.isNumber) || text.hasPrefix("-") {
+            return .index(index)
+        }
+        return .name(text)
+    }
+
+    /// An optional non-negative seq option.
+    func seq(_ option: String) throws -> UInt64? {
+        guard let value = try int(option) else { return nil }
+        guard value >= 0 else { throw usageError("--\(option) must be 0 or more") }
+        return UInt64(value)
+    }
+}

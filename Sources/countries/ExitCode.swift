@@ -1,0 +1,23 @@
+/// The exit codes scripts rely on, as sysexits(3) and swift-argument-parser have them.
+enum ExitCode {
+    /// Done.
+    static let success: Int32 = 0
+    /// The service refused the command (its message is on stderr).
+    static let refused: Int32 = 1
+    /// The command line is wrong (EX_USAGE).
+    static let usage: Int32 = 64
+    /// Input data (a seed file) is wrong (EX_DATAERR).
+    static let dataError: Int32 = 65
+    /// No reply from the service after every try, or an endpoint cannot be bound (EX_UNAVAILABLE).
+    static let unavailable: Int32 = 69
+    /// A bug: something that should not happen did (EX_SOFTWARE).
+    static let software: Int32 = 70
+    /// The store cannot be opened, read or written (EX_IOERR).
+    static let ioError: Int32 = 74
+}
+
+/// A failure that ends the command with a message and an exit code.
+struct CommandFailure: Error {
+    var message: String
+    var exitCode: Int32
+}

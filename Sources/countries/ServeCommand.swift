@@ -1,0 +1,63 @@
+import ArgumentParsing
+import CountriesCore
+import CountriesService
+import Foundation
+@preconcurrency import Glibc
+import SystemSupport
+
+/// `countries serve`: run the state service until SIGINT or SIGTERM.
+struct ServeCommand {
+    let command: ParsedCommand
+
+    func run() throws -> Int32 {
+        guard let levelName = command.value("log-level"), let level = LogLevel(name: levelName) else {
+            throw command.usageError("--log-level must be debug, info, warning or error")
+        }
+        guard let heartbeat = try command.int("heartbeat-ms"), heartbeat >= 10, heartbeat <= 3_600_000 else {
+            throw command.usageError("--heartbeat-ms must be between 10 and 3600000")
+        }
+        var configuration = ServiceConfiguration()
+        configuration.commandEndpoint = command.value("command") ?? configuration.commandEndpoint
+        configuration.eventsEndpoint = command.value("events") ?? configuration.eventsEndpoint
+        configuration.storePath = command.flag("in-memory") ? nil : (command.value("db") ?? "countries.db")
+        configuration.heartbeatInterval = .milliseconds(heartbeat)
+        configuration.version = CountriesCommandLine.version
+        configuration.seed = try seed(command.value("seed") ?? "default")
+
+        let logger = Logger(level: level)
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
+        let service: StateService
+        do {
+            service = try StateService(configuration: configuration, logger: logger)
+        } catch {
+            throw CommandFailure(
+                message: error.message,
+                exitCode: error.code == .store ? ExitCode.ioError : ExitCode.unavailable)
+        }
+        do {
+            try service.run(stopOn: signals)
+        } catch {
+            throw CommandFailure(message: error.message, exitCode: ExitCode.software)
+        }
+        return ExitCode.success
+    }
+
+    private func seed(_ name: String) throws -> [Country] {
+        switch name {
+        case "default": return SeedList.standard
+        case "world": return SeedList.world
+        default:
+            guard let contents = FileManager.default.contents(atPath: name) else {
+                throw CommandFailure(
+                    message: "cannot read the seed file \(name); give default, world, or a readable file",
+                    exitCode: ExitCode.dataError)
+            }
+            do {
+                return try SeedList.parse(contents)
+            } catch {
+                throw CommandFailure(
+                    message: "seed file \(name): \(error.message)", exitCode: ExitCode.dataError)
+            }
+        }
+    }
+}
