@@ -49,7 +49,7 @@ extension CountriesError: CustomStringConvertible {
 extension CountriesError {
     static func indexOutOfRange(_ index: Int, count: Int) -> CountriesError {
         let rows = count == 1 ? "there is 1 country" : "there are \(count) countries"
-        let hint = count == 0 ? "" : " (indexes 0 to \(count - 1))"
+        let hint = count == 0 ? "" : count == 1 ? " (index 0)" : " (indexes 0 to \(count - 1))"
         return CountriesError(.indexOutOfRange, "index \(index) is out of range: \(rows)\(hint)")
     }
 

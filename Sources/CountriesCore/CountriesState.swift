@@ -182,6 +182,9 @@ extension CountriesState {
     /// The event must be the next one (`seq + 1`); anything else is a ``ReplayError`` and the
     /// replica is left as it was, so the caller can catch up with `history` or `list`.
     public mutating func replay(_ event: Event) throws(ReplayError) {
+        guard seq < .max else {
+            throw .mismatch("the replica is at seq \(seq), the largest there is: no event can follow it")
+        }
         guard event.seq == seq + 1 else { throw .gap(expected: seq + 1, received: event.seq) }
         switch event.kind {
         case .changed(let row):

@@ -4,6 +4,8 @@ enum JSONValue: Equatable, Sendable, Decodable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max` that still fits a `UInt64` (a seq may be that large).
+    case unsigned(UInt64)
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -17,6 +19,8 @@ enum JSONValue: Equatable, Sendable, Decodable {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .unsigned(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
@@ -33,7 +37,7 @@ enum JSONValue: Equatable, Sendable, Decodable {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
-        case .integer, .number: return "a number"
+        case .integer, .unsigned, .number: return "a number"
         case .string: return "a string"
         case .array: return "an array"
         case .object: return "an object"

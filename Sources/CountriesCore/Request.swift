@@ -113,11 +113,13 @@ private struct RequestFields {
         case (.some, .some):
             throw CountriesError(.badRequest, "give either \"index\" or \"name\", not both")
         case (.some(let value), nil):
-            guard case .integer(let index) = value else {
+            // An index beyond Int's range cannot be in the list; say so in the list's terms.
+            switch value {
+            case .integer(let index): return .index(Int(clamping: index))
+            case .unsigned(let index): return .index(Int(clamping: index))
+            default:
                 throw CountriesError(.badRequest, "\"index\" must be an integer, not \(describe(value))")
             }
-            // An index beyond Int's range cannot be in the list; say so in the list's terms.
-            return .index(Int(clamping: index))
         case (nil, .some(let value)):
             guard case .string(let name) = value else {
                 throw CountriesError(.badRequest, "\"name\" must be a string, not \(value.typeName)")
@@ -128,11 +130,13 @@ private struct RequestFields {
 
     private func seq(_ key: String) throws(CountriesError) -> UInt64? {
         guard let value = fields[key], value != .null else { return nil }
-        guard case .integer(let number) = value, number >= 0 else {
+        switch value {
+        case .integer(let number) where number >= 0: return UInt64(number)
+        case .unsigned(let number): return number
+        default:
             throw CountriesError(
                 .badRequest, "\"\(key)\" must be a non-negative integer, not \(describe(value))")
         }
-        return UInt64(number)
     }
 
     private func bool(_ key: String) throws(CountriesError) -> Bool? {
@@ -158,6 +162,7 @@ private struct RequestFields {
     private func describe(_ value: JSONValue) -> String {
         switch value {
         case .integer(let number): return "\(number)"
+        case .unsigned(let number): return "\(number)"
         case .number(let number): return "\(number)"
         default: return value.typeName
         }

@@ -51,7 +51,9 @@ public enum SeedList {
             guard let text = String(data: contents, encoding: .utf8) else {
                 throw CountriesError(.badRequest, "the seed file is neither a JSON array nor UTF-8 text")
             }
-            entries = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap {
+            // By Character, "\r\n" is one newline, not "\r" then "\n": split on any newline.
+            let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            entries = lines.enumerated().compactMap {
                 let line = String($0.element).trimmingWhitespace()
                 guard !line.isEmpty, !line.hasPrefix("#") else { return nil }
                 return ("line \($0.offset + 1)", Country(name: line))

@@ -1,0 +1,188 @@
+import CountriesCore
+import Foundation
+import Testing
+
+@Suite struct ReplyWireTests {
+    @Test(arguments: CountriesError.Code.allCases)
+    func errorReplyShapeAndFailureRoundTrip(code: CountriesError.Code) throws {
+        let error = CountriesError(code, "something \"went\" wrong / here")
+        let reply = Reply(error: error)
+        let data = reply.encoded()
+        #expect(
+            text(data)
+                == #"{"error":{"code":"\#(code.rawValue)","message":"something \"went\" wrong / here"},"ok":false}"#
+        )
+        let object = jsonObject(data)
+        #expect(Set(object.keys) == ["ok", "error"])
+        #expect(object["ok"] as? Bool == false)
+        let body = object["error"] as? [String: Any]
+        #expect(body?.count == 2)
+        #expect(body?["code"] as? String == code.rawValue)
+        #expect(body?["message"] as? String == "something \"went\" wrong / here")
+        let decoded = try Reply.decode(data)
+        #expect(decoded == reply)
+        #expect(decoded.failure == error)
+    }
+
+    @Test func failureOfSuccessIsNil() {
+        #expect(Reply(seq: 3).failure == nil)
+        #expect(Reply(seq: 3, count: 2).failure == nil)
+    }
+
+    @Test func failureWithUnknownCodeOrNoBody() throws {
+        let unknown = try Reply.decode(
+            Data(#"{"ok":false,"error":{"code":"teapot","message":"short and stout"}}"#.utf8))
+        #expect(unknown.failure == CountriesError(.badRequest, "short and stout"))
+        let bare = try Reply.decode(Data(#"{"ok":false}"#.utf8))
+        #expect(bare.failure == CountriesError(.badRequest, "the service sent an error without details"))
+    }
+
+    @Test func listReplyShape() throws {
+        let reply = try standardState(seq: 5).answer(.list)
+        let data = reply.encoded()
+        let rows = SeedList.standard.enumerated().map {
+            #"{"index":\#($0.offset),"name":"\#($0.element.name)","visited":\#($0.element.visited)}"#
+        }
+        #expect(text(data) == #"{"countries":[\#(rows.joined(separator: ","))],"ok":true,"seq":5}"#)
+        let object = jsonObject(data)
+        #expect(Set(object.keys) == ["ok", "seq", "countries"])
+        #expect(object["ok"] as? Bool == true)
+        #expect(object["seq"] as? Int == 5)
+        let countries = object["countries"] as? [[String: Any]]
+        #expect(countries?.count == 8)
+        #expect(countries?.first?["name"] as? String == "United States")
+        #expect(countries?.first?["visited"] as? Bool == true)
+        #expect(countries?.last?["index"] as? Int == 7)
+        #expect(try Reply.decode(data) == reply)
+    }
+
+    @Test func changeReplyShapes() throws {
+        var state = standardState(seq: 1)
+        let toggled = try state.apply(.toggle(.index(2)), seed: SeedList.standard).reply
+        #expect(
+            text(toggled.encoded())
+                == #"{"country":{"index":2,"name":"France","visited":true},"ok":true,"seq":2}"#)
+        #expect(try Reply.decode(toggled.encoded()) == toggled)
+        let count = try state.answer(.count)
+        #expect(text(count.encoded()) == #"{"count":8,"ok":true,"seq":2}"#)
+        #expect(try Reply.decode(count.encoded()) == count)
+        let reset = try state.apply(.reset, seed: [Country(name: "Japan")]).reply
+        #expect(
+            text(reset.encoded())
+                == #"{"countries":[{"index":0,"name":"Japan","visited":false}],"ok":true,"seq":3}"#)
+    }
+
+    @Test func historyAndStatusReplyRoundTrip() throws {
+        var reply = Reply(
+            seq: 3,
+            events: [
+                Event(seq: 2, kind: .changed(.init(index: 0, name: "A", visited: true))),
+                Event(seq: 3, kind: .reset([.init(index: 0, name: "B", visited: false)])),
+            ])
+        let object = jsonObject(reply.encoded())
+        let events = object["events"] as? [[String: Any]]
+        #expect(events?.map { $0["topic"] as? String } == ["country.changed", "countries.reset"])
+        #expect(try Reply.decode(reply.encoded()) == reply)
+
+        reply = Reply(seq: 9, count: 8)
+        reply.version = "1.0.0"
+        reply.uptimeSeconds = 1.5
+        reply.visited = 2
+        reply.commandsServed = 10
+        reply.commandsRefused = 1
+        reply.store = "/var/lib/countries.db"
+        reply.storeBytes = 4096
+        reply.historyFrom = 0
+        reply.endpoints = ["tcp://127.0.0.1:5555", "tcp://127.0.0.1:5556"]
+        let status = jsonObject(reply.encoded())
+        #expect(
+            Set(status.keys) == [
+                "ok", "seq", "count", "version", "uptime_seconds", "visited", "commands_served",
+                "commands_refused",
+                "store", "store_bytes", "history_from", "endpoints",
+            ])
+        #expect(status["store"] as? String == "/var/lib/countries.db")
+        #expect(status["uptime_seconds"] as? Double == 1.5)
+        #expect(try Reply.decode(reply.encoded()) == reply)
+    }
+
+    @Test func decodeRejectsWhatIsNotAReply() {
+        #expect(throws: (any Error).self) { try Reply.decode(Data("nope".utf8)) }
+        #expect(throws: (any Error).self) { try Reply.decode(Data("{}".utf8)) }
+        #expect(throws: (any Error).self) { try Reply.decode(Data(#"{"ok":"yes"}"#.utf8)) }
+    }
+}
+
+@Suite struct EventWireTests {
+    private static let row = IndexedCountry(index: 3, name: "Côte d’Ivoire", visited: true)
+
+    @Test(arguments: [
+        (Event.Kind.changed(row), "country.changed"), (.added(row), "country.added"),
+        (.removed(row), "country.removed"),
+    ])
+    func singleRowEvents(kind: Event.Kind, topic: String) throws {
+        let event = Event(seq: 42, kind: kind)
+        #expect(event.topic.rawValue == topic)
+        #expect(event.country == Self.row)
+        let data = event.encoded()
+        #expect(
+            text(data)
+                == #"{"country":{"index":3,"name":"Côte d’Ivoire","visited":true},"seq":42,"topic":"\#(topic)"}"#
+        )
+        let object = jsonObject(data)
+        #expect(Set(object.keys) == ["topic", "seq", "country"])
+        #expect(object["topic"] as? String == topic)
+        #expect(object["seq"] as? Int == 42)
+        let country = object["country"] as? [String: Any]
+        #expect(Set(country?.keys ?? [:].keys) == ["index", "name", "visited"])
+        #expect(country?["index"] as? Int == 3)
+        #expect(country?["name"] as? String == "Côte d’Ivoire")
+        #expect(country?["visited"] as? Bool == true)
+        #expect(try Event.decode(data) == event)
+    }
+
+    @Test func resetEvent() throws {
+        let rows = [
+            IndexedCountry(index: 0, name: "A", visited: false), .init(index: 1, name: "B", visited: true),
+        ]
+        let event = Event(seq: UInt64.max, kind: .reset(rows))
+        #expect(event.topic == .countriesReset)
+        #expect(event.country == nil)
+        let data = event.encoded()
+        #expect(
+            text(data)
+                == #"{"countries":[{"index":0,"name":"A","visited":false},{"index":1,"name":"B","visited":true}],"seq":18446744073709551615,"topic":"countries.reset"}"#
+        )
+        #expect(Set(jsonObject(data).keys) == ["topic", "seq", "countries"])
+        #expect(try Event.decode(data) == event)
+        #expect(
+            try Event.decode(Event(seq: 1, kind: .reset([])).encoded()) == Event(seq: 1, kind: .reset([])))
+    }
+
+    @Test(arguments: [
+        #"{"topic":"heartbeat","seq":1}"#, #"{"topic":"country.changed","seq":1}"#,
+        #"{"topic":"countries.reset","seq":1,"country":{"index":0,"name":"A","visited":true}}"#,
+        #"{"topic":"country.moved","seq":1,"country":{"index":0,"name":"A","visited":true}}"#,
+        #"{"seq":1,"country":{"index":0,"name":"A","visited":true}}"#,
+        #"{"topic":"country.added","seq":-1,"country":{"index":0,"name":"A","visited":true}}"#,
+        #"{"topic":"country.added","country":{"index":0,"name":"A","visited":true}}"#,
+        #"{"topic":"country.added","seq":1,"country":{"index":0,"name":"A"}}"#, "[]", "",
+    ])
+    func decodeRejectsMalformedEvents(json: String) {
+        #expect(throws: (any Error).self) { try Event.decode(Data(json.utf8)) }
+    }
+
+    @Test func topics() {
+        #expect(
+            Topic.allCases.map(\.rawValue) == [
+                "country.changed", "country.added", "country.removed", "countries.reset", "heartbeat",
+            ])
+    }
+
+    @Test func heartbeat() throws {
+        let beat = Heartbeat(seq: 12)
+        #expect(text(beat.encoded()) == #"{"seq":12,"topic":"heartbeat"}"#)
+        #expect(try Heartbeat.decode(beat.encoded()) == beat)
+        #expect(throws: (any Error).self) { try Heartbeat.decode(Data(#"{"seq":12}"#.utf8)) }
+    }
+}
