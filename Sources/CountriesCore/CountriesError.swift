@@ -54,7 +54,8 @@ extension CountriesError {
     }
 
     static func notFound(_ name: String) -> CountriesError {
-        CountriesError(.notFound, "no country named \"\(name)\"; `countries list` shows the names")
+        CountriesError(
+            .notFound, "no country named \(CountryName.quoted(name)); `countries list` shows the names")
     }
 
     static func conflict(expected: UInt64, current: UInt64) -> CountriesError {

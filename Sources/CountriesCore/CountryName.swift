@@ -15,10 +15,29 @@ public enum CountryName {
                 "a country name may have at most \(Limits.maximumNameLength) characters; this one has \(name.count)"
             )
         }
+        // A character may carry any number of combining marks; cap the scalars too, so that
+        // "100 characters" cannot hide tens of kilobytes.
+        if name.unicodeScalars.count > Limits.maximumNameScalars {
+            throw CountriesError(
+                .invalidName,
+                "a country name may have at most \(Limits.maximumNameScalars) Unicode scalars; this one has \(name.unicodeScalars.count)"
+            )
+        }
         if name.unicodeScalars.contains(where: isForbidden) {
             throw CountriesError(.invalidName, "a country name must not contain control characters")
         }
         return name
+    }
+
+    /// A name from a request, made safe to echo in a message: quoted, control characters
+    /// escaped, and cut to 60 characters.
+    public static func quoted(_ raw: String) -> String {
+        var shown = ""
+        for scalar in raw.unicodeScalars.prefix(60) {
+            shown += isForbidden(scalar) ? scalar.escaped(asASCII: true) : String(scalar)
+        }
+        if raw.unicodeScalars.count > 60 { shown += "..." }
+        return "\"" + shown + "\""
     }
 
     /// Whether two names denote the same country: case-insensitive, exact otherwise.

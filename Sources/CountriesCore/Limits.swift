@@ -4,6 +4,8 @@
 public enum Limits {
     /// Longest country name, in characters (grapheme clusters), after trimming.
     public static let maximumNameLength = 100
+    /// Most Unicode scalars in a name, so combining marks cannot make a "short" name huge.
+    public static let maximumNameScalars = 400
     /// Most countries the list may hold.
     public static let maximumCountries = 10_000
     /// Longest request id, in characters.

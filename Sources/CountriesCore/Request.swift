@@ -84,9 +84,9 @@ private struct RequestFields {
             return .history(since: since)
         case "status": return .status
         default:
-            let shown = op.count > 40 ? String(op.prefix(40)) + "..." : op
             throw CountriesError(
-                .unknownOp, "unknown op \"\(shown)\"; one of: \(Command.knownOps.joined(separator: ", "))")
+                .unknownOp,
+                "unknown op \(CountryName.quoted(op)); one of: \(Command.knownOps.joined(separator: ", "))")
         }
     }
 

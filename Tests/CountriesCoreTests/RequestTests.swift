@@ -107,8 +107,8 @@ private let badRequests: [Bad] = [
     Bad(#"{"op":"fly"}"#, .unknownOp, "unknown op \"fly\"; one of: \(ops)"),
     Bad(#"{"op":""}"#, .unknownOp, "unknown op \"\"; one of: \(ops)"),
     Bad(
-        #"{"op":"\#(String(repeating: "z", count: 50))"}"#, .unknownOp,
-        "unknown op \"\(String(repeating: "z", count: 40))...\"; one of: \(ops)"),
+        #"{"op":"\#(String(repeating: "z", count: 70))"}"#, .unknownOp,
+        "unknown op \"\(String(repeating: "z", count: 60))...\"; one of: \(ops)"),
     Bad(#"{"op":"get"}"#, .badRequest, "give the country as \"index\" (0-based) or \"name\""),
     Bad(
         #"{"op":"get","index":null,"name":null}"#, .badRequest,
@@ -266,5 +266,31 @@ private let badRequests: [Bad] = [
             .change(.reset), .history(since: 0), .status,
         ]
         #expect(commands.map(\.op) == Command.knownOps)
+    }
+}
+
+@Suite struct EchoedInputTests {
+    @Test func namesInMessagesAreEscapedAndCut() {
+        let state = CountriesState(countries: SeedList.standard)
+        let hostile = "\u{1B}[2J" + String(repeating: "x", count: 100)
+        #expect(throws: CountriesError.self) { try state.index(of: .name(hostile)) }
+        do {
+            _ = try state.index(of: .name(hostile))
+        } catch {
+            #expect(!error.message.contains("\u{1B}"))
+            #expect(error.message.contains("\\u{1B}[2J"))
+            #expect(error.message.count < 150)
+        }
+    }
+
+    @Test func combiningMarksCannotHideAHugeName() {
+        let name = "e" + String(repeating: "\u{0301}", count: 1_000)
+        #expect(name.count == 1)
+        #expect(
+            throws: CountriesError(
+                .invalidName, "a country name may have at most 400 Unicode scalars; this one has 1001")
+        ) {
+            try CountryName.validate(name)
+        }
     }
 }
