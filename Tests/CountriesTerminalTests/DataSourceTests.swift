@@ -1,0 +1,117 @@
+import CountriesCore
+import Testing
+
+@testable import CountriesTerminal
+
+@Suite struct DataSourceTests {
+    let state = CountriesState(countries: SeedList.standard, seq: 7)
+
+    @Test func liveRowsMatchTheState() {
+        let source = LiveDataSource(state: state)
+        #expect(source.numberOfRows == 8)
+        for (index, country) in state.countries.enumerated() {
+            let row = source.row(at: index)
+            #expect(row.indexText == String(index))
+            #expect(row.name == country.name)
+            #expect(row.mark == (country.visited ? "✓" : " "))
+            #expect(!row.isPlaceholder)
+            #expect(row.country == IndexedCountry(country, at: index))
+        }
+    }
+
+    @Test func asciiMarks() {
+        let source = LiveDataSource(state: state, glyphs: .ascii)
+        #expect(source.row(at: 0).mark == "[x]")
+        #expect(source.row(at: 1).mark == "[ ]")
+    }
+
+    @Test func skeletonHasNoRealNamesAndVariedWidths() {
+        let source = SkeletonDataSource(rows: 30)
+        #expect(source.numberOfRows == 30)
+        let rows = (0..<30).map(source.row(at:))
+        let names = Set(state.countries.map(\.name))
+        for row in rows {
+            #expect(row.isPlaceholder)
+            #expect(row.country == nil)
+            #expect(row.indexText.isEmpty)
+            #expect(!names.contains(row.name))
+            #expect(row.name.allSatisfy { $0 == "░" })
+            #expect(row.mark.allSatisfy { $0 == " " })
+        }
+        #expect(Set(rows.map(\.name.count)).count > 5)
+    }
+
+    @Test func skeletonAsciiFallback() {
+        let row = SkeletonDataSource(rows: 1, glyphs: .ascii).row(at: 0)
+        #expect(row.name == "..........")
+        #expect(row.mark == "   ")
+    }
+
+    @Test func phaseSwapsTheDataSource() {
+        #expect(ViewPhase.live(seq: 7).dataSource(state: state) is LiveDataSource)
+        #expect(ViewPhase.live(seq: 7).dataSource(state: nil) is SkeletonDataSource)
+        #expect(ViewPhase.connecting.dataSource(state: state) is SkeletonDataSource)
+        #expect(ViewPhase.noHeartbeat(seconds: 3).dataSource(state: state) is SkeletonDataSource)
+        #expect(ViewPhase.connecting.dataSource(state: nil, skeletonRows: 5).numberOfRows == 5)
+    }
+
+    @Test func phaseTexts() {
+        #expect(ViewPhase.live(seq: 12).text() == "live · seq 12")
+        #expect(ViewPhase.noHeartbeat(seconds: 3).text() == "stale: no heartbeat for 3 s")
+        #expect(ViewPhase.connecting.text() == "connecting…")
+        #expect(ViewPhase.connecting.text(.ascii) == "connecting...")
+        #expect(ViewPhase.live(seq: 1).text(.ascii) == "live - seq 1")
+    }
+
+    @Test func tableTextListsEveryCountry() {
+        let lines = TableText.lines(state)
+        #expect(lines.count == 8)
+        #expect(lines[0] == "0  ✓ United States")
+        #expect(lines[1] == "1    United Kingdom")
+        let ascii = TableText.lines(state, glyphs: .ascii)
+        #expect(ascii[0] == "0  [x] United States")
+        #expect(ascii[2] == "2  [ ] France")
+        #expect(TableText.text(state).hasSuffix("Romania\n"))
+        #expect(!TableText.text(state).contains("\u{1B}"))
+    }
+}
+
+@Suite struct CapabilitiesTests {
+    @Test(
+        arguments: [
+            (["TERM": "xterm-256color", "LANG": "en_US.UTF-8"], true, true),
+            (["TERM": "xterm", "LANG": "en_US.utf8"], true, true),
+            (["TERM": "xterm", "NO_COLOR": "1", "LANG": "C.UTF-8"], false, true),
+            (["TERM": "xterm", "NO_COLOR": ""], true, false),
+            (["TERM": "dumb", "LANG": "en_US.UTF-8"], false, true),
+            (["LANG": "en_US.UTF-8"], false, true),
+            (["TERM": ""], false, false),
+            (["TERM": "xterm"], true, false),
+            (["TERM": "xterm", "LANG": "C"], true, false),
+            (["TERM": "xterm", "LC_ALL": "C", "LANG": "en_US.UTF-8"], true, false),
+            (["TERM": "xterm", "LC_ALL": "", "LC_CTYPE": "de_DE.UTF-8", "LANG": "C"], true, true),
+            (["TERM": "xterm", "LC_CTYPE": "POSIX", "LANG": "en_US.UTF-8"], true, false),
+            (["TERM": "xterm", "LANG": "ja_JP.eucJP"], true, false),
+        ] as [([String: String], Bool, Bool)])
+    func matrix(environment: [String: String], color: Bool, utf8: Bool) {
+        let capabilities = TerminalCapabilities(environment: environment)
+        #expect(capabilities.color == color)
+        #expect(capabilities.utf8 == utf8)
+        #expect(capabilities.glyphs == (utf8 ? .unicode : .ascii))
+    }
+
+    @Test func noColorWhenOutputIsNotATerminal() {
+        let capabilities = TerminalCapabilities(environment: ["TERM": "xterm"], outputIsTerminal: false)
+        #expect(!capabilities.color)
+    }
+
+    @Test func marks() {
+        #expect(Glyphs.unicode.visited == "✓")
+        #expect(Glyphs.unicode.unvisited == " ")
+        #expect(Glyphs.ascii.visited == "[x]")
+        #expect(Glyphs.ascii.unvisited == "[ ]")
+        for glyphs in [Glyphs.unicode, .ascii] {
+            #expect(DisplayWidth.of(glyphs.visited) == DisplayWidth.of(glyphs.unvisited))
+        }
+    }
+}
