@@ -1,0 +1,429 @@
+import CountriesCore
+
+/// The pure state machine that keeps a local replica of the list in sync with the service
+/// (DESIGN.md, "Subscribers converge").
+///
+/// Plain values in, plain values out: the driver owns the SUB socket (subscribed to every topic
+/// before the first request) and the command client, feeds the machine what arrives, performs
+/// the ``Action``s it returns and calls ``tick(now:)`` at ``nextDeadline()``. The machine never
+/// reads a clock, so every timing rule is testable with made-up instants.
+///
+/// Guarantees:
+/// - at most one request is outstanding at a time;
+/// - every ``Notification/applied(_:)`` is exactly one past the replica's previous seq, and a
+///   ``Notification/replaced(seq:)`` precedes any other change of the replica's seq;
+/// - the phase is ``Phase/live`` only when the replica has every event the service is known to
+///   have published and the PUB channel is heard from.
+public struct SubscriptionMachine: Sendable {
+    /// Whether the replica can be shown as live data.
+    public enum Phase: Equatable, Sendable {
+        /// No snapshot yet: there is nothing to show but skeleton rows.
+        case connecting
+        /// The replica has every change the service is known to have made.
+        case live
+        /// The replica may be behind; the text says why, for the screen (e.g.
+        /// "no heartbeat for 3 s", "missed events 13-15", "service restarted").
+        case stale(String)
+    }
+
+    /// A request the driver must send on the command channel.
+    public enum Action: Equatable, Sendable {
+        /// Send `list`; answer with ``SubscriptionMachine/receiveSnapshot(rows:seq:now:)``.
+        case requestSnapshot
+        /// Send `history` with `since`; answer with ``SubscriptionMachine/receiveHistory(_:now:)``.
+        case requestHistory(since: UInt64)
+    }
+
+    /// What happened to the replica or the phase, for the view.
+    public enum Notification: Equatable, Sendable {
+        /// The phase changed to this one.
+        case phaseChanged(Phase)
+        /// One event was applied to the replica, in seq order (from PUB or from history).
+        case applied(Event)
+        /// The replica was replaced by a snapshot at this seq.
+        case replaced(seq: UInt64)
+    }
+
+    /// What one input produced: requests to send and things to show.
+    public struct Output: Equatable, Sendable {
+        /// Requests for the driver to send, in order (never more than one at a time).
+        public var actions: [Action]
+        /// Changes for the view, in the order they happened.
+        public var notifications: [Notification]
+
+        /// Creates an output.
+        public init(actions: [Action] = [], notifications: [Notification] = []) {
+            self.actions = actions
+            self.notifications = notifications
+        }
+    }
+
+    /// How often the service sends a heartbeat.
+    public let heartbeatInterval: Duration
+    /// How many heartbeat intervals of silence make the replica stale.
+    public let missedHeartbeatsBeforeStale: Int
+    /// The longest wait between retries of a failed request, or between probes while silent.
+    public let maximumRetryDelay: Duration
+    /// How many out-of-order events are kept before giving up on them and resyncing by snapshot.
+    public let bufferLimit: Int
+
+    /// The current phase.
+    public private(set) var phase: Phase = .connecting
+    /// The local copy of the list; nil until the first snapshot.
+    public private(set) var replica: CountriesState?
+
+    private var started = false
+    /// Events that could not be applied yet, sorted by seq, without duplicates.
+    private var buffer: [Event] = []
+    /// The highest seq the service is known to have reached (from heartbeats and events).
+    private var knownSeq: UInt64 = 0
+    /// The highest seq seen on the PUB channel: PUB is FIFO, so a heartbeat below it means the
+    /// service went back, whereas the replica (fed by REQ replies) may legitimately be ahead of PUB.
+    private var pubSeq: UInt64?
+    /// Since when heartbeats have been below the replica's seq without proof of a restart.
+    private var pubBehindSince: ContinuousClock.Instant?
+    /// When the PUB channel last delivered anything.
+    private var lastHeard: ContinuousClock.Instant?
+    /// No heartbeat or event for the silence window.
+    private var silent = false
+    /// The PUB channel came back after silence: confirm with the service before going live.
+    private var catchUpNeeded = false
+    /// The replica cannot be fixed by history (truncated, mismatch, overflow): take a snapshot.
+    private var snapshotNeeded = false
+    /// The service went back to a lower seq: the replica and buffer belong to a store that is gone.
+    private var restarted = false
+    /// The request in flight, if any.
+    private var outstanding: Action?
+    /// No request before this instant (retry after a failure, probe pacing while silent).
+    private var notBefore: ContinuousClock.Instant?
+    private var retryDelay: Duration
+    /// Why the phase is stale, set when the cause is detected.
+    private var staleReason = ""
+    /// Whether the current gap has already been named in `staleReason`.
+    private var gapReported = false
+
+    /// Creates a machine; call ``start(now:)`` to get the first request.
+    ///
+    /// - Parameters:
+    ///   - heartbeatInterval: how often the service sends a heartbeat.
+    ///   - missedHeartbeatsBeforeStale: intervals of silence before the replica is stale.
+    ///   - maximumRetryDelay: cap of the retry and probe backoff (which starts at one interval).
+    ///   - bufferLimit: events kept while waiting for a snapshot or history.
+    public init(
+        heartbeatInterval: Duration = .seconds(1), missedHeartbeatsBeforeStale: Int = 3,
+        maximumRetryDelay: Duration = .seconds(5), bufferLimit: Int = 10_000
+    ) {
+        self.heartbeatInterval = heartbeatInterval
+        self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
+        self.maximumRetryDelay = max(maximumRetryDelay, heartbeatInterval)
+        self.bufferLimit = max(1, bufferLimit)
+        self.retryDelay = heartbeatInterval
+    }
+
+    /// How long without a heartbeat or event before the replica is stale.
+    public var silenceWindow: Duration { heartbeatInterval * missedHeartbeatsBeforeStale }
+}
+
+// MARK: - Inputs
+
+extension SubscriptionMachine {
+    /// Starts the machine: asks for the first snapshot and starts the heartbeat watchdog.
+    public mutating func start(now: ContinuousClock.Instant) -> Output {
+        var out = Output()
+        guard !started else { return out }
+        started = true
+        lastHeard = now
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// An event arrived on the PUB channel.
+    public mutating func receive(_ event: Event, now: ContinuousClock.Instant) -> Output {
+        var out = Output()
+        heard(now: now)
+        pubSeq = max(pubSeq ?? 0, event.seq)
+        knownSeq = max(knownSeq, event.seq)
+        if let current = replica, !restarted {
+            if event.seq >= current.seq { pubBehindSince = nil }
+            // At or below the replica: a duplicate, or an event the snapshot already holds.
+            if event.seq > current.seq {
+                insert(event)
+                drain(into: &out)
+            }
+        } else {
+            // No usable replica: keep everything until the snapshot says what to drop.
+            insert(event)
+        }
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// A heartbeat arrived on the PUB channel.
+    public mutating func receive(_ heartbeat: Heartbeat, now: ContinuousClock.Instant) -> Output {
+        var out = Output()
+        heard(now: now)
+        let seq = heartbeat.seq
+        if let highest = pubSeq, seq < highest {
+            // PUB delivers in order, so a lower seq than one it already delivered is a new store.
+            serviceWentBack(to: seq)
+        } else if let current = replica, !restarted, seq < current.seq {
+            // The replica came from a reply that may have overtaken the PUB channel; only a
+            // heartbeat that stays behind for a whole silence window proves the service went back.
+            if let since = pubBehindSince, now - since >= silenceWindow {
+                serviceWentBack(to: seq)
+            } else if pubBehindSince == nil {
+                pubBehindSince = now
+            }
+        } else {
+            if let current = replica, seq >= current.seq { pubBehindSince = nil }
+            knownSeq = max(knownSeq, seq)
+        }
+        pubSeq = max(pubSeq ?? 0, seq)
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// The reply to `list`: the whole list at `seq`.
+    public mutating func receiveSnapshot(
+        rows: [IndexedCountry], seq: UInt64, now: ContinuousClock.Instant
+    ) -> Output {
+        var out = Output()
+        if outstanding == .requestSnapshot { outstanding = nil }
+        replySucceeded(now: now)
+        replica = CountriesState(rows: rows, seq: seq)
+        out.notifications.append(.replaced(seq: seq))
+        restarted = false
+        snapshotNeeded = false
+        pubBehindSince = nil
+        dropBuffered(through: seq)
+        // The snapshot is the service's word at reply time; only buffered events are newer.
+        knownSeq = max(seq, buffer.last?.seq ?? 0)
+        drain(into: &out)
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// The reply to `history`: every event after the `since` that was asked for, in order.
+    public mutating func receiveHistory(_ events: [Event], now: ContinuousClock.Instant) -> Output {
+        var out = Output()
+        if case .requestHistory = outstanding { outstanding = nil }
+        replySucceeded(now: now)
+        // History is relative to the replica; without a usable one it is of no help.
+        if var current = replica.take() {
+            let before = current.seq
+            if !restarted && !snapshotNeeded {
+                for event in events where event.seq > current.seq {
+                    guard event.seq == current.seq + 1 else {
+                        // History must be complete; a hole means it cannot be trusted.
+                        snapshotNeeded = true
+                        staleReason = "history skipped event \(current.seq + 1)"
+                        break
+                    }
+                    guard replay(event, on: &current, into: &out) else { break }
+                }
+            }
+            replica = current
+            drain(into: &out)
+            if let after = replica?.seq, after == before, !restarted, gap() != nil {
+                // PUB promised events that history does not have: the store changed under us.
+                snapshotNeeded = true
+            }
+        }
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// A request got no useful answer. `truncated` means the service no longer has the history
+    /// asked for (take a snapshot now); otherwise (timeout, no reply, an error) it is retried by
+    /// ``tick(now:)`` after a delay that doubles up to ``maximumRetryDelay``.
+    public mutating func requestFailed(
+        _ action: Action, truncated: Bool, now: ContinuousClock.Instant
+    ) -> Output {
+        var out = Output()
+        if outstanding == action { outstanding = nil }
+        if truncated, case .requestHistory = action {
+            snapshotNeeded = true
+            notBefore = nil
+        } else {
+            backOff(now: now)
+        }
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// Runs the heartbeat watchdog and due retries; call it at ``nextDeadline()``.
+    public mutating func tick(now: ContinuousClock.Instant) -> Output {
+        var out = Output()
+        if started, !silent, let lastHeard, now - lastHeard >= silenceWindow {
+            silent = true
+            staleReason = "no heartbeat for \(Self.describe(silenceWindow))"
+        }
+        settle(now: now, into: &out)
+        return out
+    }
+
+    /// When the driver must call ``tick(now:)`` next, or nil when only an input can change
+    /// anything (before ``start(now:)``).
+    public func nextDeadline() -> ContinuousClock.Instant? {
+        guard started, let lastHeard else { return nil }
+        var deadline: ContinuousClock.Instant? = silent ? nil : lastHeard + silenceWindow
+        if outstanding == nil, wantedAction() != nil, let notBefore {
+            deadline = min(deadline ?? notBefore, notBefore)
+        }
+        return deadline
+    }
+}
+
+// MARK: - Rules
+
+extension SubscriptionMachine {
+    /// The PUB channel delivered something: the watchdog restarts; after silence, catch up.
+    private mutating func heard(now: ContinuousClock.Instant) {
+        lastHeard = now
+        if silent {
+            silent = false
+            catchUpNeeded = true
+            // The service is evidently back: do not wait out a backoff meant for a dead one.
+            notBefore = nil
+            retryDelay = heartbeatInterval
+        }
+    }
+
+    /// The service's seq went back: it runs on another store, so nothing local can be trusted.
+    private mutating func serviceWentBack(to seq: UInt64) {
+        restarted = replica != nil
+        buffer.removeAll()
+        knownSeq = seq
+        pubSeq = seq
+        pubBehindSince = nil
+        staleReason = "service restarted"
+    }
+
+    private mutating func replySucceeded(now: ContinuousClock.Instant) {
+        if silent {
+            // The service answers but PUB is still quiet: keep probing, more and more slowly.
+            backOff(now: now)
+        } else {
+            retryDelay = heartbeatInterval
+            notBefore = nil
+            catchUpNeeded = false
+        }
+    }
+
+    private mutating func backOff(now: ContinuousClock.Instant) {
+        notBefore = now + retryDelay
+        retryDelay = min(retryDelay * 2, maximumRetryDelay)
+    }
+
+    /// Adds an event to the buffer in seq order; on overflow forgets the buffer and resyncs.
+    private mutating func insert(_ event: Event) {
+        if buffer.count >= bufferLimit {
+            // Too far behind for history to be worth it; knownSeq keeps what we must reach.
+            buffer.removeAll()
+            snapshotNeeded = true
+            staleReason = "fell too far behind"
+        }
+        guard let last = buffer.last, last.seq >= event.seq else {
+            buffer.append(event)
+            return
+        }
+        var low = 0
+        var high = buffer.count
+        while low < high {
+            let middle = (low + high) / 2
+            if buffer[middle].seq < event.seq { low = middle + 1 } else { high = middle }
+        }
+        if buffer[low].seq != event.seq { buffer.insert(event, at: low) }
+    }
+
+    private mutating func dropBuffered(through seq: UInt64) {
+        let stale = buffer.prefix { $0.seq <= seq }.count
+        buffer.removeFirst(stale)
+    }
+
+    /// Applies buffered events that follow the replica without a hole.
+    private mutating func drain(into out: inout Output) {
+        guard !restarted, !snapshotNeeded, var current = replica.take() else { return }
+        dropBuffered(through: current.seq)
+        var applied = 0
+        while applied < buffer.count, buffer[applied].seq == current.seq + 1 {
+            guard replay(buffer[applied], on: &current, into: &out) else { break }
+            applied += 1
+        }
+        buffer.removeFirst(applied)
+        replica = current
+    }
+
+    /// Replays one event (which must be `seq + 1`); a mismatch means the replica is wrong.
+    private mutating func replay(
+        _ event: Event, on state: inout CountriesState, into out: inout Output
+    ) -> Bool {
+        do {
+            try state.replay(event)
+            out.notifications.append(.applied(event))
+            return true
+        } catch {
+            snapshotNeeded = true
+            staleReason = "event \(event.seq) did not fit the local copy"
+            return false
+        }
+    }
+
+    /// The seqs the replica is known to miss, if any.
+    private func gap() -> ClosedRange<UInt64>? {
+        guard let current = replica, !restarted else { return nil }
+        if let first = buffer.first, first.seq > current.seq + 1 {
+            return (current.seq + 1)...(first.seq - 1)
+        }
+        if knownSeq > current.seq, buffer.isEmpty { return (current.seq + 1)...knownSeq }
+        return nil
+    }
+
+    /// The request the replica needs next, if any.
+    private func wantedAction() -> Action? {
+        guard let current = replica, !restarted, !snapshotNeeded else { return .requestSnapshot }
+        if silent || catchUpNeeded || gap() != nil || !buffer.isEmpty {
+            return .requestHistory(since: current.seq)
+        }
+        return nil
+    }
+
+    /// Ends every input: names a new gap, sends the request needed (if allowed), updates the phase.
+    private mutating func settle(now: ContinuousClock.Instant, into out: inout Output) {
+        if let missing = gap() {
+            if !gapReported {
+                staleReason =
+                    missing.count == 1
+                    ? "missed event \(missing.lowerBound)"
+                    : "missed events \(missing.lowerBound)-\(missing.upperBound)"
+                gapReported = true
+            }
+        } else {
+            gapReported = false
+        }
+
+        if started, outstanding == nil, let action = wantedAction() {
+            if notBefore.map({ now >= $0 }) ?? true {
+                notBefore = nil
+                outstanding = action
+                out.actions.append(action)
+            }
+        }
+
+        let inSync =
+            !restarted && !snapshotNeeded && !silent && !catchUpNeeded && buffer.isEmpty && gap() == nil
+        let newPhase: Phase = replica == nil ? .connecting : inSync ? .live : .stale(staleReason)
+        if newPhase != phase {
+            phase = newPhase
+            out.notifications.append(.phaseChanged(newPhase))
+        }
+    }
+
+    /// "3 s", "1.5 s": a duration as the stale reason shows it.
+    static func describe(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        if milliseconds % 1000 == 0 { return "\(milliseconds / 1000) s" }
+        return "\(Double(milliseconds) / 1000) s"
+    }
+}
