@@ -23,6 +23,9 @@ enum CountriesCommandLine {
     /// Options every client subcommand takes.
     static let clientOptions = [commandEndpoint, timeout, retries]
     static let subscriberOptions = [commandEndpoint, eventsEndpoint, timeout, retries]
+    static let heartbeat = OptionSpec(
+        name: "heartbeat-ms", valueName: "ms",
+        help: "The service's heartbeat period; 3 missed make the view stale.", defaultValue: "1000")
 
     static let target = ArgumentSpec(
         name: "target", help: "A country: its 0-based index or its name (case-insensitive).")
@@ -36,7 +39,8 @@ enum CountriesCommandLine {
             69 no reply from the service.
             """,
         subcommands: [
-            serve, list, get, count, toggle, set, add, remove, reset, history, status, events,
+            serve, list, get, count, toggle, set, add, remove, reset, history, status, events, watch, select,
+            onChange,
         ])
 
     static let serve = CommandSpec(
@@ -49,10 +53,10 @@ enum CountriesCommandLine {
         options: [
             OptionSpec(
                 name: "command", valueName: "endpoint", help: "Where to accept commands (REQ/REP).",
-                defaultValue: "tcp://127.0.0.1:5555"),
+                defaultValue: "tcp://127.0.0.1:5555", environment: "COUNTRIES_COMMAND"),
             OptionSpec(
                 name: "events", valueName: "endpoint", help: "Where to publish events (PUB/SUB).",
-                defaultValue: "tcp://127.0.0.1:5556"),
+                defaultValue: "tcp://127.0.0.1:5556", environment: "COUNTRIES_EVENTS"),
             OptionSpec(
                 name: "db", valueName: "path", help: "The SQLite store.", defaultValue: "countries.db"),
             .flag("in-memory", help: "Keep the state in memory only (lost when the service stops)."),
@@ -125,4 +129,27 @@ enum CountriesCommandLine {
             OptionSpec(name: "count", valueName: "n", help: "Stop after this many events."),
             OptionSpec.flag("json", help: "Print each event's JSON on one line."),
         ] + subscriberOptions)
+
+    static let watch = CommandSpec(
+        name: "watch", abstract: "Show the list live; it redraws on every change.",
+        discussion: """
+            On a terminal: a live table (q quits). Otherwise, the whole table after every change, \
+            or with --json one line per change: {"countries": [...], "seq": S}, the first being the snapshot.
+            """,
+        options: [OptionSpec.flag("json", help: "Print the whole list as one JSON line after every change.")]
+            + subscriberOptions + [heartbeat])
+    static let select = CommandSpec(
+        name: "select", abstract: "Pick countries in a live table; Space or Enter toggles.",
+        discussion: "Keys: Up/Down or j/k, PgUp/PgDn, Home/End move; Space or Enter toggles; q quits.",
+        options: subscriberOptions + [heartbeat])
+    static let onChange = CommandSpec(
+        name: "on-change", abstract: "Run a command for every change, in order.",
+        discussion: """
+            COMMAND runs once per event, never two at once, with COUNTRIES_SEQ, COUNTRIES_EVENT \
+            (changed, added, removed, reset), COUNTRY_INDEX, COUNTRY_NAME and COUNTRY_VISITED in its \
+            environment and the event's JSON on its stdin. A failing command is logged; the next event still runs.
+            """,
+        options: [.flag("initial", help: "Also run once (as a reset) for the list as it is at start.")]
+            + subscriberOptions + [heartbeat],
+        acceptsTrailingArguments: true, trailingValueName: "command")
 }

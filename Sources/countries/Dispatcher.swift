@@ -13,6 +13,9 @@ struct Dispatcher {
         switch command.path.last ?? "" {
         case "serve": return try ServeCommand(command: command).run()
         case "events": return try EventsCommand(command: command, client: try clientOptions()).run()
+        case "watch": return try WatchCommand(command: command).run()
+        case "select": return try SelectCommand(command: command).run()
+        case "on-change": return try OnChangeCommand(command: command).run()
         default: return try ClientCommand(command: command, options: try clientOptions()).run()
         }
     }

@@ -1,0 +1,185 @@
+import CountriesCore
+import Foundation
+import ZeroMQ
+
+/// Keeps a local copy of the list in sync with the service: the driver of
+/// ``SubscriptionMachine`` over a SUB socket and non-blocking `list`/`history` requests.
+///
+/// It never blocks and owns no loop: the caller adds its sockets to a `Poller` beside its own
+/// descriptors (stdin, a signal pipe), calls ``process(_:_:now:)`` after each poll and
+/// ``tick(now:)`` at ``nextDeadline``, and renders the notifications it returns.
+public final class LiveSubscription {
+    /// Where the subscription connects.
+    public struct Endpoints: Sendable, Equatable {
+        /// The command endpoint (`list` and `history`).
+        public var command: String
+        /// The event endpoint (a service's PUB, or a relay).
+        public var events: String
+
+        /// Creates endpoints.
+        public init(command: String, events: String) {
+            self.command = command
+            self.events = events
+        }
+    }
+
+    /// The poller indexes of this subscription's sockets, for ``process(_:_:now:)``.
+    public struct Registration {
+        fileprivate var events: Int
+        fileprivate var requests: Int?
+    }
+
+    /// The endpoints in use.
+    public let endpoints: Endpoints
+    private let subscriber: Socket
+    private let requests: PendingRequests<SubscriptionMachine.Action>
+    private var machine: SubscriptionMachine
+
+    /// The replica, nil before the first snapshot.
+    public var replica: CountriesState? { machine.replica }
+    /// Whether the replica is live, stale or not there yet.
+    public var phase: SubscriptionMachine.Phase { machine.phase }
+
+    /// Connects the SUB socket (subscribed to every topic, heartbeats included) and prepares
+    /// the request channel; call ``start(now:)`` next.
+    public init(
+        context: Context, endpoints: Endpoints, heartbeatInterval: Duration = .seconds(1),
+        requestTimeout: Duration = .seconds(2), security: ClientSecurity? = nil
+    ) throws(ClientError) {
+        self.endpoints = endpoints
+        machine = SubscriptionMachine(heartbeatInterval: heartbeatInterval)
+        requests = PendingRequests(
+            context: context, endpoint: endpoints.command, timeout: requestTimeout, tries: 1,
+            security: security)
+        do {
+            subscriber = try context.makeSocket(.sub)
+            try subscriber.setOption(.linger, 0)
+            // A reset of a 10,000-row list is the largest event; anything far larger is not ours.
+            try subscriber.setOption(.maxMessageSize, 64 << 20)
+            // Bound what piles up while we are slow: past it we lose events, notice the gap,
+            // and catch up from history instead of holding memory without limit.
+            try subscriber.setOption(.receiveHighWaterMark, 100_000)
+            try subscriber.setOption(.heartbeatInterval, 2_000)
+            try subscriber.setOption(.heartbeatTimeout, 6_000)
+            if let security { try security.apply(to: subscriber) }
+            try subscriber.subscribe("")
+            try subscriber.connect(endpoints.events)
+        } catch {
+            throw ClientError(
+                .sockets, endpoint: endpoints.events, "cannot subscribe to \(endpoints.events): \(error)")
+        }
+    }
+
+    deinit {
+        subscriber.close()
+    }
+
+    /// Asks for the first snapshot (the SUB socket is already subscribed, so nothing falls
+    /// between the two).
+    public func start(now: ContinuousClock.Instant) -> [SubscriptionMachine.Notification] {
+        perform(machine.start(now: now), now: now)
+    }
+
+    /// Adds this subscription's sockets to `poller`.
+    public func register(in poller: inout Poller) -> Registration {
+        Registration(events: poller.add(subscriber), requests: requests.register(in: &poller))
+    }
+
+    /// Reads whatever is ready after a poll and returns what changed.
+    public func process(
+        _ ready: PollResult, _ registration: Registration, now: ContinuousClock.Instant
+    ) -> [SubscriptionMachine.Notification] {
+        var notifications: [SubscriptionMachine.Notification] = []
+        if let index = registration.requests, ready.isReadable(index) {
+            notifications += handle(requests.receive(now: now), now: now)
+        }
+        if ready.isReadable(registration.events) {
+            notifications += drainEvents(now: now)
+        }
+        return notifications
+    }
+
+    /// Runs timers (heartbeat watchdog, request timeouts and retries).
+    public func tick(now: ContinuousClock.Instant) -> [SubscriptionMachine.Notification] {
+        handle(requests.tick(now: now), now: now) + perform(machine.tick(now: now), now: now)
+    }
+
+    /// When ``tick(now:)`` must run next.
+    public var nextDeadline: ContinuousClock.Instant? {
+        [machine.nextDeadline(), requests.nextDeadline].compactMap { $0 }.min()
+    }
+
+    private func drainEvents(now: ContinuousClock.Instant) -> [SubscriptionMachine.Notification] {
+        var notifications: [SubscriptionMachine.Notification] = []
+        // Bounded so a flood of events cannot starve the keyboard and the screen.
+        for _ in 0..<10_000 {
+            let frames: [Data]?
+            do {
+                frames = try subscriber.receive(dontWait: true)
+            } catch {
+                break
+            }
+            guard let frames else { break }
+            guard frames.count == 2 else { continue }
+            let topic = String(decoding: frames[0], as: UTF8.self)
+            if topic == Topic.heartbeat.rawValue {
+                if let heartbeat = try? Heartbeat.decode(frames[1]) {
+                    notifications += perform(machine.receive(heartbeat, now: now), now: now)
+                }
+            } else if let event = try? Event.decode(frames[1]) {
+                notifications += perform(machine.receive(event, now: now), now: now)
+            }
+        }
+        return notifications
+    }
+
+    private func perform(
+        _ output: SubscriptionMachine.Output, now: ContinuousClock.Instant
+    ) -> [SubscriptionMachine.Notification] {
+        var notifications = output.notifications
+        for action in output.actions {
+            let command: Command
+            switch action {
+            case .requestSnapshot: command = .query(.list)
+            case .requestHistory(let since): command = .history(since: since)
+            }
+            notifications += handle(requests.send(Request(command: command), tag: action, now: now), now: now)
+        }
+        return notifications
+    }
+
+    private func handle(
+        _ outcomes: [PendingRequests<SubscriptionMachine.Action>.Outcome], now: ContinuousClock.Instant
+    ) -> [SubscriptionMachine.Notification] {
+        var notifications: [SubscriptionMachine.Notification] = []
+        for outcome in outcomes {
+            switch outcome {
+            case .replied(let action, let reply):
+                notifications += perform(answer(action, reply, now: now), now: now)
+            case .failed(let action, _):
+                notifications += perform(machine.requestFailed(action, truncated: false, now: now), now: now)
+            }
+        }
+        return notifications
+    }
+
+    private func answer(
+        _ action: SubscriptionMachine.Action, _ reply: Reply, now: ContinuousClock.Instant
+    ) -> SubscriptionMachine.Output {
+        switch action {
+        case .requestSnapshot:
+            guard reply.ok, let rows = reply.countries, let seq = reply.seq else {
+                return machine.requestFailed(action, truncated: false, now: now)
+            }
+            return machine.receiveSnapshot(rows: rows, seq: seq, now: now)
+        case .requestHistory:
+            guard reply.ok, let events = reply.events else {
+                // Any refusal of history (truncated, too large) is answered the same way: a snapshot.
+                return machine.requestFailed(action, truncated: true, now: now)
+            }
+            return machine.receiveHistory(events, now: now)
+        }
+    }
+}
+
+@available(*, unavailable) extension LiveSubscription: Sendable {}

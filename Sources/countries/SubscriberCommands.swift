@@ -1,0 +1,161 @@
+import ArgumentParsing
+import CountriesClient
+import CountriesCore
+import CountriesTerminal
+import Foundation
+@preconcurrency import Glibc
+import SystemSupport
+import ZeroMQ
+
+/// What `watch`, `select` and `on-change` share: a subscription built from the options.
+struct SubscriberSetup {
+    let context: Context
+    let subscription: LiveSubscription
+    let options: ClientOptions
+
+    init(_ command: ParsedCommand) throws {
+        options = try ClientOptions(command)
+        guard let heartbeat = try command.int("heartbeat-ms"), heartbeat >= 10 else {
+            throw command.usageError("--heartbeat-ms must be at least 10")
+        }
+        context = try Context()
+        do {
+            subscription = try LiveSubscription(
+                context: context,
+                endpoints: .init(
+                    command: options.commandEndpoint, events: options.eventsEndpoint ?? "tcp://127.0.0.1:5556"
+                ),
+                heartbeatInterval: .milliseconds(heartbeat), requestTimeout: options.timeout)
+        } catch {
+            throw CommandFailure(message: error.message, exitCode: ExitCode.usage)
+        }
+    }
+}
+
+/// `countries watch`: the data source. A live table on a terminal; otherwise the whole table
+/// (or, with `--json`, the whole list as one JSON line) after every applied event.
+struct WatchCommand {
+    let command: ParsedCommand
+
+    func run() throws -> Int32 {
+        let setup = try SubscriberSetup(command)
+        defer { setup.context.terminate() }
+        let environment = ProcessInfo.processInfo.environment
+        let terminal = Terminal()
+        if !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal {
+            let capabilities = TerminalCapabilities(environment: environment, outputIsTerminal: true)
+            try TableScreen(
+                mode: .watch, subscription: setup.subscription, toggles: nil, terminal: terminal,
+                capabilities: capabilities
+            ).run()
+            return ExitCode.success
+        }
+        let glyphs = TerminalCapabilities(environment: environment, outputIsTerminal: false).glyphs
+        let asJSON = command.flag("json")
+        try StateStream(subscription: setup.subscription).run { state, _ in
+            if asJSON {
+                let snapshot = Reply(seq: state.seq, countries: state.rows)
+                var line = String(decoding: snapshot.encoded(), as: UTF8.self)
+                // The list, not a reply: `{"countries": [...], "seq": S}`.
+                line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
+                Output.line(line)
+            } else {
+                Output.line("seq \(state.seq)\(glyphs.separator)\(FooterModel.summary(of: state))")
+                for line in TableText.lines(state, glyphs: glyphs) { Output.line(line) }
+                Output.line("")
+            }
+        }
+        return ExitCode.success
+    }
+}
+
+/// `countries select`: the interactive delegate: a cursor over the live table; Space or Enter
+/// toggles the country under it.
+struct SelectCommand {
+    let command: ParsedCommand
+
+    func run() throws -> Int32 {
+        let terminal = Terminal()
+        guard terminal.inputIsTerminal, terminal.outputIsTerminal else {
+            throw CommandFailure(
+                message: "select needs a terminal for its keys and screen; use `countries toggle` in scripts",
+                exitCode: ExitCode.usage)
+        }
+        let setup = try SubscriberSetup(command)
+        defer { setup.context.terminate() }
+        let toggles = PendingRequests<IndexedCountry>(
+            context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
+            tries: setup.options.tries)
+        let capabilities = TerminalCapabilities(
+            environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
+        try TableScreen(
+            mode: .select, subscription: setup.subscription, toggles: toggles, terminal: terminal,
+            capabilities: capabilities
+        ).run()
+        return ExitCode.success
+    }
+}
+
+/// Follows a subscription without a terminal and hands each state to `body`, in seq order:
+/// first the snapshot, then the state after every event (replayed one by one, so no
+/// intermediate state is skipped), then a fresh snapshot after a resync.
+struct StateStream {
+    let subscription: LiveSubscription
+
+    /// What the state just became.
+    enum Cause {
+        case snapshot
+        case event(Event)
+    }
+
+    func run(_ body: (CountriesState, Cause) throws -> Void) throws {
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
+        var copy: CountriesState?
+        var lastPhase = subscription.phase
+        var now = ContinuousClock.now
+
+        func deliver(_ notifications: [SubscriptionMachine.Notification]) throws {
+            for notification in notifications {
+                switch notification {
+                case .replaced:
+                    copy = subscription.replica
+                    if let copy { try body(copy, .snapshot) }
+                case .applied(let event):
+                    // A snapshot taken together with its buffered events already holds them.
+                    if let copy, event.seq <= copy.seq { continue }
+                    guard var state = copy, (try? state.replay(event)) != nil else {
+                        copy = subscription.replica
+                        if let copy { try body(copy, .snapshot) }
+                        continue
+                    }
+                    copy = state
+                    try body(state, .event(event))
+                case .phaseChanged(let phase):
+                    if phase != lastPhase {
+                        lastPhase = phase
+                        switch phase {
+                        case .stale(let reason): Output.error("stale: \(reason); catching up")
+                        case .live: Output.error("live at seq \(subscription.replica?.seq ?? 0)")
+                        case .connecting: break
+                        }
+                    }
+                }
+            }
+        }
+
+        try deliver(subscription.start(now: now))
+        while true {
+            var poller = Poller()
+            let registration = subscription.register(in: &poller)
+            let signalIndex = poller.add(fileDescriptor: signals.fileDescriptor)
+            now = ContinuousClock.now
+            let deadline = subscription.nextDeadline ?? now + .seconds(1)
+            let timeout = max(0, Int((deadline - now) / .milliseconds(1)) + 1)
+            let ready = try poller.poll(timeoutMilliseconds: timeout)
+            if ready.isReadable(signalIndex), !signals.drain().isEmpty { return }
+            now = ContinuousClock.now
+            try deliver(subscription.process(ready, registration, now: now))
+            try deliver(subscription.tick(now: now))
+        }
+    }
+}
