@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "countries", targets: ["countries"]),
+        .executable(name: "countries-bench", targets: ["countries-bench"]),
         .library(name: "CountriesCore", targets: ["CountriesCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
     ],
@@ -61,6 +62,12 @@ let package = Package(
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
                 "CountriesTerminal", "SystemSupport", "ZeroMQ",
             ],
+            swiftSettings: strictSettings
+        ),
+        // Measures the service against the bare-libzmq floor and Redis, in one run.
+        .executableTarget(
+            name: "countries-bench",
+            dependencies: ["ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "ZeroMQ"],
             swiftSettings: strictSettings
         ),
 
