@@ -8,6 +8,8 @@ struct IncomingRequest {
     var envelope: [Data]
     /// The frames after the envelope; a valid request has exactly one.
     var body: [Data]
+    /// What the client may do (read-only clients are refused changes).
+    var access: Access = .readWrite
 }
 
 /// What the socket loop must send, in order, after a batch is handled.
@@ -86,6 +88,13 @@ final class CommandHandler {
 
             switch request.command {
             case .change(let change):
+                if incoming.access == .readOnly {
+                    let refusal = CountriesError(
+                        .forbidden, "this client's key may read and subscribe but not change the list")
+                    output.append(
+                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
+                    continue
+                }
                 if let id = request.id, let first = remembered(id, in: pending) {
                     flush()  // keep replies in arrival order
                     served += 1

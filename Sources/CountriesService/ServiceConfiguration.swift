@@ -21,6 +21,10 @@ public struct ServiceConfiguration: Sendable {
     public var subscriberHighWaterMark: Int32 = 10_000
     /// Largest frame the sockets accept (ZMQ_MAXMSGSIZE); a peer sending more is disconnected.
     public var maximumMessageBytes: Int64 = 1 << 20
+    /// CURVE encryption and client allow-lists; nil serves plaintext.
+    public var security: ServerSecurity?
+    /// Whether plaintext tcp endpoints that are not loopback are allowed (`--insecure`).
+    public var allowsInsecureEndpoints = false
     /// How long queued replies and events may linger at shutdown.
     public var lingerOnShutdown: Duration = .milliseconds(500)
 

@@ -18,6 +18,8 @@ public final class StateService {
     private let context: Context
     private let commands: Socket
     private let events: Socket
+    private let zap: ZAPHandler?
+    private let monitor: Socket?
     private let handler: CommandHandler
     private let logger: Logger
     private let startedAt = ContinuousClock.now
@@ -32,10 +34,35 @@ public final class StateService {
         } catch {
             throw ServiceError(.store, error.description)
         }
+        try StateService.checkExposure(configuration)
+        let allowList = try configuration.security.map { security throws(ServiceError) in
+            try AllowList.load(
+                readWrite: security.readWriteDirectories, readOnly: security.readOnlyDirectories)
+        }
         do {
-            context = try Context()
+            let context = try Context()
+            self.context = context
+            // The ZAP handler must be bound before a CURVE socket binds, or libzmq would admit
+            // any key (with ZAP_ENFORCE_DOMAIN it would refuse every one instead).
+            zap = try allowList.map { try ZAPHandler(context: context, allowList: $0, logger: logger) }
             commands = try context.makeSocket(.router)
             events = try context.makeSocket(.pub)
+            if let security = configuration.security, let secretKey = security.certificate.secretKey {
+                for socket in [commands, events] {
+                    try socket.setOption(.curveServer, true)
+                    try socket.setOption(.curveSecretKey, secretKey)
+                    try socket.setOption(.zapDomain, ZAPHandler.domain)
+                    try socket.setOption(.zapEnforceDomain, true)
+                }
+                // Handshake failures never reach the ZAP handler when the client is plaintext or
+                // has the wrong server key; the monitor is how they get logged.
+                let monitor = try context.makeSocket(.pair)
+                try commands.startMonitor("inproc://countries.monitor", kinds: .handshakeFailures)
+                try monitor.connect("inproc://countries.monitor")
+                self.monitor = monitor
+            } else {
+                monitor = nil
+            }
             for socket in [commands, events] {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
                 try socket.setOption(.maxMessageSize, configuration.maximumMessageBytes)
@@ -55,6 +82,7 @@ public final class StateService {
             try StateService.bind(commands, configuration.commandEndpoint, role: "command")
             try StateService.bind(events, configuration.eventsEndpoint, role: "events")
             boundEndpoints = [try commands.lastEndpoint, try events.lastEndpoint]
+            for endpoint in boundEndpoints { StateService.restrictPermissions(of: endpoint) }
         } catch let error as ServiceError {
             commands.close()
             events.close()
@@ -79,8 +107,32 @@ public final class StateService {
         }
     }
 
+    /// Protected mode: a plaintext tcp endpoint must be loopback, unless CURVE is on or the
+    /// operator said `--insecure`.
+    static func checkExposure(_ configuration: ServiceConfiguration) throws(ServiceError) {
+        guard configuration.security == nil, !configuration.allowsInsecureEndpoints else { return }
+        for endpoint in [configuration.commandEndpoint, configuration.eventsEndpoint]
+        where !Endpoint.isLoopbackOrLocal(endpoint) {
+            throw ServiceError(
+                .unsafeEndpoint,
+                "refusing to bind \(endpoint) without encryption: anyone who can reach it could read and change the list. Use --curve-key KEY --allow DIR to require keys, bind 127.0.0.1, or pass --insecure to accept the risk"
+            )
+        }
+    }
+
+    /// ipc endpoints are files: make them owner-only, so other local users cannot connect.
+    static func restrictPermissions(of endpoint: String) {
+        guard endpoint.hasPrefix("ipc://") else { return }
+        let path = String(endpoint.dropFirst("ipc://".count))
+        guard !path.hasPrefix("@") else { return }  // an abstract socket has no file
+        chmod(path, 0o600)
+    }
+
     private static func bind(_ socket: Socket, _ endpoint: String, role: String) throws(ServiceError) {
         do {
+            // Created owner-only from the start, not just after the chmod that follows.
+            let previous = umask(0o077)
+            defer { umask(previous) }
             try socket.bind(endpoint)
         } catch {
             let advice: String
@@ -111,6 +163,8 @@ public final class StateService {
         var poller = Poller()
         let commandItem = poller.add(commands)
         let stopItem = stop.map { poller.add(fileDescriptor: $0.fileDescriptor) }
+        let zapItem = zap.map { poller.add($0.socket) }
+        let monitorItem = monitor.map { poller.add($0) }
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
         var batch: [IncomingRequest] = []
@@ -130,6 +184,12 @@ public final class StateService {
                 throw ServiceError(.sockets, "polling failed: \(error)")
             }
             if ready.isInterrupted { continue }
+            if let zap, let zapItem, ready.isReadable(zapItem) {
+                zap.handlePending()
+            }
+            if let monitor, let monitorItem, ready.isReadable(monitorItem) {
+                logHandshakeFailures(monitor)
+            }
             if ready.isReadable(commandItem) {
                 readBatch(into: &batch)
                 if !batch.isEmpty {
@@ -138,9 +198,12 @@ public final class StateService {
                 }
             }
             if let stopItem, ready.isReadable(stopItem), let stop {
-                let received = stop.drain()
-                if !received.isEmpty {
-                    logger.log(.info, "\(stop.describe(received[0])): stopping at seq \(handler.state.seq)")
+                for reason in stop.drain() {
+                    if reason == SIGHUP {
+                        reloadAllowLists()
+                        continue
+                    }
+                    logger.log(.info, "\(stop.describe(reason)): stopping at seq \(handler.state.seq)")
                     break serving
                 }
             }
@@ -150,16 +213,55 @@ public final class StateService {
 
     /// Reads every request already queued, up to the batch limit, without waiting.
     private func readBatch(into batch: inout [IncomingRequest]) {
+        let properties = zap == nil ? [] : ["User-Id"]
         while batch.count < configuration.maximumBatch {
-            let frames: [Data]?
+            let message: ReceivedMessage?
             do {
-                frames = try commands.receive(dontWait: true)
+                message = try commands.receiveMessage(dontWait: true, properties: properties)
             } catch {
                 logger.log(.error, "receiving a request failed: \(error)")
                 return
             }
-            guard let frames else { return }
-            batch.append(StateService.split(frames))
+            guard let message else { return }
+            var request = StateService.split(message.frames)
+            if zap != nil {
+                // The ZAP handler wrote "rw:KEY" or "ro:KEY"; anything else gets the least.
+                request.access =
+                    message.properties["User-Id"]?.hasPrefix("rw:") == true ? .readWrite : .readOnly
+            }
+            batch.append(request)
+        }
+    }
+
+    /// SIGHUP: read the allow-lists again; keep the old ones if the new ones cannot be read.
+    private func reloadAllowLists() {
+        guard let zap, let security = configuration.security else {
+            logger.log(.info, "SIGHUP received: nothing to reload (no --allow lists)")
+            return
+        }
+        do {
+            let list = try AllowList.load(
+                readWrite: security.readWriteDirectories, readOnly: security.readOnlyDirectories)
+            zap.allowList = list
+            for skipped in list.skipped { logger.log(.warning, "allow-list: skipped \(skipped)") }
+            logger.log(
+                .info,
+                "SIGHUP received: allow-lists reloaded (\(list.readWriteCount) read-write, \(list.readOnlyCount) read-only keys)"
+            )
+        } catch {
+            logger.log(.error, "SIGHUP received: \(error.message); keeping the previous allow-lists")
+        }
+    }
+
+    private func logHandshakeFailures(_ monitor: Socket) {
+        while let frames = try? monitor.receive(dontWait: true) {
+            guard let event = MonitorEvent(frames: frames), let zap else { continue }
+            // Refusals by our own ZAP handler are logged there, with the key.
+            guard event.kind != .handshakeFailedAuth else { continue }
+            zap.note(
+                refusal:
+                    "a client on \(event.endpoint) failed the CURVE handshake (plaintext, or a wrong server key)"
+            )
         }
     }
 
@@ -207,6 +309,8 @@ public final class StateService {
     private func shutdown() {
         commands.close()
         events.close()
+        monitor?.close()
+        zap?.socket.close()
         context.terminate()
         logger.log(.info, "stopped at seq \(handler.state.seq)")
     }
@@ -246,6 +350,10 @@ public struct ServiceError: Error, Equatable, Sendable, CustomStringConvertible 
         case bind
         /// ZeroMQ failed otherwise.
         case sockets
+        /// The CURVE settings cannot be used (a key file, an allow-list directory).
+        case security
+        /// A plaintext endpoint would be exposed beyond this host (protected mode).
+        case unsafeEndpoint
     }
 
     /// The part that failed.

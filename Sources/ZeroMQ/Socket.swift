@@ -113,7 +113,17 @@ public final class Socket {
     /// Returns nil, instead of throwing, on `EAGAIN` (`dontWait`, or the receive timeout
     /// passed) and on `EINTR`.
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
+        try receiveMessage(dontWait: dontWait, properties: [])?.frames
+    }
+
+    /// Receives one whole multipart message with the named metadata properties of its frames
+    /// (`zmq_msg_gets`), e.g. `"User-Id"` (set by a ZAP handler) or `"Peer-Address"`.
+    /// Returns nil on EAGAIN and EINTR, like ``receive(dontWait:)``.
+    public func receiveMessage(dontWait: Bool = false, properties names: [String]) throws(ZMQError)
+        -> ReceivedMessage?
+    {
         let handle = try openHandle("receive")
+        var properties: [String: String] = [:]
         var frames: [Data] = []
         var message = zmq_msg_t()
         while true {
@@ -127,12 +137,17 @@ public final class Socket {
                 if error.isInterrupted { continue }  // Mid-message: the rest is already here.
                 throw error
             }
+            // A ROUTER's routing-id frame is made locally and carries no metadata; the frames
+            // that came over the wire do, so take each property from the first that has it.
+            for name in names where properties[name] == nil {
+                if let value = zmq_msg_gets(&message, name) { properties[name] = String(cString: value) }
+            }
             let size = zmq_msg_size(&message)
             let frame = size == 0 ? Data() : Data(bytes: zmq_msg_data(&message), count: size)
             let more = zmq_msg_more(&message) != 0
             zmq_msg_close(&message)
             frames.append(frame)
-            if !more { return frames }
+            if !more { return ReceivedMessage(frames: frames, properties: properties) }
         }
     }
 
@@ -282,3 +297,17 @@ public final class Socket {
 /// Sockets must stay on one thread; this makes sending one across isolation a compile error.
 @available(*, unavailable)
 extension Socket: Sendable {}
+
+/// A message with the metadata properties that were asked for.
+public struct ReceivedMessage: Sendable, Equatable {
+    /// The frames, in order.
+    public var frames: [Data]
+    /// The properties found on the message, by name (absent ones are left out).
+    public var properties: [String: String]
+
+    /// Creates a received message.
+    public init(frames: [Data], properties: [String: String] = [:]) {
+        self.frames = frames
+        self.properties = properties
+    }
+}

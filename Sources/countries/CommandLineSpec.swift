@@ -21,8 +21,16 @@ enum CountriesCommandLine {
     static let json = OptionSpec.flag("json", help: "Print the service's JSON reply on one line.")
 
     /// Options every client subcommand takes.
-    static let clientOptions = [commandEndpoint, timeout, retries]
-    static let subscriberOptions = [commandEndpoint, eventsEndpoint, timeout, retries]
+    static let curveKey = OptionSpec(
+        name: "curve-key", valueName: "file",
+        help: "This client's secret key file (from `countries keygen`), for a service that uses CURVE.",
+        environment: "COUNTRIES_CURVE_KEY")
+    static let serverKey = OptionSpec(
+        name: "server-key", valueName: "file", help: "The service's public key file (its .pub).",
+        environment: "COUNTRIES_SERVER_KEY")
+
+    static let clientOptions = [commandEndpoint, timeout, retries, curveKey, serverKey]
+    static let subscriberOptions = [commandEndpoint, eventsEndpoint, timeout, retries, curveKey, serverKey]
     static let heartbeat = OptionSpec(
         name: "heartbeat-ms", valueName: "ms",
         help: "The service's heartbeat period; 3 missed make the view stale.", defaultValue: "1000")
@@ -40,7 +48,7 @@ enum CountriesCommandLine {
             """,
         subcommands: [
             serve, list, get, count, toggle, set, add, remove, reset, history, status, events, watch, select,
-            onChange,
+            onChange, keygen,
         ])
 
     static let serve = CommandSpec(
@@ -71,7 +79,36 @@ enum CountriesCommandLine {
                 name: "log-level", valueName: "level", help: "The least severe level logged.",
                 defaultValue: "info",
                 allowedValues: ["debug", "info", "warning", "error"]),
+            OptionSpec(
+                name: "curve-key", valueName: "file",
+                help:
+                    "The service's secret key file: turns on CURVE encryption on both endpoints (needs --allow)."
+            ),
+            OptionSpec(
+                name: "allow", valueName: "dir",
+                help: "A directory of client .pub keys that may read and change.",
+                isRepeating: true),
+            OptionSpec(
+                name: "allow-read", valueName: "dir",
+                help: "A directory of client .pub keys that may only read and subscribe.", isRepeating: true),
+            .flag(
+                "insecure",
+                help:
+                    "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list)."
+            ),
         ])
+
+    static let keygen = CommandSpec(
+        name: "keygen", abstract: "Make a CURVE key pair: NAME.key (secret, mode 0600) and NAME.pub.",
+        discussion: """
+            Give NAME.pub to the other side: a client's goes in the service's --allow directory, the \
+            service's is every client's --server-key. Keep NAME.key private.
+            """,
+        arguments: [
+            ArgumentSpec(
+                name: "name", help: "The file name to write, without extension (may include a directory).")
+        ],
+        options: [.flag("force", help: "Overwrite existing key files.")])
 
     static let list = CommandSpec(
         name: "list", abstract: "Print every country, in order.", options: [json] + clientOptions)

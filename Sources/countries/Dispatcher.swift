@@ -16,6 +16,7 @@ struct Dispatcher {
         case "watch": return try WatchCommand(command: command).run()
         case "select": return try SelectCommand(command: command).run()
         case "on-change": return try OnChangeCommand(command: command).run()
+        case "keygen": return try KeygenCommand(command: command).run()
         default: return try ClientCommand(command: command, options: try clientOptions()).run()
         }
     }
@@ -31,8 +32,11 @@ struct ClientOptions {
     var eventsEndpoint: String?
     var timeout: Duration
     var tries: Int
+    var security: ClientSecurity?
 
     init(_ command: ParsedCommand) throws {
+        security = try KeyFiles.clientSecurity(
+            curveKey: command.value("curve-key"), serverKey: command.value("server-key"), command: command)
         commandEndpoint = command.value("command") ?? "tcp://127.0.0.1:5555"
         eventsEndpoint = command.spec.options.contains { $0.name == "events" } ? command.value("events") : nil
         guard let milliseconds = try command.int("timeout"), milliseconds > 0 else {
@@ -46,7 +50,8 @@ struct ClientOptions {
     }
 
     func makeClient(context: Context) -> CommandClient {
-        CommandClient(context: context, endpoint: commandEndpoint, timeout: timeout, tries: tries)
+        CommandClient(
+            context: context, endpoint: commandEndpoint, timeout: timeout, tries: tries, security: security)
     }
 }
 

@@ -12,8 +12,12 @@ enum ExitCode {
     static let unavailable: Int32 = 69
     /// A bug: something that should not happen did (EX_SOFTWARE).
     static let software: Int32 = 70
+    /// A key file cannot be written (EX_CANTCREAT).
+    static let cantCreate: Int32 = 73
     /// The store cannot be opened, read or written (EX_IOERR).
     static let ioError: Int32 = 74
+    /// The CURVE settings cannot be used: a key file, an allow-list directory (EX_CONFIG).
+    static let config: Int32 = 78
 }
 
 /// A failure that ends the command with a message and an exit code.

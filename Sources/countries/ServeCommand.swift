@@ -23,16 +23,24 @@ struct ServeCommand {
         configuration.heartbeatInterval = .milliseconds(heartbeat)
         configuration.version = CountriesCommandLine.version
         configuration.seed = try seed(command.value("seed") ?? "default")
+        configuration.allowsInsecureEndpoints = command.flag("insecure")
+        configuration.security = try security()
 
         let logger = Logger(level: level)
-        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
+        // SIGHUP reloads the allow-lists; SIGINT and SIGTERM stop the service.
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         let service: StateService
         do {
             service = try StateService(configuration: configuration, logger: logger)
         } catch {
-            throw CommandFailure(
-                message: error.message,
-                exitCode: error.code == .store ? ExitCode.ioError : ExitCode.unavailable)
+            let exitCode: Int32
+            switch error.code {
+            case .store: exitCode = ExitCode.ioError
+            case .security: exitCode = ExitCode.config
+            case .unsafeEndpoint: exitCode = ExitCode.usage
+            case .bind, .sockets: exitCode = ExitCode.unavailable
+            }
+            throw CommandFailure(message: error.message, exitCode: exitCode)
         }
         do {
             try service.run(stopOn: signals)
@@ -40,6 +48,26 @@ struct ServeCommand {
             throw CommandFailure(message: error.message, exitCode: ExitCode.software)
         }
         return ExitCode.success
+    }
+
+    /// CURVE settings from `--curve-key`, `--allow` and `--allow-read`.
+    private func security() throws -> ServerSecurity? {
+        let readWrite = command.values("allow")
+        let readOnly = command.values("allow-read")
+        guard let keyPath = command.value("curve-key") else {
+            if !readWrite.isEmpty || !readOnly.isEmpty {
+                throw command.usageError(
+                    "--allow and --allow-read need --curve-key (the service's secret key)")
+            }
+            return nil
+        }
+        guard !readWrite.isEmpty || !readOnly.isEmpty else {
+            throw command.usageError(
+                "--curve-key needs --allow DIR (and/or --allow-read DIR): the client keys to admit")
+        }
+        return ServerSecurity(
+            certificate: try KeyFiles.read(keyPath, wantSecret: true), readWriteDirectories: readWrite,
+            readOnlyDirectories: readOnly)
     }
 
     private func seed(_ name: String) throws -> [Country] {

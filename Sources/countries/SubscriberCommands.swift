@@ -25,7 +25,8 @@ struct SubscriberSetup {
                 endpoints: .init(
                     command: options.commandEndpoint, events: options.eventsEndpoint ?? "tcp://127.0.0.1:5556"
                 ),
-                heartbeatInterval: .milliseconds(heartbeat), requestTimeout: options.timeout)
+                heartbeatInterval: .milliseconds(heartbeat), requestTimeout: options.timeout,
+                security: options.security)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.usage)
         }
@@ -85,7 +86,7 @@ struct SelectCommand {
         defer { setup.context.terminate() }
         let toggles = PendingRequests<IndexedCountry>(
             context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
-            tries: setup.options.tries)
+            tries: setup.options.tries, security: setup.options.security)
         let capabilities = TerminalCapabilities(
             environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
         try TableScreen(

@@ -1,0 +1,26 @@
+/// Facts about endpoint strings (`tcp://127.0.0.1:5555`, `ipc:///tmp/x`), without parsing more
+/// than the question needs.
+public enum Endpoint {
+    /// Whether binding `endpoint` keeps it on this host: `ipc://` and `inproc://`, or `tcp://`
+    /// on a loopback address (127.0.0.0/8, `localhost`, `::1`, the `lo` interface).
+    ///
+    /// A wildcard (`*`, `0.0.0.0`, `::`), any other address or interface, and every other
+    /// transport count as exposed.
+    public static func isLoopbackOrLocal(_ endpoint: String) -> Bool {
+        if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
+        guard endpoint.hasPrefix("tcp://") else { return false }
+        var host = String(endpoint.dropFirst("tcp://".count))
+        // A connect-side source address ("src;dst") does not apply to bind; judge the last part.
+        if let semicolon = host.lastIndex(of: ";") { host = String(host[host.index(after: semicolon)...]) }
+        guard let colon = host.lastIndex(of: ":") else { return false }
+        host = String(host[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        switch host.lowercased() {
+        case "localhost", "::1", "lo", "ip6-localhost":
+            return true
+        default:
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        }
+    }
+}
