@@ -166,9 +166,11 @@ extension Store {
         return Data(bytes)
     }
 
-    /// The events after `since`, or nil when some of them are no longer kept.
+    /// The events after `since`, or nil when some of them are no longer kept, or when `since`
+    /// is ahead of `currentSeq` (the caller's state is from another store: it must start over).
     func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
-        if since >= currentSeq { return [] }
+        if since > currentSeq { return nil }
+        if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
         return try selectEvents.rows([.integer(Int64(since))]).compactMap { row in
