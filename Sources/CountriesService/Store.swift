@@ -56,6 +56,7 @@ final class Store {
             }
             database = try Database(path: path, mode: .readWriteCreate)
             database.setBusyTimeout(milliseconds: 2_000)
+            try Store.refuseForeignDatabase(database, path: path)
             try database.execute(
                 path == ":memory:"
                     ? "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"
@@ -87,6 +88,22 @@ final class Store {
         } catch {
             throw StoreError(.cannotOpen, path: path, "\(error)")
         }
+    }
+
+    /// Throws when the file is an SQLite database of something else, before anything (even the
+    /// journal mode) is written to it: `--db` pointed at the wrong file must not adopt it.
+    private static func refuseForeignDatabase(_ database: Database, path: String) throws {
+        let tables = try database.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).rows().compactMap { row -> String? in
+            guard case .text(let name)? = row.first else { return nil }
+            return name
+        }
+        guard !tables.isEmpty, !tables.contains("meta") else { return }
+        let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", ..." : "")
+        throw StoreError(
+            .corrupt, path: path,
+            "it is an SQLite database but not a countries store (its tables: \(shown)); pass another --db")
     }
 
     private static func createSchema(_ database: Database, seed: [Country]) throws {
