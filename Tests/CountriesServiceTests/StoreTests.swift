@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SQLite
 import Testing
 
 @testable import CountriesService
@@ -146,6 +147,27 @@ import Testing
                 && error.message.contains("--db")
                 && error.description.contains(scratch.path)
         }
+    }
+
+    @Test func anotherSQLiteDatabaseIsRefusedAndLeftAlone() throws {
+        let scratch = try Scratch()
+        do {
+            let other = try Database(path: scratch.path)
+            try other.execute("CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('keep me');")
+        }
+        #expect {
+            _ = try Store(path: scratch.path, seed: seed)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .corrupt && error.message.contains("not a countries store")
+                && error.message.contains("notes") && error.message.contains("--db")
+        }
+        let other = try Database(path: scratch.path)
+        #expect(try other.pragma("journal_mode") == .text("delete"), "not even the journal mode changed")
+        #expect(
+            try other.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").rows() == [
+                [.text("notes")]
+            ])
     }
 
     @Test func aMissingDirectoryIsNamed() throws {
