@@ -82,6 +82,7 @@ final class CommandHandler {
             do {
                 request = try decode(incoming.body)
             } catch {
+                flush()  // keep replies in arrival order
                 output.append(.reply(envelope: incoming.envelope, body: refuse(error, op: nil).encoded()))
                 continue
             }

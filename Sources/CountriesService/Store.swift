@@ -56,6 +56,7 @@ final class Store {
             }
             database = try Database(path: path, mode: .readWriteCreate)
             database.setBusyTimeout(milliseconds: 2_000)
+            try Store.refuseForeignDatabase(database, path: path)
             try database.execute(
                 path == ":memory:"
                     ? "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"
@@ -87,6 +88,22 @@ final class Store {
         } catch {
             throw StoreError(.cannotOpen, path: path, "\(error)")
         }
+    }
+
+    /// Throws when the file is an SQLite database of something else, before anything (even the
+    /// journal mode) is written to it: `--db` pointed at the wrong file must not adopt it.
+    private static func refuseForeignDatabase(_ database: Database, path: String) throws {
+        let tables = try database.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).rows().compactMap { row -> String? in
+            guard case .text(let name)? = row.first else { return nil }
+            return name
+        }
+        guard !tables.isEmpty, !tables.contains("meta") else { return }
+        let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", ..." : "")
+        throw StoreError(
+            .corrupt, path: path,
+            "it is an SQLite database but not a countries store (its tables: \(shown)); pass another --db")
     }
 
     private static func createSchema(_ database: Database, seed: [Country]) throws {
@@ -166,9 +183,11 @@ extension Store {
         return Data(bytes)
     }
 
-    /// The events after `since`, or nil when some of them are no longer kept.
+    /// The events after `since`, or nil when some of them are no longer kept, or when `since`
+    /// is ahead of `currentSeq` (the caller's state is from another store: it must start over).
     func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
-        if since >= currentSeq { return [] }
+        if since > currentSeq { return nil }
+        if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
         return try selectEvents.rows([.integer(Int64(since))]).compactMap { row in

@@ -1,0 +1,184 @@
+import CountriesCore
+import Foundation
+import SQLite
+import Testing
+
+@testable import CountriesService
+
+/// The SQLite store on a real file in a temporary directory.
+@Suite struct StoreTests {
+    /// A fresh directory holding `countries.db`, removed at the end of the test.
+    private final class Scratch {
+        let directory = "/tmp/cst-store-\(UUID().uuidString.prefix(8))"
+        var path: String { "\(directory)/countries.db" }
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    private let seed = SeedList.standard
+
+    /// Applies `changes` to `state`, returning the batch that commits them.
+    private func batch(_ changes: [Change], on state: inout CountriesState) throws -> Store.Batch {
+        var batch = Store.Batch()
+        for change in changes {
+            if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
+        }
+        return batch
+    }
+
+    @Test func aNewStoreHoldsTheSeedAtSeqZero() throws {
+        let scratch = try Scratch()
+        let store = try Store(path: scratch.path, seed: seed)
+        #expect(try store.loadState() == CountriesState(countries: seed, seq: 0))
+        #expect(try store.events(after: 0, currentSeq: 0) == [])
+        #expect(try store.oldestRetainedSeq(currentSeq: 0) == 1)
+        #expect(store.sizeOnDisk > 0)
+    }
+
+    @Test func commitThenReopenGivesTheSameState() throws {
+        let scratch = try Scratch()
+        var state = CountriesState(countries: seed)
+        do {
+            let store = try Store(path: scratch.path, seed: seed)
+            try store.commit(
+                try batch(
+                    [
+                        .toggle(.index(2)), .add(name: "Chad", visited: true),
+                        .set(.name("Italy"), visited: true),
+                    ],
+                    on: &state))
+            var remembered = Store.Batch()
+            remembered.requestReplies = [("r-1", Data("first reply".utf8))]
+            try store.commit(remembered)
+        }
+        let reopened = try Store(path: scratch.path, seed: [Country(name: "Ignored")])
+        #expect(try reopened.loadState() == state)
+        #expect(state.seq == 3)
+        #expect(try reopened.rememberedReply(for: "r-1") == Data("first reply".utf8))
+        #expect(try reopened.rememberedReply(for: "r-2") == nil)
+        #expect(
+            try reopened.events(after: 0, currentSeq: 3)?.map(\.topic) == [
+                .countryChanged, .countryAdded, .countryChanged,
+            ])
+    }
+
+    @Test func removeShiftsTheLaterPositionsUp() throws {
+        let scratch = try Scratch()
+        var state = CountriesState(countries: seed)
+        let store = try Store(path: scratch.path, seed: seed)
+        // Two removes in one transaction, the second at a position the first shifted.
+        try store.commit(try batch([.remove(.index(2)), .remove(.index(2)), .remove(.index(5))], on: &state))
+        let loaded = try Store(path: scratch.path, seed: seed).loadState()
+        #expect(loaded == state)
+        #expect(
+            loaded.countries.map(\.name) == ["United States", "United Kingdom", "Spain", "Russia", "Moldova"])
+    }
+
+    @Test func resetPutsBackTheGivenRows() throws {
+        let scratch = try Scratch()
+        var state = CountriesState(countries: seed)
+        let store = try Store(path: scratch.path, seed: seed)
+        try store.commit(
+            try batch([.remove(.index(0)), .add(name: "Oman"), .toggle(.index(0)), .reset], on: &state))
+        let loaded = try store.loadState()
+        #expect(loaded == CountriesState(countries: seed, seq: 4))
+        #expect(try Store(path: scratch.path, seed: seed).loadState() == loaded)
+    }
+
+    @Test func eventsAreTrimmedToTheRetainedNumberAndTheHistoryBoundaryHolds() throws {
+        let scratch = try Scratch()
+        var state = CountriesState(countries: seed)
+        let store = try Store(path: scratch.path, seed: seed)
+        let total = Limits.retainedEvents + 5
+        try store.commit(try batch(Array(repeating: .toggle(.index(1)), count: total - 1), on: &state))
+        try store.commit(try batch([.toggle(.index(1))], on: &state))
+        let current = state.seq
+        #expect(current == UInt64(total))
+
+        let oldest = try store.oldestRetainedSeq(currentSeq: current)
+        #expect(oldest == 6)
+        let kept = try #require(try store.events(after: oldest - 1, currentSeq: current))
+        #expect(kept.count == Limits.retainedEvents)
+        #expect(kept.first?.seq == oldest)
+        #expect(kept.last?.seq == current)
+        #expect(
+            try store.events(after: oldest - 2, currentSeq: current) == nil, "event \(oldest - 1) is gone")
+        #expect(try store.events(after: current - 1, currentSeq: current)?.map(\.seq) == [current])
+        #expect(try store.events(after: current, currentSeq: current) == [])
+        #expect(try store.events(after: current + 1, currentSeq: current) == nil, "since ahead of the seq")
+    }
+
+    @Test func requestIDsAreTrimmedToTheRetainedNumber() throws {
+        let scratch = try Scratch()
+        let store = try Store(path: scratch.path, seed: seed)
+        let total = Limits.retainedRequestIDs + 3
+        var first = Store.Batch()
+        first.requestReplies = (0..<total - 1).map { ("id-\($0)", Data("reply \($0)".utf8)) }
+        try store.commit(first)
+        var last = Store.Batch()
+        last.requestReplies = [("id-\(total - 1)", Data("reply \(total - 1)".utf8))]
+        try store.commit(last)
+
+        for gone in 0..<3 {
+            #expect(try store.rememberedReply(for: "id-\(gone)") == nil, "id-\(gone) is forgotten")
+        }
+        #expect(try store.rememberedReply(for: "id-3") == Data("reply 3".utf8))
+        #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
+    }
+
+    @Test func aFileOfGarbageIsReportedAsCorrupt() throws {
+        let scratch = try Scratch()
+        var garbage = Data("this is not a database, it is a shopping list. ".utf8)
+        while garbage.count < 8_192 { garbage.append(garbage) }
+        try garbage.write(to: URL(fileURLWithPath: scratch.path))
+
+        #expect {
+            _ = try Store(path: scratch.path, seed: seed)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .corrupt && error.path == scratch.path
+                && error.message.contains("not a countries store")
+                && error.message.contains("--db")
+                && error.description.contains(scratch.path)
+        }
+    }
+
+    @Test func anotherSQLiteDatabaseIsRefusedAndLeftAlone() throws {
+        let scratch = try Scratch()
+        do {
+            let other = try Database(path: scratch.path)
+            try other.execute("CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('keep me');")
+        }
+        #expect {
+            _ = try Store(path: scratch.path, seed: seed)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .corrupt && error.message.contains("not a countries store")
+                && error.message.contains("notes") && error.message.contains("--db")
+        }
+        let other = try Database(path: scratch.path)
+        #expect(try other.pragma("journal_mode") == .text("delete"), "not even the journal mode changed")
+        #expect(
+            try other.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").rows() == [
+                [.text("notes")]
+            ])
+    }
+
+    @Test func aMissingDirectoryIsNamed() throws {
+        let missing = "/tmp/cst-missing-\(UUID().uuidString.prefix(8))/deeper"
+        #expect {
+            _ = try Store(path: "\(missing)/countries.db", seed: seed)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .cannotOpen
+                && error.message.contains("the directory \(missing) does not exist")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+}
