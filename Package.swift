@@ -67,7 +67,9 @@ let package = Package(
         // Measures the service against the bare-libzmq floor and Redis, in one run.
         .executableTarget(
             name: "countries-bench",
-            dependencies: ["ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "ZeroMQ"],
+            dependencies: [
+                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "ZeroMQ",
+            ],
             swiftSettings: strictSettings
         ),
 
