@@ -96,11 +96,27 @@ final class CommandHandler {
                         .reply(envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
                     continue
                 }
-                if let id = request.id, let first = remembered(id, in: pending) {
-                    flush()  // keep replies in arrival order
-                    served += 1
-                    output.append(.reply(envelope: incoming.envelope, body: first))
-                    continue
+                if let id = request.id {
+                    switch remembered(id, in: pending) {
+                    case .reply(let first):
+                        flush()  // keep replies in arrival order
+                        served += 1
+                        output.append(.reply(envelope: incoming.envelope, body: first))
+                        continue
+                    case .unknown:
+                        // Without knowing whether it ran before, running it could apply it twice.
+                        flush()
+                        let failure = CountriesError(
+                            .storageError,
+                            "the store could not be read to check this request id; nothing changed, retry later"
+                        )
+                        output.append(
+                            .reply(
+                                envelope: incoming.envelope, body: refuse(failure, op: change.op).encoded()))
+                        continue
+                    case .new:
+                        break
+                    }
                 }
                 do {
                     let result = try working.apply(change, seed: seed)
@@ -166,15 +182,21 @@ final class CommandHandler {
     }
 
     /// The reply first sent for `id`: from this batch, or from the store.
-    private func remembered(_ id: String, in pending: [Pending]) -> Data? {
+    private enum Memory {
+        case reply(Data)
+        case new
+        case unknown
+    }
+
+    private func remembered(_ id: String, in pending: [Pending]) -> Memory {
         if let earlier = pending.last(where: { $0.id == id }) {
-            return earlier.reply.encoded()
+            return .reply(earlier.reply.encoded())
         }
         do {
-            return try store.rememberedReply(for: id)
+            return try store.rememberedReply(for: id).map(Memory.reply) ?? .new
         } catch {
             logger.log(.error, "reading request id \(id) from the store failed: \(error)")
-            return nil
+            return .unknown
         }
     }
 

@@ -28,12 +28,6 @@ public final class StateService {
     public init(configuration: ServiceConfiguration, logger: Logger) throws(ServiceError) {
         self.configuration = configuration
         self.logger = logger
-        let store: Store
-        do {
-            store = try Store(path: configuration.storePath, seed: configuration.seed)
-        } catch {
-            throw ServiceError(.store, error.description)
-        }
         try StateService.checkExposure(configuration)
         let allowList = try configuration.security.map { security throws(ServiceError) in
             try AllowList.load(
@@ -94,6 +88,8 @@ public final class StateService {
         let endpoints = boundEndpoints
         let version = configuration.version
         do {
+            // Opened after the binds succeed, so a busy port does not leave a new store behind.
+            let store = try Store(path: configuration.storePath, seed: configuration.seed)
             handler = try CommandHandler(store: store, seed: configuration.seed, logger: logger) {
                 CommandHandler.StatusInfo(
                     version: version,

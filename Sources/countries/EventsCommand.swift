@@ -75,9 +75,15 @@ struct EventsCommand {
         let reply = try request(commands, .history(since: last), allowRefusal: true)
         guard reply.ok else {
             let current = try request(commands, .query(.count)).seq ?? last
-            Output.error(
-                "events \(last + 1) to \(current) are no longer kept by the service; going on from seq \(current)"
-            )
+            if current < last {
+                Output.error(
+                    "the service is at seq \(current), behind \(last) (a new store?); going on from seq \(current)"
+                )
+            } else {
+                Output.error(
+                    "events \(last + 1) to \(current) are no longer kept by the service; going on from seq \(current)"
+                )
+            }
             last = current
             return
         }
