@@ -48,7 +48,7 @@ enum CountriesCommandLine {
             """,
         subcommands: [
             serve, list, get, count, toggle, set, add, remove, reset, history, status, events, watch, select,
-            onChange, keygen,
+            onChange, keygen, relay,
         ])
 
     static let serve = CommandSpec(
@@ -189,4 +189,36 @@ enum CountriesCommandLine {
         options: [.flag("initial", help: "Also run once (as a reset) for the list as it is at start.")]
             + subscriberOptions + [heartbeat],
         acceptsTrailingArguments: true, trailingValueName: "command")
+
+    static let relay = CommandSpec(
+        name: "relay", abstract: "Forward the event stream to more subscribers (XSUB/XPUB proxy).",
+        discussion: """
+            Subscribers point --events at the relay and --command at the service. With --curve-key the \
+            relay requires CURVE from its subscribers (--allow/--allow-read), and with --server-key it \
+            also uses its key toward a CURVE upstream, whose allow-list must hold the relay's .pub.
+            """,
+        options: [
+            OptionSpec(
+                name: "from", valueName: "endpoint",
+                help: "The event endpoint to follow (a service or a relay).",
+                defaultValue: "tcp://127.0.0.1:5556", environment: "COUNTRIES_EVENTS"),
+            OptionSpec(
+                name: "bind", valueName: "endpoint", help: "Where subscribers connect.",
+                defaultValue: "tcp://127.0.0.1:5557"),
+            OptionSpec(name: "curve-key", valueName: "file", help: "The relay's secret key file."),
+            OptionSpec(
+                name: "server-key", valueName: "file",
+                help: "The upstream's public key file (for a CURVE upstream)."),
+            OptionSpec(
+                name: "allow", valueName: "dir", help: "A directory of subscriber .pub keys to admit.",
+                isRepeating: true),
+            OptionSpec(
+                name: "allow-read", valueName: "dir", help: "Same as --allow (a relay only reads).",
+                isRepeating: true),
+            .flag("insecure", help: "Allow a plaintext --bind that is not loopback."),
+            OptionSpec(
+                name: "log-level", valueName: "level", help: "The least severe level logged.",
+                defaultValue: "info",
+                allowedValues: ["debug", "info", "warning", "error"]),
+        ])
 }

@@ -17,6 +17,7 @@ struct Dispatcher {
         case "select": return try SelectCommand(command: command).run()
         case "on-change": return try OnChangeCommand(command: command).run()
         case "keygen": return try KeygenCommand(command: command).run()
+        case "relay": return try RelayCommand(command: command).run()
         default: return try ClientCommand(command: command, options: try clientOptions()).run()
         }
     }
