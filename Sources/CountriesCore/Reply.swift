@@ -54,6 +54,8 @@ public struct Reply: Equatable, Sendable, Codable {
     public var historyFrom: UInt64?
     /// The command and event endpoints the service is bound to.
     public var endpoints: [String]?
+    /// Connections on the event endpoint (subscribers, or relays).
+    public var subscribers: Int?
 
     private enum CodingKeys: String, CodingKey {
         case ok, seq, country, countries, count, events, error, version
@@ -64,7 +66,7 @@ public struct Reply: Equatable, Sendable, Codable {
         case store
         case storeBytes = "store_bytes"
         case historyFrom = "history_from"
-        case endpoints
+        case endpoints, subscribers
     }
 
     /// Creates a success reply with the given fields.

@@ -31,6 +31,8 @@ final class CommandHandler {
     /// Counters for `status`.
     private(set) var served = 0
     private(set) var refused = 0
+    /// Connected subscribers, kept up to date by the socket loop.
+    var subscribers = 0
 
     private let store: Store
     private let seed: [Country]
@@ -265,6 +267,7 @@ final class CommandHandler {
         reply.storeBytes = store.sizeOnDisk
         reply.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
         reply.endpoints = info.endpoints
+        reply.subscribers = subscribers
         return reply
     }
 }

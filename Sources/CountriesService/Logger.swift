@@ -30,27 +30,47 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// One line per event on stderr: `2026-11-30T12:00:00.123Z warning: message`.
+/// How log lines are written.
+public enum LogFormat: String, Sendable, CaseIterable {
+    /// `2026-11-30T12:00:00.123Z warning: message`, for people.
+    case text
+    /// `{"time":"2026-11-30T12:00:00.123Z","level":"warning","message":"..."}`, for collectors.
+    case json
+}
+
+/// One line per event on stderr.
 public struct Logger: Sendable {
     /// The least severe level that is written.
     public var level: LogLevel
+    /// Text for people, or one JSON object per line for log collectors.
+    public var format: LogFormat
     private let sink: @Sendable (String) -> Void
 
     /// A logger writing to stderr.
-    public init(level: LogLevel = .info) {
-        self.init(level: level) { line in FileDescriptorOutput.standardError(line) }
+    public init(level: LogLevel = .info, format: LogFormat = .text) {
+        self.init(level: level, format: format) { line in FileDescriptorOutput.standardError(line) }
     }
 
     /// A logger writing each line to `sink` (tests collect them).
-    public init(level: LogLevel, sink: @escaping @Sendable (String) -> Void) {
+    public init(level: LogLevel, format: LogFormat = .text, sink: @escaping @Sendable (String) -> Void) {
         self.level = level
+        self.format = format
         self.sink = sink
     }
 
     /// Writes `message` at `level` if the logger's level lets it through.
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level >= self.level else { return }
-        sink("\(Logger.timestamp()) \(level.name): \(message())")
+        switch format {
+        case .text:
+            sink("\(Logger.timestamp()) \(level.name): \(message())")
+        case .json:
+            let fields = ["time": Logger.timestamp(), "level": level.name, "message": message()]
+            let data =
+                (try? JSONSerialization.data(
+                    withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            sink(String(decoding: data, as: UTF8.self))
+        }
     }
 
     private static func timestamp() -> String {

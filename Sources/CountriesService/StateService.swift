@@ -19,7 +19,11 @@ public final class StateService {
     private let commands: Socket
     private let events: Socket
     private let zap: ZAPHandler?
-    private let monitor: Socket?
+    /// Handshake failures on the command socket (with CURVE), for the log.
+    private let commandsMonitor: Socket?
+    /// Connections on the event socket: the subscriber count in `status`, and handshake failures.
+    private let eventsMonitor: Socket
+    private var subscriberCount = 0
     private let handler: CommandHandler
     private let logger: Logger
     private let startedAt = ContinuousClock.now
@@ -51,12 +55,17 @@ public final class StateService {
                 // Handshake failures never reach the ZAP handler when the client is plaintext or
                 // has the wrong server key; the monitor is how they get logged.
                 let monitor = try context.makeSocket(.pair)
-                try commands.startMonitor("inproc://countries.monitor", kinds: .handshakeFailures)
-                try monitor.connect("inproc://countries.monitor")
-                self.monitor = monitor
+                try commands.startMonitor("inproc://countries.monitor.commands", kinds: .handshakeFailures)
+                try monitor.connect("inproc://countries.monitor.commands")
+                commandsMonitor = monitor
             } else {
-                monitor = nil
+                commandsMonitor = nil
             }
+            // PUB does not say who subscribes, but its connections are the subscribers.
+            eventsMonitor = try context.makeSocket(.pair)
+            try events.startMonitor(
+                "inproc://countries.monitor.events", kinds: [.accepted, .disconnected, .handshakeFailures])
+            try eventsMonitor.connect("inproc://countries.monitor.events")
             for socket in [commands, events] {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
                 try socket.setOption(.maxMessageSize, configuration.maximumMessageBytes)
@@ -160,7 +169,8 @@ public final class StateService {
         let commandItem = poller.add(commands)
         let stopItem = stop.map { poller.add(fileDescriptor: $0.fileDescriptor) }
         let zapItem = zap.map { poller.add($0.socket) }
-        let monitorItem = monitor.map { poller.add($0) }
+        let commandsMonitorItem = commandsMonitor.map { poller.add($0) }
+        let eventsMonitorItem = poller.add(eventsMonitor)
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
         var batch: [IncomingRequest] = []
@@ -183,8 +193,11 @@ public final class StateService {
             if let zap, let zapItem, ready.isReadable(zapItem) {
                 zap.handlePending()
             }
-            if let monitor, let monitorItem, ready.isReadable(monitorItem) {
-                logHandshakeFailures(monitor)
+            if let commandsMonitor, let commandsMonitorItem, ready.isReadable(commandsMonitorItem) {
+                readMonitor(commandsMonitor)
+            }
+            if ready.isReadable(eventsMonitorItem) {
+                readMonitor(eventsMonitor)
             }
             if ready.isReadable(commandItem) {
                 readBatch(into: &batch)
@@ -249,15 +262,23 @@ public final class StateService {
         }
     }
 
-    private func logHandshakeFailures(_ monitor: Socket) {
+    private func readMonitor(_ monitor: Socket) {
         while let frames = try? monitor.receive(dontWait: true) {
-            guard let event = MonitorEvent(frames: frames), let zap else { continue }
-            // Refusals by our own ZAP handler are logged there, with the key.
-            guard event.kind != .handshakeFailedAuth else { continue }
-            zap.note(
-                refusal:
-                    "a client on \(event.endpoint) failed the CURVE handshake (plaintext, or a wrong server key)"
-            )
+            guard let event = MonitorEvent(frames: frames) else { continue }
+            switch event.kind {
+            case .accepted:
+                subscriberCount += 1
+            case .disconnected:
+                subscriberCount = max(0, subscriberCount - 1)
+            case .handshakeFailedAuth:
+                break  // Refused by our own ZAP handler, which logged it with the key.
+            default:
+                zap?.note(
+                    refusal:
+                        "a client on \(event.endpoint) failed the CURVE handshake (plaintext, or a wrong server key)"
+                )
+            }
+            handler.subscribers = subscriberCount
         }
     }
 
@@ -305,7 +326,8 @@ public final class StateService {
     private func shutdown() {
         commands.close()
         events.close()
-        monitor?.close()
+        commandsMonitor?.close()
+        eventsMonitor.close()
         zap?.socket.close()
         context.terminate()
         logger.log(.info, "stopped at seq \(handler.state.seq)")

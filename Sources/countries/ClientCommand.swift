@@ -11,7 +11,6 @@ struct ClientCommand {
 
     func run() throws -> Int32 {
         let context = try Context()
-        defer { context.terminate() }
         let client = options.makeClient(context: context)
         let asJSON = command.flag("json")
 
@@ -123,6 +122,7 @@ struct ClientCommand {
             "store:            \(reply.store ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
         ]
         if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
+        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
         if let endpoints = reply.endpoints {
             lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
         }

@@ -96,6 +96,13 @@ enum CountriesCommandLine {
                 help:
                     "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list)."
             ),
+            OptionSpec(
+                name: "log-format", valueName: "format",
+                help: "text for people, json (one object per line) for collectors.", defaultValue: "text",
+                allowedValues: ["text", "json"]),
+            OptionSpec(
+                name: "pidfile", valueName: "path",
+                help: "Write the process id here; removed at a clean exit."),
         ])
 
     static let keygen = CommandSpec(

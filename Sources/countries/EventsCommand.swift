@@ -20,7 +20,6 @@ struct EventsCommand {
             throw command.usageError("--count must be at least 1")
         }
         let context = try Context()
-        defer { context.terminate() }
         let commands = client.makeClient(context: context)
         let subscriber = try context.makeSocket(.sub)
         defer { subscriber.close() }

@@ -26,7 +26,8 @@ struct ServeCommand {
         configuration.allowsInsecureEndpoints = command.flag("insecure")
         configuration.security = try security()
 
-        let logger = Logger(level: level)
+        let logger = Logger(
+            level: level, format: LogFormat(rawValue: command.value("log-format") ?? "text") ?? .text)
         // SIGHUP reloads the allow-lists; SIGINT and SIGTERM stop the service.
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         let service: StateService
@@ -42,6 +43,8 @@ struct ServeCommand {
             }
             throw CommandFailure(message: error.message, exitCode: exitCode)
         }
+        let pidFile = try command.value("pidfile").map(PidFile.claim)
+        defer { pidFile?.release() }
         do {
             try service.run(stopOn: signals)
         } catch {

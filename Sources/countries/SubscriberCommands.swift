@@ -40,7 +40,6 @@ struct WatchCommand {
 
     func run() throws -> Int32 {
         let setup = try SubscriberSetup(command)
-        defer { setup.context.terminate() }
         let environment = ProcessInfo.processInfo.environment
         let terminal = Terminal()
         if !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal {
@@ -83,7 +82,6 @@ struct SelectCommand {
                 exitCode: ExitCode.usage)
         }
         let setup = try SubscriberSetup(command)
-        defer { setup.context.terminate() }
         let toggles = PendingRequests<IndexedCountry>(
             context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
             tries: setup.options.tries, security: setup.options.security)
