@@ -24,7 +24,6 @@ struct OnChangeCommand {
         let arguments = Array(command.trailing.dropFirst())
         let runInitial = command.flag("initial")
         let setup = try SubscriberSetup(command)
-        defer { setup.context.terminate() }
         let runner = CommandRunner(executable: executable, arguments: arguments)
         var sawFirstSnapshot = false
         var lastRun: UInt64?

@@ -8,6 +8,10 @@ import SystemSupport
 import ZeroMQ
 
 /// What `watch`, `select` and `on-change` share: a subscription built from the options.
+///
+/// The context is not terminated by hand: `zmq_ctx_term` blocks until every socket is closed,
+/// and the subscription's sockets live as long as the setup does. Each socket keeps the context
+/// alive, so the context terminates by itself once the last of them is released.
 struct SubscriberSetup {
     let context: Context
     let subscription: LiveSubscription
@@ -39,7 +43,6 @@ struct WatchCommand {
 
     func run() throws -> Int32 {
         let setup = try SubscriberSetup(command)
-        defer { setup.context.terminate() }
         let environment = ProcessInfo.processInfo.environment
         let terminal = Terminal()
         if !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal {
@@ -82,7 +85,6 @@ struct SelectCommand {
                 exitCode: ExitCode.usage)
         }
         let setup = try SubscriberSetup(command)
-        defer { setup.context.terminate() }
         let toggles = PendingRequests<IndexedCountry>(
             context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
             tries: setup.options.tries)
