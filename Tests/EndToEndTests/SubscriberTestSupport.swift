@@ -148,10 +148,33 @@ final class SubscriberSandbox {
     }
 
     /// Stops every process (SIGTERM, then SIGKILL) and tmux session, and removes the temp dir.
+    /// A session's processes are found by pid first: one stuck on its way out survives
+    /// `kill-session`'s SIGHUP, and is then SIGKILLed.
     func stopAll() {
         for process in processes.reversed() { process.stop() }
-        for session in sessions { _ = SubscriberTmux.tmux(["kill-session", "-t", session]) }
+        var panePids: [Int32] = []
+        for session in sessions {
+            let shell = SubscriberTmux(name: session).panePid
+            panePids += shell.map { [$0] + Self.children(of: $0) } ?? []
+            SubscriberTmux.tmux(["kill-session", "-t", session])
+        }
+        let alive = { panePids.filter { kill($0, 0) == 0 && !Self.isZombie($0) } }
+        if !subscriberWait(upTo: .seconds(3), { alive().isEmpty }) {
+            for pid in alive() { kill(pid, SIGKILL) }
+        }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private static func children(of pid: Int32) -> [Int32] {
+        let list = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return list.split(separator: " ").compactMap { Int32($0) }
+    }
+
+    private static func isZombie(_ pid: Int32) -> Bool {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        // The state follows the parenthesized command name.
+        guard let close = stat.lastIndex(of: ")") else { return true }
+        return stat[close...].dropFirst(2).first == "Z"
     }
 }
 
@@ -218,16 +241,13 @@ struct SubscriberTmux {
 
     /// The visible pane, one string per line.
     func capture() -> String {
-        let pipe = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "capture-pane", "-p", "-t", name]
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return "" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        Self.tmuxOutput(["capture-pane", "-p", "-t", name]).output
+    }
+
+    /// The pid of the shell the pane runs.
+    var panePid: Int32? {
+        let output = Self.tmuxOutput(["list-panes", "-t", name, "-F", "#{pane_pid}"]).output
+        return Int32(output.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Types keys (tmux key names: `j`, `Space`, `q`).
@@ -247,14 +267,73 @@ struct SubscriberTmux {
 
     @discardableResult
     static func tmux(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        tmuxOutput(arguments, capturing: false).status
+    }
+
+    /// Runs `tmux ARGS` and returns its status and stdout.
+    ///
+    /// Not with Foundation's `Process`: when `new-session` has to start the tmux server (which
+    /// forks and daemonizes), `waitUntilExit` was seen to miss the client's exit and hang with
+    /// the client left a zombie. A plain posix_spawn and waitpid cannot miss it.
+    /// Without `capturing`, stdout goes to /dev/null: a server that `new-session` starts must not
+    /// inherit our pipe and hold it open. Bounded: SIGKILL after 10 s.
+    static func tmuxOutput(_ arguments: [String], capturing: Bool = true) -> (status: Int32, output: String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return (-1, "") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if capturing {
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        // An empty signal mask, whatever thread of the test runner spawns it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv = (["tmux"] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "tmux", &actions, &attributes, argv, environ)
+        close(fds[1])
+        guard spawned == 0 else {
+            close(fds[0])
+            return (-1, "")
+        }
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count > 0 {
+                output.append(contentsOf: buffer[..<count])
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        close(fds[0])
+        var status: Int32 = 0
+        let exited = subscriberWait(upTo: .seconds(10)) {
+            let result = waitpid(pid, &status, WNOHANG)
+            return result == pid || (result < 0 && errno != EINTR)
+        }
+        if !exited {
+            kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        // Exited normally: the exit code; otherwise -1.
+        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        return (exitCode, String(decoding: output, as: UTF8.self))
     }
 
     static var isAvailable: Bool { tmux(["-V"]) == 0 }
