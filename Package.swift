@@ -92,7 +92,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesClientTests",
-            dependencies: ["CountriesClient", "CountriesCore"],
+            dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -8,6 +8,10 @@ import SystemSupport
 import ZeroMQ
 
 /// What `watch`, `select` and `on-change` share: a subscription built from the options.
+///
+/// The context is not terminated by hand: `zmq_ctx_term` blocks until every socket is closed,
+/// and the subscription's sockets live as long as the setup does. Each socket keeps the context
+/// alive, so the context terminates by itself once the last of them is released.
 struct SubscriberSetup {
     let context: Context
     let subscription: LiveSubscription

@@ -6,6 +6,12 @@ import SystemSupport
 // The seed's view controller: parse what the user asked, wire the parts together, exit with
 // the code scripts rely on.
 
+// Start from an empty signal mask: the mask is inherited, and a parent that launched us from a
+// thread with signals blocked (a Dispatch worker, a Swift `Process`) would otherwise leave
+// SIGTERM and SIGINT pending forever, so `serve` and the subscribers could only be SIGKILLed.
+var unblocked = sigset_t()
+sigemptyset(&unblocked)
+pthread_sigmask(SIG_SETMASK, &unblocked, nil)
 // A closed pipe (`countries events | head`) is a write error to handle, not a silent death.
 SignalPipe.ignore(SIGPIPE)
 let parser = CommandLineParser(root: CountriesCommandLine.root, version: CountriesCommandLine.version)

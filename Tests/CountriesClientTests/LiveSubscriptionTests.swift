@@ -1,0 +1,200 @@
+import CountriesClient
+import CountriesCore
+import Foundation
+import Synchronization
+import Testing
+import ZeroMQ
+
+/// What one subscription told its view, checked as it arrives: every `.applied` is exactly one
+/// past the replica's previous seq (DESIGN.md, "Subscribers converge").
+private struct NotificationLog {
+    var seq: UInt64?
+    var applied = 0
+    var snapshots = 0
+    var wentStale = false
+    var problems: [String] = []
+
+    mutating func record(_ notifications: [SubscriptionMachine.Notification]) {
+        for notification in notifications {
+            switch notification {
+            case .replaced(let snapshot):
+                seq = snapshot
+                snapshots += 1
+            case .applied(let event):
+                if let seq, event.seq != seq + 1 {
+                    problems.append("applied \(event.seq) on a replica at \(seq)")
+                } else if seq == nil {
+                    problems.append("applied \(event.seq) before any snapshot")
+                }
+                seq = event.seq
+                applied += 1
+            case .phaseChanged(.stale):
+                wentStale = true
+            case .phaseChanged:
+                break
+            }
+        }
+    }
+}
+
+/// Drives subscriptions the way `watch` does (one poll over their sockets, then process and
+/// tick), skipping the ones that are paused.
+private struct SubscriptionPump {
+    let subscriptions: [LiveSubscription]
+    var logs: [NotificationLog]
+    var paused: Set<Int> = []
+
+    init(_ subscriptions: [LiveSubscription]) {
+        self.subscriptions = subscriptions
+        logs = Array(repeating: NotificationLog(), count: subscriptions.count)
+    }
+
+    mutating func start() {
+        let now = ContinuousClock.now
+        for (index, subscription) in subscriptions.enumerated() {
+            logs[index].record(subscription.start(now: now))
+        }
+    }
+
+    /// A paused reader wakes up: its timer fires before it reads (it slept past its deadline).
+    mutating func resume(_ index: Int) {
+        paused.remove(index)
+        logs[index].record(subscriptions[index].tick(now: .now))
+    }
+
+    /// One turn of the loop: waits at most 50 ms.
+    mutating func turn() throws {
+        var poller = Poller()
+        var registrations: [Int: LiveSubscription.Registration] = [:]
+        let active = subscriptions.indices.filter { !paused.contains($0) }
+        for index in active { registrations[index] = subscriptions[index].register(in: &poller) }
+        var now = ContinuousClock.now
+        let soonest = active.compactMap { subscriptions[$0].nextDeadline }.min() ?? now + .milliseconds(50)
+        let wait = min(50, max(0, Int((soonest - now) / .milliseconds(1)) + 1))
+        let ready = try poller.poll(timeoutMilliseconds: wait)
+        now = ContinuousClock.now
+        for index in active {
+            guard let registration = registrations[index] else { continue }
+            logs[index].record(subscriptions[index].process(ready, registration, now: now))
+            logs[index].record(subscriptions[index].tick(now: now))
+        }
+    }
+
+    /// Turns the loop until `condition` holds or `limit` has passed.
+    mutating func run(upTo limit: Duration, until condition: (SubscriptionPump) -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition(self) {
+            if ContinuousClock.now >= deadline { return false }
+            try turn()
+        }
+        return true
+    }
+
+    func isLive(_ index: Int, at seq: UInt64? = nil) -> Bool {
+        guard subscriptions[index].phase == .live, let replica = subscriptions[index].replica else {
+            return false
+        }
+        return seq.map { replica.seq == $0 } ?? true
+    }
+}
+
+@Suite("LiveSubscription over a real service", .serialized)
+struct LiveSubscriptionTests {
+    @Test("three subscriptions, one of them a slow reader, converge after concurrent toggles")
+    func convergeAfterConcurrentToggles() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let context = try Context()
+        let endpoints = LiveSubscription.Endpoints(
+            command: service.commandEndpoint, events: service.eventsEndpoint)
+        let subscriptions = try (0..<3).map { _ in
+            try LiveSubscription(
+                context: context, endpoints: endpoints, heartbeatInterval: .milliseconds(100),
+                requestTimeout: .seconds(2))
+        }
+        var pump = SubscriptionPump(subscriptions)
+        pump.start()
+        #expect(try pump.run(upTo: .seconds(10)) { pump in (0..<3).allSatisfy { pump.isLive($0, at: 0) } })
+
+        // The slow reader stops reading while the others follow the toggles.
+        let slow = 2
+        pump.paused.insert(slow)
+        let clients = 4
+        let togglesPerClient = 750
+        let finished = Mutex(0)
+        let failures = Mutex<[String]>([])
+        let endpoint = service.commandEndpoint
+        for client in 0..<clients {
+            Thread {
+                defer { finished.withLock { $0 += 1 } }
+                do {
+                    let context = try Context()
+                    let commands = CommandClient(context: context, endpoint: endpoint, timeout: .seconds(2))
+                    for toggle in 0..<togglesPerClient {
+                        let index = (client * 3 + toggle * 5) % 8
+                        let reply = try commands.send(.change(.toggle(.index(index))))
+                        if !reply.ok {
+                            failures.withLock {
+                                $0.append("toggle refused: \(String(describing: reply.error))")
+                            }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("client \(client): \(error)") }
+                }
+            }.start()
+        }
+        let togglersDone = try pump.run(upTo: .seconds(60)) { _ in finished.withLock { $0 } == clients }
+        #expect(togglersDone)
+        #expect(failures.withLock { $0 } == [])
+        // It slept through far more than the silence window: it must notice before catching up.
+        pump.resume(slow)
+
+        let list = try service.list()
+        let serviceSeq = try #require(list.seq)
+        #expect(serviceSeq == UInt64(clients * togglesPerClient))
+        let converged = try pump.run(upTo: .seconds(15)) { pump in
+            (0..<3).allSatisfy { pump.isLive($0, at: serviceSeq) }
+        }
+        #expect(converged)
+
+        #expect(pump.logs[slow].wentStale)
+        for (index, subscription) in subscriptions.enumerated() {
+            let log = pump.logs[index]
+            #expect(log.problems == [], "subscription \(index)")
+            #expect(log.seq == subscription.replica?.seq, "subscription \(index)")
+            #expect(subscription.replica?.rows == list.countries, "subscription \(index)")
+            #expect(subscription.replica?.seq == serviceSeq, "subscription \(index)")
+        }
+        // The two readers that kept up applied every event one by one.
+        for index in 0..<2 {
+            #expect(pump.logs[index].applied == Int(serviceSeq), "subscription \(index)")
+            #expect(pump.logs[index].snapshots == 1, "subscription \(index)")
+        }
+    }
+
+    @Test("a subscription goes stale when the service is silent and live again when it answers")
+    func staleWhileSilentThenLive() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let context = try Context()
+        let subscription = try LiveSubscription(
+            context: context,
+            endpoints: .init(command: service.commandEndpoint, events: service.eventsEndpoint),
+            heartbeatInterval: .milliseconds(100), requestTimeout: .milliseconds(500))
+        var pump = SubscriptionPump([subscription])
+        pump.start()
+        #expect(try pump.run(upTo: .seconds(10)) { $0.isLive(0) })
+        // The slow reader itself, not a synchronization: 600 ms unread is six missed heartbeats.
+        pump.paused.insert(0)
+        usleep(600_000)
+        pump.resume(0)
+        guard case .stale(let reason) = subscription.phase else {
+            Issue.record("expected stale, got \(subscription.phase)")
+            return
+        }
+        #expect(reason.contains("heartbeat"))
+        #expect(try pump.run(upTo: .seconds(10)) { $0.isLive(0, at: 0) })
+        #expect(pump.logs[0].problems == [])
+    }
+}

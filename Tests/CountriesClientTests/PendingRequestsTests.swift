@@ -1,0 +1,160 @@
+import CountriesClient
+import CountriesCore
+import Foundation
+import Testing
+import ZeroMQ
+
+/// Runs `requests` like an event loop would until `count` outcomes have arrived or `limit`
+/// passed; `extra` adds sockets of the test's own (a fake server) and handles them.
+private func collect<Tag>(
+    _ count: Int, from requests: PendingRequests<Tag>, upTo limit: Duration = .seconds(10),
+    extra: (inout Poller) -> Int? = { _ in nil }, onExtra: () throws -> Void = {}
+) throws -> [PendingRequests<Tag>.Outcome] {
+    var outcomes: [PendingRequests<Tag>.Outcome] = []
+    let deadline = ContinuousClock.now + limit
+    while outcomes.count < count, ContinuousClock.now < deadline {
+        var poller = Poller()
+        let index = requests.register(in: &poller)
+        let extraIndex = extra(&poller)
+        let now = ContinuousClock.now
+        let soonest = min(requests.nextDeadline ?? deadline, deadline)
+        let wait = min(100, max(0, Int((soonest - now) / .milliseconds(1)) + 1))
+        let ready = try poller.poll(timeoutMilliseconds: wait)
+        if let extraIndex, ready.isReadable(extraIndex) { try onExtra() }
+        if let index, ready.isReadable(index) { outcomes += requests.receive(now: .now) }
+        outcomes += requests.tick(now: .now)
+    }
+    return outcomes
+}
+
+@Suite("PendingRequests over real sockets", .serialized)
+struct PendingRequestsTests {
+    @Test("a reply arrives")
+    func replyArrives() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let context = try Context()
+        let requests = PendingRequests<String>(context: context, endpoint: service.commandEndpoint)
+        #expect(requests.send(Request(command: .query(.list)), tag: "list", now: .now).isEmpty)
+        #expect(!requests.isIdle)
+        let outcomes = try collect(1, from: requests)
+        guard outcomes.count == 1, case .replied(let tag, let reply) = outcomes[0] else {
+            Issue.record("expected one reply, got \(outcomes)")
+            return
+        }
+        #expect(tag == "list")
+        #expect(reply.ok)
+        #expect(reply.countries?.count == 8)
+        #expect(requests.isIdle)
+    }
+
+    @Test("an unreachable endpoint fails after every try with no_reply")
+    func unreachableFailsAfterTries() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pending-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try Context()
+        let requests = PendingRequests<Int>(
+            context: context, endpoint: "ipc://\(directory.path)/nobody", timeout: .milliseconds(100),
+            tries: 3)
+        let started = ContinuousClock.now
+        _ = requests.send(Request(command: .query(.count)), tag: 7, now: started)
+        let outcomes = try collect(1, from: requests)
+        let elapsed = ContinuousClock.now - started
+        guard outcomes.count == 1, case .failed(let tag, let error) = outcomes[0] else {
+            Issue.record("expected one failure, got \(outcomes)")
+            return
+        }
+        #expect(tag == 7)
+        #expect(error.code == .noReply)
+        #expect(error.message.contains("3 tries"))
+        // Three tries of 100 ms each, not one.
+        #expect(elapsed >= .milliseconds(300))
+        #expect(requests.isIdle)
+        #expect(requests.nextDeadline == nil)
+    }
+
+    @Test("queued requests are answered in the order they were sent")
+    func answeredInOrder() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let context = try Context()
+        let requests = PendingRequests<Int>(context: context, endpoint: service.commandEndpoint)
+        let now = ContinuousClock.now
+        for index in 0..<8 {
+            let command: Command =
+                index % 2 == 0 ? .query(.get(.index(index))) : .change(.toggle(.index(index)))
+            _ = requests.send(Request(id: RequestID.make(), command: command), tag: index, now: now)
+        }
+        let outcomes = try collect(8, from: requests)
+        var tags: [Int] = []
+        for outcome in outcomes {
+            guard case .replied(let tag, let reply) = outcome else {
+                Issue.record("expected a reply, got \(outcome)")
+                continue
+            }
+            tags.append(tag)
+            #expect(reply.ok)
+            #expect(reply.country?.index == tag)
+        }
+        #expect(tags == Array(0..<8))
+        // Four toggles, one event each, applied in the order sent.
+        let list = try service.list()
+        #expect(list.seq == 4)
+        #expect(list.countries?.map(\.visited) == [true, true, false, true, false, true, false, true])
+    }
+
+    @Test("a retry resends the same bytes with the same id, and the service applies it once")
+    func retryReusesTheRequest() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let context = try Context()
+        // A fake front for the service that loses the first reply: it forwards every request
+        // to the service but answers only from the second try on.
+        let front = try context.makeSocket(.router)
+        try front.setOption(.linger, 0)
+        let frontEndpoint = service.commandEndpoint + "-front"
+        try front.bind(frontEndpoint)
+        let upstream = CommandClient(
+            context: context, endpoint: service.commandEndpoint, timeout: .seconds(2), tries: 1)
+        var bodies: [Data] = []
+        var forwardedSeqs: [UInt64?] = []
+
+        let requests = PendingRequests<String>(
+            context: context, endpoint: frontEndpoint, timeout: .milliseconds(300), tries: 3)
+        let request = Request(
+            id: "retry-once-\(UUID().uuidString.prefix(8))", command: .change(.toggle(.name("France"))))
+        _ = requests.send(request, tag: "France", now: .now)
+        let outcomes = try collect(
+            1, from: requests, extra: { poller in poller.add(front) },
+            onExtra: {
+                while let frames = try front.receive(dontWait: true) {
+                    guard frames.count == 3 else { continue }
+                    let body = frames[2]
+                    bodies.append(body)
+                    let reply = try upstream.send(Request.decode(body))
+                    forwardedSeqs.append(reply.seq)
+                    if bodies.count >= 2 {
+                        _ = try front.send([frames[0], Data(), reply.encoded()])
+                    }
+                }
+            })
+
+        guard outcomes.count == 1, case .replied(_, let reply) = outcomes[0] else {
+            Issue.record("expected one reply, got \(outcomes)")
+            return
+        }
+        #expect(bodies.count == 2)
+        #expect(bodies.count == 2 && bodies[0] == bodies[1])
+        #expect(bodies.first == request.encoded())
+        // The retry got the first reply again: the same seq, not a second toggle.
+        #expect(forwardedSeqs == [1, 1])
+        #expect(reply.ok)
+        #expect(reply.seq == 1)
+        #expect(reply.country?.visited == true)
+        let list = try service.list()
+        #expect(list.seq == 1)
+        #expect(list.countries?.first { $0.name == "France" }?.visited == true)
+    }
+}
