@@ -35,6 +35,7 @@ final class TableScreen {
     private var highlight: (index: Int, until: ContinuousClock.Instant)?
     private var status: (text: String, isError: Bool)?
     private var shownState: CountriesState?
+    private var staleSince: ContinuousClock.Instant?
 
     private static let highlightTime: Duration = .milliseconds(1500)
 
@@ -174,6 +175,11 @@ final class TableScreen {
                 }
             }
         }
+        if case .stale = subscription.phase {
+            if staleSince == nil { staleSince = now }
+        } else {
+            staleSince = nil
+        }
         if mode == .select, let old = shownState, let new = subscription.replica, old != new {
             delegate.rowsMoved(from: old, to: new)
         }
@@ -189,17 +195,26 @@ final class TableScreen {
         switch subscription.phase {
         case .connecting: return .connecting
         case .live: return .live(seq: subscription.replica?.seq ?? 0)
-        case .stale(let reason): return .stale(reason: reason)
+        case .stale(let reason):
+            // The reason names the detection window ("no heartbeat for 3 s"); how long the view
+            // has been stale is what a person wants to know after that.
+            guard let staleSince else { return .stale(reason: reason) }
+            let seconds = Int((ContinuousClock.now - staleSince) / .seconds(1))
+            return .stale(reason: seconds > 0 ? "\(reason) (\(seconds) s ago)" : reason)
         }
     }
 
     private func dataSource() -> any TableDataSource {
-        viewPhase.dataSource(state: subscription.replica, skeletonRows: 12, glyphs: capabilities.glyphs)
+        // As many placeholder rows as the list had, so the layout does not jump when it swaps.
+        let rows = min(max(subscription.replica?.count ?? 12, 1), 40)
+        return viewPhase.dataSource(
+            state: subscription.replica, skeletonRows: rows, glyphs: capabilities.glyphs)
     }
 
     private func draw(now: ContinuousClock.Instant) {
         // The footer's "N s ago" ages by itself; redraw once a second so it stays true.
-        if lastEvent != nil, coalescer.lastDraw.map({ now - $0 >= .seconds(1) }) ?? true {
+        if lastEvent != nil || staleSince != nil, coalescer.lastDraw.map({ now - $0 >= .seconds(1) }) ?? true
+        {
             markDirty(now: now)
         }
         guard coalescer.drawIfDue(now: now) else { return }
@@ -213,7 +228,8 @@ final class TableScreen {
                 endpoints: endpointsText, phase: phase, glyphs: glyphs),
             footer: FooterModel(
                 summary: phase.isLive ? FooterModel.summary(of: subscription.replica) : "",
-                lastChange: lastEvent.map { LastChange.describe($0.event, age: now - $0.at, glyphs: glyphs) },
+                lastChange: phase.isLive
+                    ? lastEvent.map { LastChange.describe($0.event, age: now - $0.at, glyphs: glyphs) } : nil,
                 status: status?.text, statusIsError: status?.isError ?? false),
             cursor: mode == .select ? delegate.cursor : nil,
             highlighted: phase.isLive ? highlight?.index : nil,
