@@ -8,6 +8,13 @@ import SystemSupport
 
 // A closed pipe (`countries events | head`) is a write error to handle, not a silent death.
 SignalPipe.ignore(SIGPIPE)
+// A blocked signal mask is inherited across exec (Foundation's `Process` passes its own on): with
+// SIGINT and SIGTERM blocked, `serve` and `events` could never stop cleanly. Take them back.
+var stopSignals = sigset_t()
+sigemptyset(&stopSignals)
+sigaddset(&stopSignals, SIGINT)
+sigaddset(&stopSignals, SIGTERM)
+pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 let parser = CommandLineParser(root: CountriesCommandLine.root, version: CountriesCommandLine.version)
 let arguments = Array(CommandLine.arguments.dropFirst())
 let environment = ProcessInfo.processInfo.environment
