@@ -113,10 +113,7 @@ import Testing
 
     @Test func busyTCPPortExits69() throws {
         let sandbox = try Sandbox()
-        let service = try Service(in: sandbox)
-        defer { service.stop() }
-        // Find a port in use: the first service's tcp listener would do, but the ipc service has
-        // none; take one from a second service on an ephemeral port.
+        // A service on an ephemeral port; its start-up line says which one.
         let tcp = try Countries.start([
             "serve", "--command", "tcp://127.0.0.1:*", "--events", "ipc://" + sandbox.file("tcp-ev"),
             "--in-memory", "--heartbeat-ms", "100",
