@@ -133,7 +133,38 @@ public final class StateService {
         chmod(path, 0o600)
     }
 
+    /// True when `endpoint` is `ipc://PATH` and a process accepts connections on PATH. A stale
+    /// socket file left by a crash refuses the connection: it is not live and is reused.
+    static func isLiveUnixSocket(_ endpoint: String) -> Bool {
+        let prefix = "ipc://"
+        guard endpoint.hasPrefix(prefix) else { return false }
+        let path = Array(endpoint.dropFirst(prefix.count).utf8)
+        // `ipc://@name` is Linux's abstract namespace: there bind itself reports EADDRINUSE.
+        guard !path.isEmpty, path.first != UInt8(ascii: "@") else { return false }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path) }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+
     private static func bind(_ socket: Socket, _ endpoint: String, role: String) throws(ServiceError) {
+        // libzmq unlinks an ipc socket file before it binds, so a second service would silently
+        // take the endpoint from a live one; refuse as a busy tcp port is refused.
+        if isLiveUnixSocket(endpoint) {
+            throw ServiceError(
+                .bind,
+                "cannot bind the \(role) endpoint \(endpoint): Address already in use; another process (perhaps another countries serve) is using it; stop it or pick another path"
+            )
+        }
         do {
             // Created owner-only from the start, not just after the chmod that follows.
             let previous = umask(0o077)
