@@ -90,7 +90,7 @@ final class Child {
             words = ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"] + words
         }
         let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, program, &actions, nil, argv, environ)
         guard rc == 0 else {
