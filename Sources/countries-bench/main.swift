@@ -82,6 +82,9 @@ let fanOutRates = [500, 1000]
 let lateJoins = quick ? 2 : 10
 let cliRuns = quick ? 3 : 30
 
+let loadAtStart =
+    (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+    .joined(separator: " ") ?? "?"
 var report = Report()
 var bars: [ChartBar] = []
 let started = nowNanos()
@@ -327,6 +330,11 @@ if wanted("late") {
         progress("late joiner: 10,000 rows, 1,000 events/s, \(lateJoins) join(s)")
         let result = try runLateJoiner(binary: binary, joins: lateJoins, rate: 1000, rows: 10_000)
         let name = "late joiner, 10,000 rows, \(Int(result.eventsPerSecond.rounded())) events/s"
+        if result.eventsPerSecond < 900 {
+            report.notes.append(
+                "late joiner: the background flow reached only \(Int(result.eventsPerSecond)) of 1,000 events/s (the machine was busy)"
+            )
+        }
         let joins = Percentiles(nanos: result.joinMilliseconds.map { UInt64($0 * 1e6) })
         let lists = Percentiles(nanos: result.listMilliseconds.map { UInt64($0 * 1e6) })
         report.add(
@@ -403,6 +411,8 @@ let machine: [String: String] = [
     "libzmq": ZMQVersion.string,
     "mode": quick ? "quick" : "full",
     "elapsed": String(format: "%.0f s", elapsed),
+    "loadavg":
+        "\(loadAtStart) at start, \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?") at end",
 ]
 
 if let svgPath {
@@ -435,7 +445,7 @@ if json {
     print("")
     for note in report.notes { print("- \(note)") }
     print(
-        "- machine: \(machine["cores"]!) cores, \(machine["cpu"]!), \(machine["memory"]!) RAM, Linux \(kernel), libzmq \(ZMQVersion.string); \(quick ? "quick" : "full") run took \(machine["elapsed"]!)"
+        "- machine: \(machine["cores"]!) cores, \(machine["cpu"]!), \(machine["memory"]!) RAM, Linux \(kernel), libzmq \(ZMQVersion.string); load average \(machine["loadavg"]!); \(quick ? "quick" : "full") run took \(machine["elapsed"]!)"
     )
 }
 exit(0)
