@@ -1,2 +1,451 @@
-// Placeholder until the benchmark lands.
-print("countries-bench")
+import CountriesCore
+import Foundation
+@preconcurrency import Glibc
+import ZeroMQ
+
+// countries-bench: the service against the bare-libzmq floor and Redis, in one run, each figure
+// next to its baseline. Starts everything it measures itself, on loopback, and stops it by pid.
+
+let usage = """
+    usage: countries-bench [--quick] [--json] [--svg FILE] [--only LIST]
+
+      --quick      small counts (CI proves the bench works; nothing about speed is asserted)
+      --json       print the results as JSON on stdout (progress still goes to stderr)
+      --svg FILE   write the latency chart (p50/p99 against the floor and Redis) to FILE
+      --only LIST  comma-separated scenarios: floor,toggle,redis,fanout,late,render,cli,memory
+    """
+
+/// This executable's path: the floor server is this binary again, and `countries` sits beside it.
+let benchPath =
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    ?? CommandLine.arguments[0]
+
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--floor-server" {
+    serveFloor(
+        command: CommandLine.arguments[2], events: CommandLine.arguments[3],
+        publish: CommandLine.arguments[4] == "publish")
+}
+
+var quick = false
+var json = false
+var svgPath: String?
+var only: Set<String>?
+var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = argumentIterator.next() {
+    switch argument {
+    case "--quick": quick = true
+    case "--json": json = true
+    case "--svg":
+        guard let path = argumentIterator.next() else {
+            FileHandle.standardError.write(Data("--svg needs a file\n\(usage)\n".utf8))
+            exit(64)
+        }
+        svgPath = path
+    case "--only":
+        guard let list = argumentIterator.next() else {
+            FileHandle.standardError.write(Data("--only needs a list\n\(usage)\n".utf8))
+            exit(64)
+        }
+        only = Set(list.split(separator: ",").map(String.init))
+    case "-h", "--help":
+        print(usage)
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("unknown argument \(argument)\n\(usage)\n".utf8))
+        exit(64)
+    }
+}
+
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("countries-bench: \(text)\n".utf8))
+}
+
+@MainActor func wanted(_ scenario: String) -> Bool { only?.contains(scenario) ?? true }
+
+Cleanup.shared.installSignalHandlers()
+
+/// The `countries` binary next to this one.
+let binary = URL(fileURLWithPath: benchPath).deletingLastPathComponent().appendingPathComponent("countries")
+    .path
+guard FileManager.default.isExecutableFile(atPath: binary) else {
+    progress("cannot find the countries binary at \(binary); build it with the bench")
+    exit(69)
+}
+
+// Counts: each load run stops at `requests` per client or `seconds`, whichever comes first.
+let loadSeconds = quick ? 0.3 : 2.0
+let loadRequests = quick ? 300 : 200_000
+let clientCounts = [1, 4, 16]
+let fanOutSeconds = quick ? 0.2 : 2.0
+let fanOutCounts = quick ? [1, 10, 100] : [1, 10, 100]
+let fanOutRates = [500, 1000]
+let lateJoins = quick ? 2 : 10
+let cliRuns = quick ? 3 : 30
+
+let loadAtStart =
+    (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+    .joined(separator: " ") ?? "?"
+var report = Report()
+var bars: [ChartBar] = []
+let started = nowNanos()
+
+@MainActor func plan(_ clients: Int) -> LoadPlan {
+    LoadPlan(clients: clients, requests: loadRequests, seconds: loadSeconds, warmup: quick ? 20 : 200)
+}
+
+@MainActor func check(_ result: LoadResult, _ label: String) {
+    for failure in result.failures.prefix(3) { progress("\(label): \(failure)") }
+}
+
+@MainActor func failed(_ scenario: String, _ error: any Error) {
+    progress("\(scenario) failed: \(error)")
+    report.notes.append("\(scenario): failed: \(error)")
+}
+
+let context = try Context()
+
+// MARK: floor and toggles
+
+var floorResults: [Int: LoadResult] = [:]
+if wanted("floor") || wanted("toggle") || wanted("redis") {
+    do {
+        let server = try FloorServer(publish: false, context: context)
+        defer { server.stop() }
+        let requestSize = toggleRequest(index: 0).count
+        for clients in clientCounts {
+            progress("floor: REQ/REP echo, \(clients) client(s)")
+            let endpoint = server.command
+            let result = runLoad(plan(clients)) { index in
+                try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
+                    toggleRequest(index: index % 8)
+                }
+            }
+            check(result, "floor")
+            floorResults[clients] = result
+            let name = "floor REQ/REP, \(clients) client\(clients == 1 ? "" : "s")"
+            report.add(name, "p50", result.latency.p50, "µs")
+            report.add(name, "p99", result.latency.p99, "µs")
+            report.add(name, "max", result.latency.max, "µs")
+            report.add(name, "round trips/s", result.perSecond, "/s")
+            bars.append(
+                ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "floor"))
+        }
+        report.notes.append(
+            "floor: requests of \(requestSize) B (a toggle with a request id), replies of \(WireSizes.reply.count) B (a toggle reply)"
+        )
+    } catch {
+        failed("floor", error)
+    }
+}
+
+var redis: [String: [Int: LoadResult]] = [:]
+if wanted("redis") || wanted("toggle") {
+    if let executable = RedisUnderTest.find() {
+        for mode in ["no", "always"] {
+            do {
+                let server = try RedisUnderTest(executable: executable, appendfsync: mode)
+                defer { server.stop() }
+                for clients in clientCounts {
+                    progress("redis: EVALSHA toggle+PUBLISH, appendfsync \(mode), \(clients) client(s)")
+                    let port = server.port
+                    let sha = server.sha
+                    let result = runLoad(plan(clients)) { index in
+                        try RedisToggler(port: port, sha: sha, index: index)
+                    }
+                    check(result, "redis")
+                    redis[mode, default: [:]][clients] = result
+                }
+            } catch {
+                failed("redis appendfsync \(mode)", error)
+            }
+        }
+    } else {
+        report.notes.append(
+            "redis: skipped, redis-server is not installed (scripts/bench installs it with apt-get)")
+    }
+}
+
+var toggles: [String: [Int: LoadResult]] = [:]
+if wanted("toggle") {
+    for durable in [false, true] {
+        let label = durable ? "durable" : "in-memory"
+        do {
+            let database = durable ? "\(try makeTemporaryDirectory("db"))/countries.db" : nil
+            let service = try ServiceUnderTest(binary: binary, database: database, context: context)
+            defer { service.stop() }
+            for clients in clientCounts {
+                progress("toggle: \(label), \(clients) client(s)")
+                let endpoint = service.command
+                let result = runLoad(plan(clients)) { index in
+                    try RequestClient(
+                        context: context, endpoint: endpoint, index: index, body: serviceToggleBody)
+                }
+                check(result, "toggle \(label)")
+                toggles[label, default: [:]][clients] = result
+            }
+        } catch {
+            failed("toggle \(label)", error)
+        }
+    }
+}
+
+func clientsText(_ clients: Int) -> String { "\(clients) client\(clients == 1 ? "" : "s")" }
+
+for clients in clientCounts {
+    let floorResult = floorResults[clients]
+    let floorName = "floor"
+    if let result = toggles["in-memory"]?[clients] {
+        let name = "toggle in-memory, \(clientsText(clients))"
+        let isTarget = clients == 1
+        report.add(
+            name, "p50", result.latency.p50, "µs", baseline: floorResult.map { (floorName, $0.latency.p50) },
+            ratioLimit: isTarget ? 1.2 : nil, target: isTarget ? "≤ 1.2× floor" : nil)
+        report.add(
+            name, "p99", result.latency.p99, "µs", baseline: floorResult.map { (floorName, $0.latency.p99) })
+        report.add(
+            name, "max", result.latency.max, "µs", baseline: floorResult.map { (floorName, $0.latency.max) })
+        report.add(
+            name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
+        )
+        bars.append(
+            ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
+    }
+    if let result = redis["no"]?[clients] {
+        let name = "Redis appendfsync no, \(clientsText(clients))"
+        report.add(
+            name, "p50", result.latency.p50, "µs", baseline: floorResult.map { (floorName, $0.latency.p50) })
+        report.add(
+            name, "p99", result.latency.p99, "µs", baseline: floorResult.map { (floorName, $0.latency.p99) })
+        report.add(
+            name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
+        )
+        bars.append(ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "redis"))
+    }
+    if let result = toggles["durable"]?[clients] {
+        let name = "toggle durable, \(clientsText(clients))"
+        let always = redis["always"]?[clients]
+        let baselineName = "Redis always"
+        report.add(
+            name, "p50", result.latency.p50, "µs", baseline: always.map { (baselineName, $0.latency.p50) },
+            ratioLimit: clients == 1 ? 1.2 : nil, target: clients == 1 ? "≤ 1.2× Redis always" : nil)
+        report.add(
+            name, "p99", result.latency.p99, "µs", baseline: always.map { (baselineName, $0.latency.p99) })
+        report.add(
+            name, "max", result.latency.max, "µs", baseline: always.map { (baselineName, $0.latency.max) })
+        report.add(
+            name, "toggles/s", result.perSecond, "/s", baseline: always.map { (baselineName, $0.perSecond) },
+            ratioLimit: clients == 16 ? 1.0 : nil, lowerIsBetter: false,
+            target: clients == 16 ? "≥ 1.0× Redis always" : nil)
+        bars.append(
+            ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
+    }
+    if let result = redis["always"]?[clients] {
+        let name = "Redis appendfsync always, \(clientsText(clients))"
+        report.add(
+            name, "p50", result.latency.p50, "µs", baseline: floorResult.map { (floorName, $0.latency.p50) })
+        report.add(
+            name, "p99", result.latency.p99, "µs", baseline: floorResult.map { (floorName, $0.latency.p99) })
+        report.add(
+            name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
+        )
+        bars.append(ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "redis"))
+    }
+}
+
+// MARK: fan-out and memory
+
+var idleKiB: Int?
+var attachedKiB: Int?
+if wanted("fanout") || wanted("memory") {
+    let counts = wanted("fanout") ? fanOutCounts : [100]
+    let rates = wanted("fanout") ? fanOutRates : [500]
+    for subscribers in counts {
+        do {
+            let floorServer = try FloorServer(publish: true, context: context)
+            defer { floorServer.stop() }
+            let service = try ServiceUnderTest(binary: binary, context: context)
+            defer { service.stop() }
+            if subscribers == 100 { idleKiB = service.child.residentKiB() }
+            for rate in rates {
+                progress("fan-out: \(subscribers) subscriber(s) at \(rate) events/s (floor, then service)")
+                let floorResult = try runFanOut(
+                    command: floorServer.command, events: floorServer.events, subscribers: subscribers,
+                    rate: rate,
+                    seconds: fanOutSeconds, body: { WireSizes.event(seq: $0) },
+                    seqOfReply: { number, _ in number })
+                let serviceResult = try runFanOut(
+                    command: service.command, events: service.events, subscribers: subscribers, rate: rate,
+                    seconds: fanOutSeconds, body: { _ in toggleRequest(index: 0) },
+                    seqOfReply: { _, reply in seqField(reply) },
+                    whileAttached: {
+                        if subscribers == 100 { attachedKiB = service.child.residentKiB() }
+                    })
+                let name = "fan-out, \(subscribers) sub\(subscribers == 1 ? "" : "s") at \(rate)/s"
+                let isTarget = subscribers == 100 && rate == 500
+                let clean = serviceResult.everyoneGotEverything
+                report.add(
+                    name, "delivery p50", serviceResult.latency.p50, "µs",
+                    baseline: ("fan-out floor", floorResult.latency.p50), ratioLimit: isTarget ? 1.5 : nil,
+                    target: isTarget ? "≤ 1.5× floor, none dropped" : nil, extraCondition: clean)
+                report.add(
+                    name, "delivery p99", serviceResult.latency.p99, "µs",
+                    baseline: ("fan-out floor", floorResult.latency.p99), ratioLimit: isTarget ? 1.5 : nil,
+                    target: isTarget ? "≤ 1.5× floor, none dropped" : nil, extraCondition: clean)
+                report.add(
+                    name, "delivered",
+                    100 * Double(serviceResult.delivered) / Double(max(1, serviceResult.expected)), "%",
+                    baseline: (
+                        "fan-out floor",
+                        100 * Double(floorResult.delivered) / Double(max(1, floorResult.expected))
+                    ),
+                    note:
+                        "\(serviceResult.delivered) of \(serviceResult.expected); floor \(floorResult.delivered) of \(floorResult.expected)"
+                )
+                bars.append(
+                    ChartBar(
+                        label: "fan-out floor, \(subscribers) subs at \(rate)/s",
+                        p50: floorResult.latency.p50,
+                        p99: floorResult.latency.p99, kind: "floor"))
+                bars.append(
+                    ChartBar(
+                        label: name, p50: serviceResult.latency.p50, p99: serviceResult.latency.p99,
+                        kind: "countries"))
+            }
+        } catch {
+            failed("fan-out with \(subscribers) subscribers", error)
+        }
+    }
+}
+if let attachedKiB {
+    report.add(
+        "memory: service RSS, 100 subscribers", "VmRSS", Double(attachedKiB) / 1024, "MiB",
+        baseline: idleKiB.map { ("idle, no subscribers", Double($0) / 1024) }, valueLimit: 30,
+        target: "< 30 MiB")
+}
+
+// MARK: late joiner
+
+if wanted("late") {
+    do {
+        progress("late joiner: 10,000 rows, 1,000 events/s, \(lateJoins) join(s)")
+        let result = try runLateJoiner(binary: binary, joins: lateJoins, rate: 1000, rows: 10_000)
+        let name = "late joiner, 10,000 rows, \(Int(result.eventsPerSecond.rounded())) events/s"
+        if result.eventsPerSecond < 900 {
+            report.notes.append(
+                "late joiner: the background flow reached only \(Int(result.eventsPerSecond)) of 1,000 events/s (the machine was busy)"
+            )
+        }
+        let joins = Percentiles(nanos: result.joinMilliseconds.map { UInt64($0 * 1e6) })
+        let lists = Percentiles(nanos: result.listMilliseconds.map { UInt64($0 * 1e6) })
+        report.add(
+            name, "time to live, median", joins.p50 / 1000, "ms",
+            baseline: ("bare list RTT", lists.p50 / 1000))
+        report.add(
+            name, "time to live, worst of \(joins.count)", joins.max / 1000, "ms",
+            baseline: ("bare list RTT", lists.max / 1000), valueLimit: 100, target: "< 100 ms")
+    } catch {
+        failed("late joiner", error)
+    }
+}
+
+// MARK: render
+
+if wanted("render") {
+    progress("render: watch frames on the world list")
+    let result = runRender(burstSeconds: quick ? 0.2 : 1.0, longListRows: 10_000)
+    let name = "render (watch, \(result.rows) rows, 40×100)"
+    report.add(
+        name, "bytes per toggled visible row", result.bytesPerVisibleToggle, "B",
+        baseline: ("full redraw", Double(result.fullRedrawBytes)), valueLimit: 300, target: "< 300 B")
+    report.add(
+        "render (watch, \(result.longListRows) rows, 40×100)", "bytes per toggled visible row",
+        result.bytesPerVisibleToggleLongList, "B", baseline: ("full redraw", Double(result.fullRedrawBytes)),
+        valueLimit: 300, target: "< 300 B")
+    report.add(
+        name, "bytes per toggle of any row (scrolls)", result.bytesPerAnyRowToggle, "B",
+        baseline: ("full redraw", Double(result.fullRedrawBytes)))
+    report.add(
+        name, "frames/s under a burst", result.burstFramesPerSecond, "fps", baseline: ("coalescer cap", 60),
+        note:
+            "\(Int(result.burstEventsPerSecond)) events/s absorbed, \(String(format: "%.0f", result.microsecondsPerFrame)) µs per frame"
+    )
+}
+
+// MARK: CLI
+
+if wanted("cli") {
+    do {
+        progress("cli: \(cliRuns) × countries toggle")
+        let result = try runCLI(binary: binary, runs: cliRuns)
+        let toggleTimes = Percentiles(nanos: result.toggleMilliseconds.map { UInt64($0 * 1e6) })
+        let trueTimes = Percentiles(nanos: result.trueMilliseconds.map { UInt64($0 * 1e6) })
+        report.add(
+            "CLI: one `countries toggle` process", "wall time, median of \(cliRuns)", toggleTimes.p50 / 1000,
+            "ms",
+            baseline: ("/bin/true", trueTimes.p50 / 1000), valueLimit: 30, target: "< 30 ms")
+    } catch {
+        failed("cli", error)
+    }
+}
+
+// MARK: output
+
+context.terminate()
+Cleanup.shared.runAll()
+let elapsed = Double(nowNanos() - started) / 1e9
+
+func readFirstLine(_ path: String, prefix: String) -> String? {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map {
+        $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+    }
+}
+var uts = utsname()
+uname(&uts)
+let kernel = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+let machine: [String: String] = [
+    "cpu": readFirstLine("/proc/cpuinfo", prefix: "model name") ?? "unknown",
+    "cores": String(ProcessInfo.processInfo.activeProcessorCount),
+    "memory": readFirstLine("/proc/meminfo", prefix: "MemTotal") ?? "unknown",
+    "kernel": kernel,
+    "libzmq": ZMQVersion.string,
+    "mode": quick ? "quick" : "full",
+    "elapsed": String(format: "%.0f s", elapsed),
+    "loadavg":
+        "\(loadAtStart) at start, \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?") at end",
+]
+
+if let svgPath {
+    let subtitle =
+        "\(machine["cores"] ?? "?") cores, \(machine["cpu"] ?? ""), libzmq \(ZMQVersion.string); tcp loopback; log scale"
+    let svg = chartSVG(
+        bars, title: "countries: latency against the floor and Redis (p50 / p99)", subtitle: subtitle)
+    do {
+        try svg.write(toFile: svgPath, atomically: true, encoding: .utf8)
+        progress("wrote \(svgPath)")
+    } catch {
+        progress("cannot write \(svgPath): \(error)")
+    }
+}
+
+if json {
+    struct Output: Encodable {
+        var machine: [String: String]
+        var rows: [ResultRow]
+        var notes: [String]
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(
+        positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    let data = try encoder.encode(Output(machine: machine, rows: report.rows, notes: report.notes))
+    print(String(decoding: data, as: UTF8.self))
+} else {
+    print(report.table())
+    print("")
+    for note in report.notes { print("- \(note)") }
+    print(
+        "- machine: \(machine["cores"]!) cores, \(machine["cpu"]!), \(machine["memory"]!) RAM, Linux \(kernel), libzmq \(ZMQVersion.string); load average \(machine["loadavg"]!); \(quick ? "quick" : "full") run took \(machine["elapsed"]!)"
+    )
+}
+exit(0)
