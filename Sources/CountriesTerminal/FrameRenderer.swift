@@ -32,6 +32,12 @@ public struct FrameRenderer: Sendable {
         if let last = lastFrame, last.size == frame.size {
             for (row, line) in frame.lines.enumerated()
             where row >= last.lines.count || last.lines[row] != line {
+                if row < last.lines.count,
+                    appendChangedTail(
+                        of: last.lines[row], becoming: line, row: row, width: frame.size.columns, to: &out)
+                {
+                    continue
+                }
                 out += "\u{1B}[\(row + 1);1H"
                 append(line, width: frame.size.columns, to: &out)
                 out += "\u{1B}[K"
@@ -45,6 +51,37 @@ public struct FrameRenderer: Sendable {
         }
         lastFrame = frame
         return Array(out.utf8)
+    }
+
+    /// Rewrites only the end of a line whose beginning did not change (a header whose seq went
+    /// up, a footer whose "N s ago" ticked): the cursor goes to the first changed column. Returns
+    /// false when that would not save much, and the caller rewrites the whole line.
+    private func appendChangedTail(
+        of old: ScreenLine, becoming new: ScreenLine, row: Int, width: Int, to out: inout String
+    ) -> Bool {
+        guard old.style == new.style else { return false }
+        let bar = sgr(new.style) != nil && Self.isBar(new.style)
+        let oldText = bar ? DisplayWidth.pad(old.text, to: width) : old.text
+        let newText = bar ? DisplayWidth.pad(new.text, to: width) : new.text
+        var prefix = 0
+        var columns = 0
+        for (before, after) in zip(oldText, newText) {
+            guard before == after else { break }
+            prefix += 1
+            columns += DisplayWidth.of(before)
+        }
+        // Moving the cursor costs about as much as a few characters.
+        guard columns >= 8 else { return false }
+        let tail = String(newText.dropFirst(prefix))
+        out += "\u{1B}[\(row + 1);\(columns + 1)H"
+        if let style = sgr(new.style) {
+            out += "\u{1B}[\(style)m" + tail + "\u{1B}[0m"
+        } else {
+            out += tail
+        }
+        // A padded bar is as wide as before; any other line may have become shorter.
+        if !bar { out += "\u{1B}[K" }
+        return true
     }
 
     private func append(_ line: ScreenLine, width: Int, to out: inout String) {
