@@ -44,7 +44,8 @@ public final class LiveSubscription {
     /// the request channel; call ``start(now:)`` next.
     public init(
         context: Context, endpoints: Endpoints, heartbeatInterval: Duration = .seconds(1),
-        requestTimeout: Duration = .seconds(2), security: ClientSecurity? = nil
+        requestTimeout: Duration = .seconds(2), security: ClientSecurity? = nil,
+        eventsSecurity: ClientSecurity? = nil
     ) throws(ClientError) {
         self.endpoints = endpoints
         machine = SubscriptionMachine(heartbeatInterval: heartbeatInterval)
@@ -61,7 +62,8 @@ public final class LiveSubscription {
             try subscriber.setOption(.receiveHighWaterMark, 100_000)
             try subscriber.setOption(.heartbeatInterval, 2_000)
             try subscriber.setOption(.heartbeatTimeout, 6_000)
-            if let security { try security.apply(to: subscriber) }
+            // A relay has its own key; without one given, the events come from the service.
+            if let events = eventsSecurity ?? security { try events.apply(to: subscriber) }
             try subscriber.subscribe("")
             try subscriber.connect(endpoints.events)
         } catch {

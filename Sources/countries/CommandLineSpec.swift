@@ -30,7 +30,13 @@ enum CountriesCommandLine {
         environment: "COUNTRIES_SERVER_KEY")
 
     static let clientOptions = [commandEndpoint, timeout, retries, curveKey, serverKey]
-    static let subscriberOptions = [commandEndpoint, eventsEndpoint, timeout, retries, curveKey, serverKey]
+    static let eventsServerKey = OptionSpec(
+        name: "events-server-key", valueName: "file",
+        help: "The public key of a relay at --events, when it has its own (default: --server-key).",
+        environment: "COUNTRIES_EVENTS_SERVER_KEY")
+    static let subscriberOptions = [
+        commandEndpoint, eventsEndpoint, timeout, retries, curveKey, serverKey, eventsServerKey,
+    ]
     static let heartbeat = OptionSpec(
         name: "heartbeat-ms", valueName: "ms",
         help: "The service's heartbeat period; 3 missed make the view stale.", defaultValue: "1000")

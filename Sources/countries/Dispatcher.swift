@@ -34,10 +34,22 @@ struct ClientOptions {
     var timeout: Duration
     var tries: Int
     var security: ClientSecurity?
+    /// The keys for the event endpoint, when it is a relay with a key of its own.
+    var eventsSecurity: ClientSecurity?
 
     init(_ command: ParsedCommand) throws {
         security = try KeyFiles.clientSecurity(
             curveKey: command.value("curve-key"), serverKey: command.value("server-key"), command: command)
+        if let path = command.spec.options.contains(where: { $0.name == "events-server-key" })
+            ? command.value("events-server-key") : nil
+        {
+            guard let security else {
+                throw command.usageError("--events-server-key needs --curve-key and --server-key")
+            }
+            var events = security
+            events.serverKey = try KeyFiles.read(path, wantSecret: false).publicKey
+            eventsSecurity = events
+        }
         commandEndpoint = command.value("command") ?? "tcp://127.0.0.1:5555"
         eventsEndpoint = command.spec.options.contains { $0.name == "events" } ? command.value("events") : nil
         guard let milliseconds = try command.int("timeout"), milliseconds > 0 else {

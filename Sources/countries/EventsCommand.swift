@@ -25,7 +25,7 @@ struct EventsCommand {
         defer { subscriber.close() }
         try subscriber.setOption(.linger, 0)
         try subscriber.setOption(.maxMessageSize, 64 << 20)
-        if let security = client.security { try security.apply(to: subscriber) }
+        if let security = client.eventsSecurity ?? client.security { try security.apply(to: subscriber) }
         // Subscribe before asking where the list stands, so nothing falls between the two.
         for topic in Topic.allCases where topic != .heartbeat {
             try subscriber.subscribe(topic.rawValue)

@@ -30,7 +30,7 @@ struct SubscriberSetup {
                     command: options.commandEndpoint, events: options.eventsEndpoint ?? "tcp://127.0.0.1:5556"
                 ),
                 heartbeatInterval: .milliseconds(heartbeat), requestTimeout: options.timeout,
-                security: options.security)
+                security: options.security, eventsSecurity: options.eventsSecurity)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.usage)
         }
