@@ -1,0 +1,128 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+/// Service hygiene and fan-out, as an operator uses them: pid files, JSON logs, the status an
+/// operator reads, and relays (on one host; the multi-host relay tests use namespaces).
+@Suite struct OperatorTests {
+    @Test func pidFileIsWrittenRefusedWhileLiveAndRemovedOnStop() throws {
+        let sandbox = try Sandbox()
+        let pidFile = sandbox.file("countries.pid")
+        let service = try Service(in: sandbox, options: ["--in-memory", "--pidfile", pidFile])
+        defer { service.stop(signal: SIGKILL) }
+
+        let written = try String(contentsOfFile: pidFile, encoding: .utf8)
+        #expect(written == "\(service.process.process.processIdentifier)\n")
+
+        // A second service with the same pid file is refused while the first runs.
+        let second = try Countries.run(
+            [
+                "serve", "--in-memory", "--command", "ipc://" + sandbox.file("c2"), "--events",
+                "ipc://" + sandbox.file("e2"), "--pidfile", pidFile,
+            ], timeout: .seconds(10))
+        #expect(second.exitCode == 69, "\(second)")
+        #expect(second.stderr.contains("is running"), "\(second)")
+
+        let stopped = try #require(service.stop(signal: SIGTERM))
+        #expect(stopped.exitCode == 0, "\(stopped)")
+        #expect(!FileManager.default.fileExists(atPath: pidFile))
+    }
+
+    @Test func jsonLogsAreOneObjectPerLine() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox, options: ["--in-memory", "--log-format", "json"])
+        defer { service.stop(signal: SIGKILL) }
+        #expect(try service.run(["toggle", "Atlantis"]).exitCode == 1)
+        let stopped = try #require(service.stop(signal: SIGTERM))
+        let lines = stopped.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count >= 3, "\(stopped)")
+        for line in lines {
+            let object = try jsonObject(line)
+            #expect(
+                object["time"] is String && object["level"] is String && object["message"] is String,
+                "\(line)")
+        }
+        #expect(lines.contains { $0.contains("\"level\":\"warning\"") && $0.contains("not_found") })
+    }
+
+    @Test func statusReportsWhatAnOperatorNeeds() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox, options: ["--db", sandbox.file("s.db")])
+        defer { service.stop(signal: SIGKILL) }
+        _ = try service.run(["toggle", "France"])
+        _ = try service.run(["toggle", "Narnia"])
+
+        // Two subscribers attached: status counts them.
+        let watchers = try (0..<2).map { _ in
+            try Countries.start(
+                ["watch", "--json", "--heartbeat-ms", "100", "--events", sandbox.eventsEndpoint]
+                    + sandbox.client)
+        }
+        defer { for watcher in watchers { watcher.stop(signal: SIGKILL) } }
+
+        let deadline = ContinuousClock.now + .seconds(10)
+        var status: [String: Any] = [:]
+        repeat {
+            status = try jsonReply(try service.run(["status", "--json"]))
+            if (status["subscribers"] as? Int) == 2 { break }
+            usleep(50_000)
+        } while ContinuousClock.now < deadline
+        #expect(status["subscribers"] as? Int == 2, "\(status)")
+        #expect(status["seq"] as? Int == 1)
+        #expect(status["commands_refused"] as? Int == 1)
+        #expect((status["commands_served"] as? Int ?? 0) >= 2)
+        #expect((status["uptime_seconds"] as? Double ?? -1) >= 0)
+        #expect((status["store_bytes"] as? Int ?? 0) > 0)
+        #expect(status["version"] as? String == "0.1.0")
+
+        let human = try service.run(["status"])
+        for field in ["uptime:", "seq:", "store:", "commands served:", "commands refused:", "subscribers:"] {
+            #expect(human.stdout.contains(field), "\(human)")
+        }
+    }
+
+    @Test func watchThroughTwoRelaysConverges() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop(signal: SIGKILL) }
+        let first = "ipc://" + sandbox.file("r1")
+        let second = "ipc://" + sandbox.file("r2")
+        let relays = try [
+            Countries.start(["relay", "--from", sandbox.eventsEndpoint, "--bind", first]),
+            Countries.start(["relay", "--from", first, "--bind", second]),
+        ]
+        defer { for relay in relays { relay.stop(signal: SIGKILL) } }
+
+        let watcher = try Countries.start(
+            ["watch", "--json", "--heartbeat-ms", "100", "--events", second] + sandbox.client)
+        defer { watcher.stop(signal: SIGKILL) }
+        // Live through the relays: heartbeats pass through them.
+        let liveBy = ContinuousClock.now + .seconds(10)
+        while !watcher.stderrSoFar.contains("live at seq") && ContinuousClock.now < liveBy { usleep(20_000) }
+        #expect(watcher.stderrSoFar.contains("live at seq 0"), "\(watcher.stderrSoFar)")
+
+        for target in ["France", "Italy", "0"] {
+            #expect(try service.run(["toggle", target]).exitCode == 0)
+        }
+        let expected = try jsonReply(try service.run(["list", "--json"]))
+        let deadline = ContinuousClock.now + .seconds(10)
+        var last: [String: Any] = [:]
+        repeat {
+            if let line = watcher.stdoutSoFar.split(separator: "\n").last {
+                last = (try? jsonObject(String(line))) ?? [:]
+            }
+            if last["seq"] as? Int == 3 { break }
+            usleep(20_000)
+        } while ContinuousClock.now < deadline
+        #expect(last["seq"] as? Int == 3, "\(watcher.stdoutSoFar)")
+        #expect(
+            (last["countries"] as? [[String: Any]])?.map { $0["visited"] as? Bool }
+                == (expected["countries"] as? [[String: Any]])?.map { $0["visited"] as? Bool })
+    }
+
+    @Test func relayRefusesAnExposedPlaintextBind() throws {
+        let result = try Countries.run(["relay", "--bind", "tcp://0.0.0.0:45999"], timeout: .seconds(10))
+        #expect(result.exitCode == 64, "\(result)")
+        #expect(result.stderr.contains("--insecure"), "\(result)")
+    }
+}
