@@ -19,7 +19,8 @@ public final class StateService {
     private let commands: Socket
     private let events: Socket
     private let zap: ZAPHandler?
-    private let monitor: Socket?
+    /// One monitor per CURVE socket, command then events: how handshake failures get logged.
+    private let monitors: [Socket]
     private let handler: CommandHandler
     private let logger: Logger
     private let startedAt = ContinuousClock.now
@@ -49,13 +50,18 @@ public final class StateService {
                     try socket.setOption(.zapEnforceDomain, true)
                 }
                 // Handshake failures never reach the ZAP handler when the client is plaintext or
-                // has the wrong server key; the monitor is how they get logged.
-                let monitor = try context.makeSocket(.pair)
-                try commands.startMonitor("inproc://countries.monitor", kinds: .handshakeFailures)
-                try monitor.connect("inproc://countries.monitor")
-                self.monitor = monitor
+                // has the wrong server key; the monitors are how they get logged, on both sockets
+                // (a plaintext subscriber knocks on the events socket only).
+                var monitors: [Socket] = []
+                for (socket, name) in [(commands, "commands"), (events, "events")] {
+                    let monitor = try context.makeSocket(.pair)
+                    try socket.startMonitor("inproc://countries.monitor.\(name)", kinds: .handshakeFailures)
+                    try monitor.connect("inproc://countries.monitor.\(name)")
+                    monitors.append(monitor)
+                }
+                self.monitors = monitors
             } else {
-                monitor = nil
+                monitors = []
             }
             for socket in [commands, events] {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
@@ -160,7 +166,7 @@ public final class StateService {
         let commandItem = poller.add(commands)
         let stopItem = stop.map { poller.add(fileDescriptor: $0.fileDescriptor) }
         let zapItem = zap.map { poller.add($0.socket) }
-        let monitorItem = monitor.map { poller.add($0) }
+        let monitorItems = monitors.map { poller.add($0) }
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
         var batch: [IncomingRequest] = []
@@ -183,7 +189,7 @@ public final class StateService {
             if let zap, let zapItem, ready.isReadable(zapItem) {
                 zap.handlePending()
             }
-            if let monitor, let monitorItem, ready.isReadable(monitorItem) {
+            for (monitor, item) in zip(monitors, monitorItems) where ready.isReadable(item) {
                 logHandshakeFailures(monitor)
             }
             if ready.isReadable(commandItem) {
@@ -305,7 +311,7 @@ public final class StateService {
     private func shutdown() {
         commands.close()
         events.close()
-        monitor?.close()
+        for monitor in monitors { monitor.close() }
         zap?.socket.close()
         context.terminate()
         logger.log(.info, "stopped at seq \(handler.state.seq)")
