@@ -48,6 +48,13 @@ public final class SignalPipe {
         // zmq_poll still returns EINTR, which the poller reports as a value.
         action.sa_flags = SA_RESTART
         sigaction(signal, &action, nil)
+        // A blocked signal would never arrive: a parent may hand down a mask that blocks it
+        // (Foundation's Process and some supervisors do), and this thread's mask is what threads
+        // started later inherit.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signal)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// Puts back the default action for a signal.

@@ -57,7 +57,14 @@ struct ClientCommand {
         do {
             return try client.send(command)
         } catch {
-            let hint = error.code == .noReply ? " (is `countries serve` running there? see --command)" : ""
+            var hint = ""
+            if error.code == .noReply {
+                // A CURVE refusal looks the same as no service from here: name both causes.
+                hint =
+                    options.security == nil
+                    ? " (is `countries serve` running there? see --command)"
+                    : " (is `countries serve` running there, does it admit this client's key, and is --server-key its public key? see --command)"
+            }
             throw CommandFailure(message: error.message + hint, exitCode: ExitCode.unavailable)
         }
     }

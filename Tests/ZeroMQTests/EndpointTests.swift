@@ -1,0 +1,47 @@
+import Testing
+import ZeroMQ
+
+@Suite("Endpoint.isLoopbackOrLocal (protected mode)")
+struct EndpointTests {
+    @Test(
+        "Loopback tcp, ipc and inproc stay on this host",
+        arguments: [
+            "tcp://127.0.0.1:5555",
+            "tcp://127.1.2.3:5555",
+            "tcp://127.0.0.1:*",
+            "tcp://localhost:5555",
+            "tcp://LOCALHOST:5555",
+            "tcp://[::1]:5555",
+            "tcp://lo:5555",
+            "ipc:///tmp/countries/commands",
+            "ipc://@abstract-name",
+            "inproc://countries",
+        ])
+    func local(_ endpoint: String) {
+        #expect(Endpoint.isLoopbackOrLocal(endpoint))
+    }
+
+    @Test(
+        "Wildcards, other addresses and interfaces, and other transports are exposed",
+        arguments: [
+            "tcp://*:5555",
+            "tcp://0.0.0.0:5555",
+            "tcp://10.0.0.1:5555",
+            "tcp://192.168.1.20:5555",
+            "tcp://[::]:5555",
+            "tcp://[2001:db8::1]:5555",
+            "tcp://eth0:5555",
+            "tcp://127.0.0.1.example.com:5555",
+            "tcp://127.0.0.256:5555",
+            "tcp://128.0.0.1:5555",
+            "tcp://127.0.0.1",
+            "pgm://eth0;239.192.1.1:5555",
+            "epgm://eth0;239.192.1.1:5555",
+            "ws://127.0.0.1:5555",
+            "udp://127.0.0.1:5555",
+            "",
+        ])
+    func exposed(_ endpoint: String) {
+        #expect(!Endpoint.isLoopbackOrLocal(endpoint))
+    }
+}
