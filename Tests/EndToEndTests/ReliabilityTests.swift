@@ -168,6 +168,7 @@ import ZeroMQ
         let phase = Duration.milliseconds(ReliabilitySizes.value("RELIABILITY_STOP_MS", default: 3_000))
         let clients = ReliabilitySizes.value("RELIABILITY_FLOOD_CLIENTS", default: 3)
         let window = ReliabilitySizes.value("RELIABILITY_WINDOW", default: 64)
+        let rounds = max(1, ReliabilitySizes.value("RELIABILITY_ROUNDS", default: 1))
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
         let service = ReliabilityService(scratch: scratch, logLevel: "error")
@@ -208,47 +209,63 @@ import ZeroMQ
             return Double(answered.value) / (ContinuousClock.now - start).timeInterval
         }
 
-        // Without the stuck subscriber, then with it: connected, live, then stopped.
-        let withoutStopFirst = try flood()
-        let beforeStop = try control.snapshot()
-        let stuck = try ReliabilityWatcher("stuck", service: service)
-        defer { stuck.stop() }
-        #expect(
-            stuck.waitUntilShowing(beforeStop, within: .seconds(15)) != nil, "the watcher never went live")
-        let seqBeforeStop = beforeStop.seq
-        stuck.child.signal(SIGSTOP)
-        let serviceMemoryBefore = service.child?.residentKilobytes ?? 0
-        let withStop = try flood()
-        let serviceMemoryStopped = service.child?.residentKilobytes ?? 0
-        let duringStop = try control.snapshot()
+        // Rounds of: a phase without the stuck subscriber, then one with it (a new watcher,
+        // live, then stopped). One more phase without it closes, so drift (a warming store,
+        // other builds on the machine) falls on both sides alike.
+        var without: [Double] = []
+        var with: [Double] = []
+        var stoppedEvents: [UInt64] = []
+        var otherLags: [Int] = []
+        var convergences: [Int] = []
+        var noticedGaps: [Bool] = []
+        var memory: [Int] = []
+        for round in 0..<rounds {
+            without.append(try flood())
+            let beforeStop = try control.snapshot()
+            let stuck = try ReliabilityWatcher("stuck\(round)", service: service)
+            defer { stuck.stop() }
+            #expect(
+                stuck.waitUntilShowing(beforeStop, within: .seconds(15)) != nil, "the watcher never went live"
+            )
+            stuck.child.signal(SIGSTOP)
+            memory.append(service.child?.residentKilobytes ?? 0)
+            with.append(try flood())
+            memory.append(service.child?.residentKilobytes ?? 0)
+            let duringStop = try control.snapshot()
+            stoppedEvents.append(duringStop.seq - beforeStop.seq)
 
-        // The other subscriber kept up while one was stopped.
-        let otherLag = other.waitUntilShowing(duringStop, within: .seconds(15))
-        #expect(
-            otherLag != nil, "the running watcher shows seq \(other.latest?.seq ?? 0) of \(duringStop.seq)")
-        #expect(
-            !other.child.stderrText.contains("stale"),
-            "the running watcher went stale: \(other.child.stderrText)")
-        #expect((stuck.latest?.seq ?? 0) <= seqBeforeStop, "the stopped watcher printed while stopped")
+            // The other subscriber kept up while one was stopped.
+            let otherLag = other.waitUntilShowing(duringStop, within: .seconds(15))
+            otherLags.append(otherLag?.milliseconds ?? -1)
+            #expect(
+                otherLag != nil,
+                "the running watcher shows seq \(other.latest?.seq ?? 0) of \(duringStop.seq)")
+            #expect(
+                !other.child.stderrText.contains("stale"),
+                "the running watcher went stale: \(other.child.stderrText)")
+            #expect((stuck.latest?.seq ?? 0) <= beforeStop.seq, "the stopped watcher printed while stopped")
 
-        stuck.child.signal(SIGCONT)
-        let caughtUp = stuck.waitUntilShowing(duringStop, within: .seconds(30))
-        #expect(
-            caughtUp != nil,
-            "the stopped watcher shows seq \(stuck.latest?.seq ?? 0) of \(duringStop.seq) after SIGCONT")
-        let noticed = stuck.child.stderrText.contains("stale")
+            stuck.child.signal(SIGCONT)
+            let caughtUp = stuck.waitUntilShowing(duringStop, within: .seconds(30))
+            convergences.append(caughtUp?.milliseconds ?? -1)
+            #expect(
+                caughtUp != nil,
+                "the stopped watcher shows seq \(stuck.latest?.seq ?? 0) of \(duringStop.seq) after SIGCONT")
+            noticedGaps.append(stuck.child.stderrText.contains("stale"))
+            stuck.stop()
+        }
+        without.append(try flood())
 
-        // Without it again, so drift (a warming store, other load on the machine) evens out.
-        stuck.stop()
-        let withoutStopAgain = try flood()
-        let withoutStop = (withoutStopFirst + withoutStopAgain) / 2
+        let withoutStop = without.reduce(0, +) / Double(without.count)
+        let withStop = with.reduce(0, +) / Double(with.count)
         let ratio = withStop / withoutStop
         let bound = ReliabilitySizes.strict ? 0.9 : 0.5
         #expect(
             ratio >= bound,
             "throughput fell from \(Int(withoutStop))/s to \(Int(withStop))/s with a stopped subscriber")
+        func list<T>(_ values: [T]) -> String { values.map { "\($0)" }.joined(separator: ",") }
         ReliabilitySizes.report(
-            "stuck stop=\(phase.milliseconds)ms clients=\(clients) window=\(window) events_while_stopped=\(duringStop.seq - seqBeforeStop) throughput_without_stuck=\(Int(withoutStopFirst))/s,\(Int(withoutStopAgain))/s throughput_with_stuck=\(Int(withStop))/s ratio=\(String(format: "%.3f", ratio)) bound=\(bound) other_current_after=\(otherLag?.milliseconds ?? -1)ms stuck_noticed_gap=\(noticed) stuck_converged_after=\(caughtUp?.milliseconds ?? -1)ms service_cpu_per_toggle=\(cpuPerToggle.joined(separator: ",")) service_rss_kib=\(serviceMemoryBefore)->\(serviceMemoryStopped)"
+            "stuck stop=\(phase.milliseconds)ms rounds=\(rounds) clients=\(clients) window=\(window) events_while_stopped=\(list(stoppedEvents)) throughput_without_stuck=\(list(without.map { Int($0) }))/s throughput_with_stuck=\(list(with.map { Int($0) }))/s ratio=\(String(format: "%.3f", ratio)) bound=\(bound) other_current_after_ms=\(list(otherLags)) stuck_noticed_gap=\(list(noticedGaps)) stuck_converged_after_ms=\(list(convergences)) service_cpu_per_toggle=\(cpuPerToggle.joined(separator: ",")) service_rss_kib=\(list(memory))"
         )
     }
 
