@@ -373,15 +373,17 @@ extension Duration {
 }
 
 /// A pipelined toggler: a DEALER socket keeping `window` toggles in flight until `stopAt`;
-/// returns how many were answered (and how many of those were errors).
+/// returns how many were answered, how many of those were errors, and the longest wait between
+/// two replies (a service that stalls shows there, whatever the machine's load).
 func reliabilityFlood(
     endpoint: String, window: Int, countries: Int, stopAt: ReliabilityBox<ContinuousClock.Instant>,
     answered: ReliabilityBox<Int>, client: Int
-) -> (ok: Int, failed: Int, error: String?) {
+) -> (ok: Int, failed: Int, longestGap: Duration, error: String?) {
     // Fresh ids every flood: a reused id would be answered from memory, not applied.
     let run = UUID().uuidString.prefix(8)
     var ok = 0
     var failed = 0
+    var longestGap = Duration.zero
     do {
         let context = try Context()
         defer { context.terminate() }
@@ -407,6 +409,7 @@ func reliabilityFlood(
             if ready.isReadable(item) {
                 while let frames = try socket.receive(dontWait: true) {
                     inFlight -= 1
+                    longestGap = max(longestGap, ContinuousClock.now - lastReply)
                     lastReply = ContinuousClock.now
                     if let body = frames.last, let reply = try? Reply.decode(body), reply.ok {
                         ok += 1
@@ -417,13 +420,13 @@ func reliabilityFlood(
                 }
             }
             if ContinuousClock.now - lastReply > .seconds(20) {
-                return (ok, failed, "no reply for 20 s with \(inFlight) toggles in flight")
+                return (ok, failed, longestGap, "no reply for 20 s with \(inFlight) toggles in flight")
             }
         }
     } catch {
-        return (ok, failed, "\(error)")
+        return (ok, failed, longestGap, "\(error)")
     }
-    return (ok, failed, nil)
+    return (ok, failed, longestGap, nil)
 }
 
 // MARK: - Subscribers

@@ -183,6 +183,7 @@ import ZeroMQ
         #expect(other.waitUntilShowing(initial, within: .seconds(15)) != nil, "the watcher never went live")
 
         var cpuPerToggle: [String] = []
+        var longestGaps: [Duration] = []
         /// Floods the service for `phase` and returns answered toggles per second.
         func flood() throws -> Double {
             let stopAt = ReliabilityBox(ContinuousClock.now + phase)
@@ -194,6 +195,7 @@ import ZeroMQ
                 cpuPerToggle.append("\(used * 10_000 / max(1, answered.value))us")
             }
             let problems = ReliabilityBox<[String]>([])
+            let gap = ReliabilityBox(Duration.zero)
             let endpoint = service.commandEndpoint
             let countries = initial.count
             let start = ContinuousClock.now
@@ -202,10 +204,12 @@ import ZeroMQ
                     endpoint: endpoint, window: window, countries: countries, stopAt: stopAt,
                     answered: answered,
                     client: client)
+                gap.update { $0 = max($0, outcome.longestGap) }
                 if let error = outcome.error { problems.update { $0.append(error) } }
                 if outcome.failed > 0 { problems.update { $0.append("\(outcome.failed) toggles refused") } }
             }
             #expect(problems.value.isEmpty, "\(problems.value)")
+            longestGaps.append(gap.value)
             return Double(answered.value) / (ContinuousClock.now - start).timeInterval
         }
 
@@ -259,13 +263,19 @@ import ZeroMQ
         let withoutStop = without.reduce(0, +) / Double(without.count)
         let withStop = with.reduce(0, +) / Double(with.count)
         let ratio = withStop / withoutStop
-        let bound = ReliabilitySizes.strict ? 0.9 : 0.5
+        // Strict (scripts/chaos): within 10 %. CI runs other suites beside this one on 2 cores, so
+        // its wall-clock ratio swings from 0.5 to 1.3; a service that waited on the stopped
+        // subscriber would answer next to nothing, and would leave a gap between replies as long
+        // as the stop, which is what CI checks.
+        let bound = ReliabilitySizes.strict ? 0.9 : 0.25
         #expect(
             ratio >= bound,
             "throughput fell from \(Int(withoutStop))/s to \(Int(withStop))/s with a stopped subscriber")
+        let longestGap = longestGaps.max() ?? .zero
+        #expect(longestGap < .seconds(2), "a client waited \(longestGap) between two replies")
         func list<T>(_ values: [T]) -> String { values.map { "\($0)" }.joined(separator: ",") }
         ReliabilitySizes.report(
-            "stuck stop=\(phase.milliseconds)ms rounds=\(rounds) clients=\(clients) window=\(window) events_while_stopped=\(list(stoppedEvents)) throughput_without_stuck=\(list(without.map { Int($0) }))/s throughput_with_stuck=\(list(with.map { Int($0) }))/s ratio=\(String(format: "%.3f", ratio)) bound=\(bound) other_current_after_ms=\(list(otherLags)) stuck_noticed_gap=\(list(noticedGaps)) stuck_converged_after_ms=\(list(convergences)) service_cpu_per_toggle=\(cpuPerToggle.joined(separator: ",")) service_rss_kib=\(list(memory))"
+            "stuck stop=\(phase.milliseconds)ms rounds=\(rounds) clients=\(clients) window=\(window) events_while_stopped=\(list(stoppedEvents)) throughput_without_stuck=\(list(without.map { Int($0) }))/s throughput_with_stuck=\(list(with.map { Int($0) }))/s ratio=\(String(format: "%.3f", ratio)) bound=\(bound) longest_reply_gap_ms=\(list(longestGaps.map(\.milliseconds))) other_current_after_ms=\(list(otherLags)) stuck_noticed_gap=\(list(noticedGaps)) stuck_converged_after_ms=\(list(convergences)) service_cpu_per_toggle=\(cpuPerToggle.joined(separator: ",")) service_rss_kib=\(list(memory))"
         )
     }
 
