@@ -184,6 +184,7 @@ import ZeroMQ
 
         var cpuPerToggle: [String] = []
         var longestGaps: [Duration] = []
+        var stoppedGaps: [Duration] = []
         /// Floods the service for `phase` and returns answered toggles per second.
         func flood() throws -> Double {
             let stopAt = ReliabilityBox(ContinuousClock.now + phase)
@@ -234,6 +235,7 @@ import ZeroMQ
             stuck.child.signal(SIGSTOP)
             memory.append(service.child?.residentKilobytes ?? 0)
             with.append(try flood())
+            stoppedGaps.append(longestGaps.last ?? .zero)
             memory.append(service.child?.residentKilobytes ?? 0)
             let duringStop = try control.snapshot()
             stoppedEvents.append(duringStop.seq - beforeStop.seq)
@@ -265,14 +267,16 @@ import ZeroMQ
         let ratio = withStop / withoutStop
         // Strict (scripts/chaos): within 10 %. CI runs other suites beside this one on 2 cores, so
         // its wall-clock ratio swings from 0.5 to 1.3; a service that waited on the stopped
-        // subscriber would answer next to nothing, and would leave a gap between replies as long
-        // as the stop, which is what CI checks.
+        // subscriber would answer next to nothing and leave clients without a reply for as long
+        // as the stop lasts, which is what CI checks.
         let bound = ReliabilitySizes.strict ? 0.9 : 0.25
         #expect(
             ratio >= bound,
             "throughput fell from \(Int(withoutStop))/s to \(Int(withStop))/s with a stopped subscriber")
-        let longestGap = longestGaps.max() ?? .zero
-        #expect(longestGap < .seconds(2), "a client waited \(longestGap) between two replies")
+        let longestStoppedGap = stoppedGaps.max() ?? .zero
+        #expect(
+            longestStoppedGap < phase,
+            "a client waited \(longestStoppedGap) between two replies while the subscriber was stopped")
         func list<T>(_ values: [T]) -> String { values.map { "\($0)" }.joined(separator: ",") }
         ReliabilitySizes.report(
             "stuck stop=\(phase.milliseconds)ms rounds=\(rounds) clients=\(clients) window=\(window) events_while_stopped=\(list(stoppedEvents)) throughput_without_stuck=\(list(without.map { Int($0) }))/s throughput_with_stuck=\(list(with.map { Int($0) }))/s ratio=\(String(format: "%.3f", ratio)) bound=\(bound) longest_reply_gap_ms=\(list(longestGaps.map(\.milliseconds))) other_current_after_ms=\(list(otherLags)) stuck_noticed_gap=\(list(noticedGaps)) stuck_converged_after_ms=\(list(convergences)) service_cpu_per_toggle=\(cpuPerToggle.joined(separator: ",")) service_rss_kib=\(list(memory))"
