@@ -72,6 +72,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The libFuzzer target for the request decoder and the state controller (scripts/fuzz);
+        // a plain build replays input files instead.
+        .executableTarget(
+            name: "countries-fuzz",
+            dependencies: ["CountriesCore"],
+            swiftSettings: strictSettings
+        ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strictSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strictSettings),
@@ -83,6 +90,7 @@ let package = Package(
         .testTarget(
             name: "CountriesCoreTests",
             dependencies: ["CountriesCore"],
+            exclude: ["FuzzRegressions"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -98,6 +106,12 @@ let package = Package(
         .testTarget(
             name: "CountriesTerminalTests",
             dependencies: ["CountriesTerminal", "CountriesCore"],
+            swiftSettings: strictSettings
+        ),
+        // Replays the fuzz target's kept inputs (Tests/CountriesCoreTests/FuzzRegressions).
+        .testTarget(
+            name: "CountriesFuzzTests",
+            dependencies: ["countries-fuzz", "CountriesCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(

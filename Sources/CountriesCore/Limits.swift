@@ -12,6 +12,10 @@ public enum Limits {
     public static let maximumRequestIDLength = 64
     /// Largest request body, in bytes, that the service parses. Larger bodies get `too_large`.
     public static let maximumRequestBytes = 64 * 1024
+    /// Deepest nesting of arrays and objects in a request that the service parses. A request
+    /// needs 1; the JSON decoder takes time cubic in the depth (a 1 KiB request of 512 nested
+    /// arrays took seconds), so deeper requests get `bad_request` before they are parsed.
+    public static let maximumRequestNesting = 16
     /// Events kept for `history`.
     public static let retainedEvents = 10_000
     /// Request ids (with their replies) remembered for exactly-once retries.

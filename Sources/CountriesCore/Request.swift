@@ -28,6 +28,12 @@ extension Request {
                 .tooLarge,
                 "the request has \(body.count) bytes; at most \(Limits.maximumRequestBytes) are accepted")
         }
+        if let depth = nestingDepth(of: body, above: Limits.maximumRequestNesting) {
+            throw CountriesError(
+                .badRequest,
+                "the request nests arrays or objects \(depth) levels deep; at most \(Limits.maximumRequestNesting) are accepted"
+            )
+        }
         let value: JSONValue
         do {
             value = try WireJSON.decoder.decode(JSONValue.self, from: body)
@@ -43,6 +49,37 @@ extension Request {
         }
         return try RequestFields(fields).request()
     }
+}
+
+/// The nesting depth of `body` read as JSON (brackets inside strings do not count), if it goes
+/// beyond `limit`; nil when it stays within it. One pass, no allocation: it runs before the
+/// decoder, whose cost grows with the cube of the depth.
+private func nestingDepth(of body: Data, above limit: Int) -> Int? {
+    var depth = 0
+    var deepest = 0
+    var inString = false
+    var escaped = false
+    for byte in body {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+            continue
+        }
+        switch byte {
+        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+        default: break
+        }
+    }
+    return deepest > limit ? deepest : nil
 }
 
 /// The checks on each field of a request object.

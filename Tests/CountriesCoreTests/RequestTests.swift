@@ -211,8 +211,22 @@ private let badRequests: [Bad] = [
     }
 
     @Test func moderatelyNestedFieldsAreIgnoredLikeAnyUnknownField() throws {
-        let nested = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
+        // Up to Limits.maximumRequestNesting levels in all, the request object's own included.
+        let depth = Limits.maximumRequestNesting - 1
+        let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
         #expect(try decodeRequest(#"{"op":"count","x":\#(nested)}"#) == Request(command: .query(.count)))
+    }
+
+    @Test func nestingBeyondTheLimitIsRefusedBeforeDecoding() throws {
+        // The decoder's time grew with the cube of the depth: 200 levels took a quarter second.
+        let nested = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
+        let error = requestError(Data(#"{"op":"count","x":\#(nested)}"#.utf8))
+        #expect(error?.code == .badRequest)
+        #expect(
+            error?.message == "the request nests arrays or objects 201 levels deep; at most 16 are accepted")
+        // Brackets inside strings are text, not nesting.
+        let text = String(repeating: "[", count: 200)
+        #expect(try decodeRequest(#"{"op":"count","x":"\#(text)"}"#) == Request(command: .query(.count)))
     }
 }
 
