@@ -31,6 +31,7 @@ final class CommandHandler {
     /// Counters for `status`.
     private(set) var served = 0
     private(set) var refused = 0
+    private var refusalLog = RefusalLog(window: .seconds(10), perWindow: 100)
     /// Connected subscribers, kept up to date by the socket loop.
     var subscribers = 0
 
@@ -179,7 +180,9 @@ final class CommandHandler {
 
     private func refuse(_ error: CountriesError, op: String?) -> Reply {
         refused += 1
-        logger.log(.warning, "refused\(op.map { " \($0)" } ?? ""): \(error.code.rawValue): \(error.message)")
+        // A flood of bad requests must not become a flood of log lines.
+        let line = "refused\(op.map { " \($0)" } ?? ""): \(error.code.rawValue): \(error.message)"
+        if let line = refusalLog.record(line, now: .now) { logger.log(.warning, line) }
         return Reply(error: error)
     }
 

@@ -124,7 +124,9 @@ final class ZAPHandler {
     }
 
     func note(refusal: String) {
-        if let line = refusals.record(refusal, now: .now) { logger.log(.warning, line) }
+        if let line = refusals.record("refused connection: \(refusal)", now: .now) {
+            logger.log(.warning, line)
+        }
     }
 }
 
@@ -139,8 +141,13 @@ struct RefusalLog {
     private var written = 0
     private var suppressed = 0
 
+    init(window: Duration = .seconds(10), perWindow: Int = 5) {
+        self.window = window
+        self.perWindow = perWindow
+    }
+
     /// The line to log for this refusal, or nil when it is suppressed.
-    mutating func record(_ what: String, now: ContinuousClock.Instant) -> String? {
+    mutating func record(_ line: String, now: ContinuousClock.Instant) -> String? {
         var prefix = ""
         if let start = windowStart, now - start < window {
             guard written < perWindow else {
@@ -154,6 +161,6 @@ struct RefusalLog {
             suppressed = 0
         }
         written += 1
-        return "\(prefix)refused connection: \(what)"
+        return prefix + line
     }
 }

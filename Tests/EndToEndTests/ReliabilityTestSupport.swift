@@ -368,7 +368,6 @@ func reliabilityConcurrently(_ count: Int, timeout: Duration, _ body: @escaping 
 }
 
 extension Duration {
-    var timeInterval: TimeInterval { Double(self / .milliseconds(1)) / 1000 }
     var milliseconds: Int { Int(self / .milliseconds(1)) }
 }
 
