@@ -51,7 +51,17 @@ final class CommandHandler {
         var envelope: [Data]
         var id: String?
         var reply: Reply
+        /// `reply` encoded once, for the request-id memory and the wire alike.
+        var body: Data
         var event: Event?
+
+        init(envelope: [Data], id: String?, reply: Reply, event: Event?) {
+            self.envelope = envelope
+            self.id = id
+            self.reply = reply
+            self.body = reply.encoded()
+            self.event = event
+        }
     }
 
     init(store: Store, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
@@ -192,7 +202,7 @@ final class CommandHandler {
 
     private func remembered(_ id: String, in pending: [Pending]) -> Memory {
         if let earlier = pending.last(where: { $0.id == id }) {
-            return .reply(earlier.reply.encoded())
+            return .reply(earlier.body)
         }
         do {
             return try store.rememberedReply(for: id).map(Memory.reply) ?? .new
@@ -208,7 +218,7 @@ final class CommandHandler {
         var batch = Store.Batch()
         for change in pending {
             if let event = change.event { batch.events.append(event) }
-            if let id = change.id { batch.requestReplies.append((id, change.reply.encoded())) }
+            if let id = change.id { batch.requestReplies.append((id, change.body)) }
         }
         do {
             try store.commit(batch)
@@ -225,7 +235,7 @@ final class CommandHandler {
         var output: [Outgoing] = []
         for change in pending {
             if change.reply.ok { served += 1 }
-            output.append(.reply(envelope: change.envelope, body: change.reply.encoded()))
+            output.append(.reply(envelope: change.envelope, body: change.body))
         }
         for change in pending {
             if let event = change.event { output.append(.publish(event)) }
