@@ -124,7 +124,8 @@ extension Reply {
 
     /// Decodes a reply frame; throws a `DecodingError` when it is not one.
     public static func decode(_ data: Data) throws -> Reply {
-        try WireJSON.decoder.decode(Reply.self, from: data)
+        if let reply = try WireDecoding.reply(try WireDecoding.parse(data)) { return reply }
+        return try WireJSON.decoder.decode(Reply.self, from: data)
     }
 }
 
@@ -148,7 +149,7 @@ extension Event {
 
     /// Decodes an event frame; throws a `DecodingError` when it is not one.
     public static func decode(_ data: Data) throws -> Event {
-        try WireJSON.decoder.decode(Event.self, from: data)
+        try WireDecoding.event(try WireDecoding.parse(data))
     }
 }
 

@@ -76,3 +76,52 @@ import Testing
         #expect(text(reply.encoded()).contains(#""uptime_seconds":2"#))
     }
 }
+
+/// Reply.decode and Event.decode (JSONParser-based) against JSONDecoder.
+@Suite struct WireDecodingTests {
+    private func agree<T: Decodable & Equatable>(_ type: T.Type, _ bytes: [UInt8], _ decode: (Data) throws -> T) {
+        let fast = try? decode(Data(bytes))
+        let reference = try? WireJSON.decoder.decode(T.self, from: Data(bytes))
+        if fast == nil, reference != nil {
+            // JSONDecoder does not check the values of keys it skips ({"x":08}); that is not JSON.
+            #expect(
+                (try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)) == nil,
+                "\(String(decoding: bytes, as: UTF8.self))")
+            return
+        }
+        #expect(fast == reference, "\(String(decoding: bytes, as: UTF8.self))")
+    }
+
+    @Test func mutatedRepliesAndEventsDecodeAsJSONDecoderDoes() {
+        let seeds = [
+            #"{"countries":[{"index":0,"name":"A","visited":false},{"index":1,"name":"B\n","visited":true}],"ok":true,"seq":5}"#,
+            #"{"country":{"index":2,"name":"France","visited":true},"ok":true,"seq":2}"#,
+            #"{"error":{"code":"not_found","message":"no \"x\""},"ok":false}"#,
+            #"{"count":8,"ok":true,"seq":null,"extra":[1]}"#,
+            #"{"events":[{"country":{"index":0,"name":"A","visited":true},"seq":2,"topic":"country.changed"}],"ok":true,"seq":3}"#,
+            #"{"country":{"index":3,"name":"Côte","visited":true},"seq":42,"topic":"country.added"}"#,
+            #"{"countries":[],"seq":18446744073709551615,"topic":"countries.reset"}"#,
+        ].map { Array($0.utf8) }
+        let alphabet = Array(#"{}[],:"-.e019tfnul ax"#.utf8)
+        var random = SplitMix64(seed: 8)
+        for round in 0..<6_000 {
+            var bytes = seeds.randomElement(using: &random)!
+            if round > 100 {
+                for _ in 0..<Int.random(in: 1...2, using: &random) {
+                    let at = Int.random(in: 0..<bytes.count, using: &random)
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0: bytes[at] = alphabet.randomElement(using: &random)!
+                    case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: at)
+                    default: bytes.remove(at: at)
+                    }
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if text.range(of: #",\s*[\]}]"#, options: .regularExpression) != nil { continue }  // not JSON
+            // A fraction beyond Double's precision: JSONDecoder reads it exactly, JSONParser as a Double.
+            if text.range(of: #"[0-9]{16,}\."#, options: .regularExpression) != nil { continue }
+            agree(Reply.self, bytes, Reply.decode)
+            agree(Event.self, bytes, Event.decode)
+        }
+    }
+}
