@@ -34,7 +34,7 @@ final class CommandHandler {
     /// Connected subscribers, kept up to date by the socket loop.
     var subscribers = 0
 
-    private let store: Store
+    private let store: any StateStore
     private let seed: [Country]
     private let logger: Logger
     private let statusInfo: () -> StatusInfo
@@ -64,7 +64,7 @@ final class CommandHandler {
         }
     }
 
-    init(store: Store, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
+    init(store: any StateStore, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
         throws(StoreError)
     {
         self.store = store

@@ -98,7 +98,15 @@ public final class StateService {
         let version = configuration.version
         do {
             // Opened after the binds succeed, so a busy port does not leave a new store behind.
-            let store = try Store(path: configuration.storePath, seed: configuration.seed)
+            let store: any StateStore
+            if let path = configuration.storePath {
+                store = try Store(path: path, seed: configuration.seed)
+            } else if ProcessInfo.processInfo.environment["COUNTRIES_IN_MEMORY_STORE"] == "sqlite" {
+                // The SQLite ":memory:" store, so tests can run the service on both in-memory stores.
+                store = try Store(path: nil, seed: configuration.seed)
+            } else {
+                store = MemoryStore(seed: configuration.seed)
+            }
             handler = try CommandHandler(store: store, seed: configuration.seed, logger: logger) {
                 CommandHandler.StatusInfo(
                     version: version,
