@@ -28,7 +28,9 @@ extension Request {
                 .tooLarge,
                 "the request has \(body.count) bytes; at most \(Limits.maximumRequestBytes) are accepted")
         }
-        let parsed = body.withUnsafeBytes { bytes in Result { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) } }
+        let parsed = body.withUnsafeBytes { bytes in
+            Result { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) }
+        }
         guard case .success(let value) = parsed else {
             throw CountriesError(
                 .badRequest,

@@ -87,11 +87,14 @@ enum WireDecoding {
             throw WireDecodingError("unknown topic")
         }
         switch topic {
-        case .countryChanged: return Event(seq: seq, kind: .changed(try country(try required(fields, "country"))))
+        case .countryChanged:
+            return Event(seq: seq, kind: .changed(try country(try required(fields, "country"))))
         case .countryAdded: return Event(seq: seq, kind: .added(try country(try required(fields, "country"))))
-        case .countryRemoved: return Event(seq: seq, kind: .removed(try country(try required(fields, "country"))))
+        case .countryRemoved:
+            return Event(seq: seq, kind: .removed(try country(try required(fields, "country"))))
         case .countriesReset:
-            return Event(seq: seq, kind: .reset(try countries(try required(fields, "countries"), "countries")))
+            return Event(
+                seq: seq, kind: .reset(try countries(try required(fields, "countries"), "countries")))
         case .heartbeat: throw WireDecodingError("a heartbeat is not a change event")
         }
     }

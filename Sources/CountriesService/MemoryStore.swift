@@ -88,7 +88,9 @@ final class MemoryStore: StateStore {
         for (id, reply) in batch.requestReplies {
             if replies.updateValue(reply, forKey: id) != nil {
                 // Re-remembered: it moves to the newest place, as INSERT OR REPLACE does.
-                if let old = requestOrder[requestOrderHead...].firstIndex(of: id) { requestOrder.remove(at: old) }
+                if let old = requestOrder[requestOrderHead...].firstIndex(of: id) {
+                    requestOrder.remove(at: old)
+                }
             }
             requestOrder.append(id)
         }

@@ -17,14 +17,17 @@ import Testing
     }
 
     private static let corpus: [String] = [
-        "{}", "[]", " 1 ", "0", "-0", "-0.0", "1.0", "1e2", "1E+2", "2.0e0", "1.5e-3", "1e-400", "4e18", "1.0e19",
+        "{}", "[]", " 1 ", "0", "-0", "-0.0", "1.0", "1e2", "1E+2", "2.0e0", "1.5e-3", "1e-400", "4e18",
+        "1.0e19",
         "1.5", "-2.5", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
         "18446744073709551615", "18446744073709551616", "-9223372036854775809", "100000000000000000000000",
-        "1e300", "1e400", "-1e400", "01", "-01", "1.", ".5", "-", "+1", "1e", "1e+", "0x10", "NaN", "Infinity",
+        "1e300", "1e400", "-1e400", "01", "-01", "1.", ".5", "-", "+1", "1e", "1e+", "0x10", "NaN",
+        "Infinity",
         "true", "false", "null", "tru", "nulll", "True", #""""#, #""a""#, #""\/""#, #""\"\\\b\f\n\r\t""#,
         #""\u0000""#, #""\u00e9\u2019""#, #""\ud83d\ude00""#, #""\ud800""#, #""\udc00x""#, #""\ud800\u0041""#,
         #""\x""#, #""\u12""#, #""\u12G4""#, "\"a\tb\"", "\"\u{7F}\"", "\"é😀\"", #""abc"#,
-        #"{"a":1,"a":2}"#, #"{"a":{"b":[1,2,{"c":null}]}}"#, #"{"a" : [ 1 , 2 ] , "b" : { } }"#, #"{"a":1 "b":2}"#,
+        #"{"a":1,"a":2}"#, #"{"a":{"b":[1,2,{"c":null}]}}"#, #"{"a" : [ 1 , 2 ] , "b" : { } }"#,
+        #"{"a":1 "b":2}"#,
         #"{"a"}"#, #"{"a":}"#, #"{1:2}"#, #"{'a':1}"#, #"[1 2]"#, #"[,1]"#, #"[1,,2]"#, "{\"a\":1}\n",
         "\u{FEFF}{}", "{} {}", "{}x", "[", "]", "{", "}", "",
         "[" + String(repeating: "[", count: 511) + String(repeating: "]", count: 512),
@@ -45,7 +48,9 @@ import Testing
     }
 
     @Test func invalidUTF8IsRefusedEverywhere() {
-        let bad: [[UInt8]] = [[0xFF], [0xC3, 0x28], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xED, 0xA0, 0x80], [0xC0, 0x80]]
+        let bad: [[UInt8]] = [
+            [0xFF], [0xC3, 0x28], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xED, 0xA0, 0x80], [0xC0, 0x80],
+        ]
         for sequence in bad {
             #expect(parse([0x22] + sequence + [0x22]) == nil)
             #expect(parse(Array(#"{"a":""#.utf8) + sequence + Array(#""}"#.utf8)) == nil)
@@ -56,7 +61,8 @@ import Testing
 
     @Test func randomMutationsOfRequestsAgreeWithJSONDecoder() {
         let seeds = [
-            #"{"op":"toggle","index":12,"id":"r-1","if_seq":7}"#, #"{"op":"add","name":"C\u00f4te","visited":true}"#,
+            #"{"op":"toggle","index":12,"id":"r-1","if_seq":7}"#,
+            #"{"op":"add","name":"C\u00f4te","visited":true}"#,
             #"{"op":"list","extra":[1,-2.5e3,{"a":null,"b":false}]}"#, #"[1,"a",[true,{}]]"#,
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[],:"\-+.eE0123456789tfnul ax"#.utf8) + [0x00, 0x7F, 0xC3, 0xA9, 0xFF]
@@ -74,7 +80,9 @@ import Testing
             }
             let text = String(decoding: bytes, as: UTF8.self)
             // The one intended difference: trailing commas.
-            if text.contains(",]") || text.contains(",}") || text.range(of: #",\s+[\]}]"#, options: .regularExpression) != nil {
+            if text.contains(",]") || text.contains(",}")
+                || text.range(of: #",\s+[\]}]"#, options: .regularExpression) != nil
+            {
                 continue
             }
             checked += 1

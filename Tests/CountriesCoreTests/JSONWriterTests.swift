@@ -6,14 +6,16 @@ import Testing
 /// ``JSONWriter`` must write the very bytes JSONEncoder wrote (sorted keys, slashes unescaped).
 @Suite struct JSONWriterTests {
     private static let names = [
-        "France", "", "a/b", "Côte d’Ivoire", "quote \" back \\ slash", "\u{0}\u{1}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{1F}",
+        "France", "", "a/b", "Côte d’Ivoire", "quote \" back \\ slash",
+        "\u{0}\u{1}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{1F}",
         "\u{7F}\u{2028}\u{2029}😀", "e\u{301}", String(repeating: "x", count: 400),
     ]
 
     private static func row(_ random: inout SplitMix64) -> IndexedCountry {
         let indices = [0, 1, 9, 10, 249, 9_999, -1, Int.max, Int.min, Int(Int32.max)]
         return IndexedCountry(
-            index: Bool.random(using: &random) ? indices.randomElement(using: &random)! : Int.random(in: 0...100_000, using: &random),
+            index: Bool.random(using: &random)
+                ? indices.randomElement(using: &random)! : Int.random(in: 0...100_000, using: &random),
             name: names.randomElement(using: &random)!, visited: Bool.random(using: &random))
     }
 
@@ -24,7 +26,9 @@ import Testing
         case 0: return Event(seq: seq, kind: .changed(row(&random)))
         case 1: return Event(seq: seq, kind: .added(row(&random)))
         case 2: return Event(seq: seq, kind: .removed(row(&random)))
-        default: return Event(seq: seq, kind: .reset((0..<Int.random(in: 0...3, using: &random)).map { _ in row(&random) }))
+        default:
+            return Event(
+                seq: seq, kind: .reset((0..<Int.random(in: 0...3, using: &random)).map { _ in row(&random) }))
         }
     }
 
@@ -46,15 +50,21 @@ import Testing
             } else {
                 reply = Reply()
                 if Bool.random(using: &random) { reply.seq = [0, 7, .max].randomElement(using: &random)! }
-                if Int.random(in: 0..<3, using: &random) == 0 { reply.count = [0, 8, -3].randomElement(using: &random)! }
+                if Int.random(in: 0..<3, using: &random) == 0 {
+                    reply.count = [0, 8, -3].randomElement(using: &random)!
+                }
                 if Int.random(in: 0..<3, using: &random) == 0 { reply.country = Self.row(&random) }
                 if Int.random(in: 0..<3, using: &random) == 0 {
-                    reply.countries = (0..<Int.random(in: 0...4, using: &random)).map { _ in Self.row(&random) }
+                    reply.countries = (0..<Int.random(in: 0...4, using: &random)).map { _ in Self.row(&random)
+                    }
                 }
                 if Int.random(in: 0..<3, using: &random) == 0 {
-                    reply.events = (0..<Int.random(in: 0...3, using: &random)).map { _ in Self.event(&random) }
+                    reply.events = (0..<Int.random(in: 0...3, using: &random)).map { _ in Self.event(&random)
+                    }
                 }
-                if Int.random(in: 0..<10, using: &random) == 0 { reply.error = .init(code: "x", message: "/") }
+                if Int.random(in: 0..<10, using: &random) == 0 {
+                    reply.error = .init(code: "x", message: "/")
+                }
                 if Int.random(in: 0..<10, using: &random) == 0 { reply.ok = false }
             }
             #expect(text(reply.encoded()) == text(reply.encodedWithJSONEncoder()))
@@ -79,7 +89,9 @@ import Testing
 
 /// Reply.decode and Event.decode (JSONParser-based) against JSONDecoder.
 @Suite struct WireDecodingTests {
-    private func agree<T: Decodable & Equatable>(_ type: T.Type, _ bytes: [UInt8], _ decode: (Data) throws -> T) {
+    private func agree<T: Decodable & Equatable>(
+        _ type: T.Type, _ bytes: [UInt8], _ decode: (Data) throws -> T
+    ) {
         let fast = try? decode(Data(bytes))
         let reference = try? WireJSON.decoder.decode(T.self, from: Data(bytes))
         if fast == nil, reference != nil {

@@ -39,7 +39,8 @@ import Testing
         #expect(try store.loadState() == state)
         #expect(state.seq == 6)
         #expect(try store.events(after: 0, currentSeq: 6)?.map(\.seq) == [1, 2, 3, 4, 5, 6])
-        #expect(try store.events(after: 4, currentSeq: 6)?.map(\.topic) == [.countriesReset, .countryChanged])
+        #expect(
+            try store.events(after: 4, currentSeq: 6)?.map(\.topic) == [.countriesReset, .countryChanged])
         #expect(try store.oldestRetainedSeq(currentSeq: 6) == 1)
         #expect(try make(kind).oldestRetainedSeq(currentSeq: 0) == 1, "nothing kept yet")
     }
@@ -66,8 +67,13 @@ import Testing
         for _ in 0..<(2 * Limits.retainedEvents + 7) {
             try store.commit(try batch([.toggle(.index(3))], on: &state))
         }
-        #expect(try store.oldestRetainedSeq(currentSeq: state.seq) == state.seq - UInt64(Limits.retainedEvents) + 1)
-        #expect(try store.events(after: state.seq - 2, currentSeq: state.seq)?.map(\.seq) == [state.seq - 1, state.seq])
+        #expect(
+            try store.oldestRetainedSeq(currentSeq: state.seq) == state.seq - UInt64(Limits.retainedEvents)
+                + 1)
+        #expect(
+            try store.events(after: state.seq - 2, currentSeq: state.seq)?.map(\.seq) == [
+                state.seq - 1, state.seq,
+            ])
     }
 
     @Test(arguments: Kind.allCases)
@@ -102,11 +108,15 @@ import Testing
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
         }
         let bodies = [
-            #"{"op":"toggle","index":2,"id":"x"}"#, #"{"op":"add","name":"Laos"}"#, #"{"op":"toggle","index":2,"id":"x"}"#,
+            #"{"op":"toggle","index":2,"id":"x"}"#, #"{"op":"add","name":"Laos"}"#,
+            #"{"op":"toggle","index":2,"id":"x"}"#,
             #"{"op":"history","since":0}"#,
         ]
         let output = handler.handle(
-            bodies.enumerated().map { IncomingRequest(envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)]) })
+            bodies.enumerated().map {
+                IncomingRequest(
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+            })
         var replies: [Data] = []
         for case .reply(_, let body) in output { replies.append(body) }
         #expect(replies.count == 4)
