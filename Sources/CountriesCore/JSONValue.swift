@@ -11,6 +11,8 @@ enum JSONValue: Equatable, Sendable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// JSONDecoder's view of a value: what requests were decoded with before ``JSONParser``, kept
+    /// as the reference the parser's tests compare against.
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {

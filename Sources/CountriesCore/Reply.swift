@@ -100,32 +100,69 @@ public struct Reply: Equatable, Sendable, Codable {
 extension Reply {
     /// The reply as one UTF-8 JSON frame.
     public func encoded() -> Data {
+        guard hasStatusFields else {
+            var writer = JSONWriter(capacity: 64 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0))
+            writer.reply(self)
+            return writer.data
+        }
+        return encodedWithJSONEncoder()
+    }
+
+    /// The reply through `JSONEncoder`: the reference ``JSONWriter`` is tested against, and the
+    /// way `status` replies (rare, with a `Double`) are written.
+    func encodedWithJSONEncoder() -> Data {
         // Encoding a struct of strings, numbers and arrays cannot fail.
         (try? WireJSON.encoder.encode(self)) ?? Data(#"{"ok":false}"#.utf8)
     }
 
+    /// Whether any field only `status` sets is present.
+    var hasStatusFields: Bool {
+        version != nil || uptimeSeconds != nil || visited != nil || commandsServed != nil
+            || commandsRefused != nil || store != nil || storeBytes != nil || historyFrom != nil
+            || endpoints != nil || subscribers != nil
+    }
+
     /// Decodes a reply frame; throws a `DecodingError` when it is not one.
     public static func decode(_ data: Data) throws -> Reply {
-        try WireJSON.decoder.decode(Reply.self, from: data)
+        if let reply = try WireDecoding.reply(try WireDecoding.parse(data)) { return reply }
+        return try WireJSON.decoder.decode(Reply.self, from: data)
     }
 }
 
 extension Event {
     /// The event as the JSON frame that follows its topic on the PUB channel.
     public func encoded() -> Data {
+        var writer = JSONWriter(capacity: country == nil ? 64 + 48 * (resetRows?.count ?? 0) : 96)
+        writer.event(self)
+        return writer.data
+    }
+
+    /// The event through `JSONEncoder`, the reference ``JSONWriter`` is tested against.
+    func encodedWithJSONEncoder() -> Data {
         (try? WireJSON.encoder.encode(self)) ?? Data()
+    }
+
+    private var resetRows: [IndexedCountry]? {
+        if case .reset(let rows) = kind { return rows }
+        return nil
     }
 
     /// Decodes an event frame; throws a `DecodingError` when it is not one.
     public static func decode(_ data: Data) throws -> Event {
-        try WireJSON.decoder.decode(Event.self, from: data)
+        try WireDecoding.event(try WireDecoding.parse(data))
     }
 }
 
 extension Heartbeat {
     /// The heartbeat as a JSON frame.
     public func encoded() -> Data {
-        (try? WireJSON.encoder.encode(self)) ?? Data()
+        var writer = JSONWriter(capacity: 48)
+        writer.raw(#"{"seq":"#)
+        writer.unsigned(seq)
+        writer.raw(#","topic":"#)
+        writer.string(topic.rawValue)
+        writer.raw("}")
+        return writer.data
     }
 
     /// Decodes a heartbeat frame.

@@ -34,10 +34,10 @@ extension Request {
                 "the request nests arrays or objects \(depth) levels deep; at most \(Limits.maximumRequestNesting) are accepted"
             )
         }
-        let value: JSONValue
-        do {
-            value = try WireJSON.decoder.decode(JSONValue.self, from: body)
-        } catch {
+        let parsed = body.withUnsafeBytes { bytes in
+            Result { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) }
+        }
+        guard case .success(let value) = parsed else {
             throw CountriesError(
                 .badRequest,
                 "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}")

@@ -35,7 +35,7 @@ final class CommandHandler {
     /// Connected subscribers, kept up to date by the socket loop.
     var subscribers = 0
 
-    private let store: Store
+    private let store: any StateStore
     private let seed: [Country]
     private let logger: Logger
     private let statusInfo: () -> StatusInfo
@@ -52,10 +52,20 @@ final class CommandHandler {
         var envelope: [Data]
         var id: String?
         var reply: Reply
+        /// `reply` encoded once, for the request-id memory and the wire alike.
+        var body: Data
         var event: Event?
+
+        init(envelope: [Data], id: String?, reply: Reply, event: Event?) {
+            self.envelope = envelope
+            self.id = id
+            self.reply = reply
+            self.body = reply.encoded()
+            self.event = event
+        }
     }
 
-    init(store: Store, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
+    init(store: any StateStore, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
         throws(StoreError)
     {
         self.store = store
@@ -195,7 +205,7 @@ final class CommandHandler {
 
     private func remembered(_ id: String, in pending: [Pending]) -> Memory {
         if let earlier = pending.last(where: { $0.id == id }) {
-            return .reply(earlier.reply.encoded())
+            return .reply(earlier.body)
         }
         do {
             return try store.rememberedReply(for: id).map(Memory.reply) ?? .new
@@ -211,7 +221,7 @@ final class CommandHandler {
         var batch = Store.Batch()
         for change in pending {
             if let event = change.event { batch.events.append(event) }
-            if let id = change.id { batch.requestReplies.append((id, change.reply.encoded())) }
+            if let id = change.id { batch.requestReplies.append((id, change.body)) }
         }
         do {
             try store.commit(batch)
@@ -228,7 +238,7 @@ final class CommandHandler {
         var output: [Outgoing] = []
         for change in pending {
             if change.reply.ok { served += 1 }
-            output.append(.reply(envelope: change.envelope, body: change.reply.encoded()))
+            output.append(.reply(envelope: change.envelope, body: change.body))
         }
         for change in pending {
             if let event = change.event { output.append(.publish(event)) }

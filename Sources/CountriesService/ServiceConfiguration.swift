@@ -6,7 +6,8 @@ public struct ServiceConfiguration: Sendable {
     public var commandEndpoint = "tcp://127.0.0.1:5555"
     /// Where events are published (PUB).
     public var eventsEndpoint = "tcp://127.0.0.1:5556"
-    /// The SQLite file; nil keeps the state in memory only.
+    /// The SQLite file (`:memory:` for SQLite's in-memory database); nil keeps the state in
+    /// memory only, without SQLite.
     public var storePath: String? = "countries.db"
     /// The list a new store starts from, and that `reset` puts back.
     public var seed: [Country] = SeedList.standard

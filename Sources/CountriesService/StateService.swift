@@ -98,7 +98,13 @@ public final class StateService {
         let version = configuration.version
         do {
             // Opened after the binds succeed, so a busy port does not leave a new store behind.
-            let store = try Store(path: configuration.storePath, seed: configuration.seed)
+            let store: any StateStore
+            if let path = configuration.storePath {
+                // ":memory:" is SQLite's own in-memory database: the same code as on disk.
+                store = try Store(path: path, seed: configuration.seed)
+            } else {
+                store = MemoryStore(seed: configuration.seed)
+            }
             handler = try CommandHandler(store: store, seed: configuration.seed, logger: logger) {
                 CommandHandler.StatusInfo(
                     version: version,

@@ -1,0 +1,106 @@
+import CountriesCore
+import Foundation
+import SQLite
+
+/// What the command handler needs from a store: the state at start, the request-id memory, the
+/// retained events, and one commit per batch. ``Store`` keeps them in SQLite; ``MemoryStore``,
+/// for `--in-memory`, in plain Swift values.
+protocol StateStore: AnyObject {
+    /// A path for `status`, or `:memory:`.
+    var path: String { get }
+    /// Bytes on disk (0 in memory).
+    var sizeOnDisk: Int { get }
+    /// The state as stored.
+    func loadState() throws(StoreError) -> CountriesState
+    /// The reply first sent to the request with this id, if it is remembered.
+    func rememberedReply(for id: String) throws(SQLiteError) -> Data?
+    /// The events after `since`; nil when some are no longer kept or `since` is ahead.
+    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]?
+    /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
+    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64
+    /// Writes a batch: all of it, or (when it throws) nothing.
+    func commit(_ batch: Store.Batch) throws(SQLiteError)
+}
+
+extension Store: StateStore {}
+
+/// The `--in-memory` store without SQLite: the same semantics and limits as ``Store`` (the last
+/// ``Limits/retainedEvents`` events, the last ``Limits/retainedRequestIDs`` request ids), gone
+/// with the process. A commit cannot fail.
+final class MemoryStore: StateStore {
+    let path = ":memory:"
+    var sizeOnDisk: Int { 0 }
+
+    /// The rows and seq as committed (a ``CountriesState`` is made only when asked).
+    private var countries: [Country]
+    private var seq: UInt64 = 0
+    /// The retained events, oldest first; `events[head...]` are live.
+    private var events: [Event] = []
+    private var eventsHead = 0
+    /// Remembered replies by id, with the order they were remembered in (oldest first from
+    /// `requestOrderHead`).
+    private var replies: [String: Data] = [:]
+    private var requestOrder: [String] = []
+    private var requestOrderHead = 0
+
+    init(seed: [Country]) {
+        countries = seed
+    }
+
+    func loadState() throws(StoreError) -> CountriesState { CountriesState(countries: countries, seq: seq) }
+
+    func rememberedReply(for id: String) throws(SQLiteError) -> Data? { replies[id] }
+
+    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+        if since > currentSeq { return nil }
+        if since == currentSeq { return [] }
+        let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
+        guard since + 1 >= oldest else { return nil }
+        // Seqs are consecutive, so the position of `since + 1` is known.
+        let start = eventsHead + Int(since + 1 - oldest)
+        return Array(events[start...])
+    }
+
+    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
+        eventsHead < events.count ? events[eventsHead].seq : currentSeq + 1
+    }
+
+    func commit(_ batch: Store.Batch) throws(SQLiteError) {
+        for event in batch.events {
+            // The handler made these events from a valid state: they apply as they are.
+            switch event.kind {
+            case .changed(let row): countries[row.index].visited = row.visited
+            case .added(let row): countries.append(row.country)
+            case .removed(let row): countries.remove(at: row.index)
+            case .reset(let rows): countries = rows.map(\.country)
+            }
+            seq = event.seq
+            events.append(event)
+        }
+        if let last = batch.events.last {
+            let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
+            while eventsHead < events.count, Int64(events[eventsHead].seq) <= keepFrom { eventsHead += 1 }
+            if eventsHead > Limits.retainedEvents {
+                events.removeFirst(eventsHead)
+                eventsHead = 0
+            }
+        }
+        for (id, reply) in batch.requestReplies {
+            if replies.updateValue(reply, forKey: id) != nil {
+                // Re-remembered: it moves to the newest place, as INSERT OR REPLACE does.
+                if let old = requestOrder[requestOrderHead...].firstIndex(of: id) {
+                    requestOrder.remove(at: old)
+                }
+            }
+            requestOrder.append(id)
+        }
+        while requestOrder.count - requestOrderHead > Limits.retainedRequestIDs {
+            replies[requestOrder[requestOrderHead]] = nil
+            requestOrderHead += 1
+        }
+        if requestOrderHead > Limits.retainedRequestIDs {
+            requestOrder.removeFirst(requestOrderHead)
+            requestOrderHead = 0
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import CountriesCore
+
+/// ``JSONParser`` against the decoder it replaced (JSONDecoder into ``JSONValue``): the same
+/// values, the same refusals, except where the old decoder accepted what is not JSON.
+@Suite struct JSONParserTests {
+    private func parse(_ bytes: [UInt8]) -> JSONValue? {
+        bytes.withUnsafeBytes { try? JSONParser.parse($0) }
+    }
+
+    private func parse(_ text: String) -> JSONValue? { parse(Array(text.utf8)) }
+
+    private func reference(_ bytes: [UInt8]) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    }
+
+    private static let corpus: [String] = [
+        "{}", "[]", " 1 ", "0", "-0", "-0.0", "1.0", "1e2", "1E+2", "2.0e0", "1.5e-3", "1e-400", "4e18",
+        "1.0e19",
+        "1.5", "-2.5", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+        "18446744073709551615", "18446744073709551616", "-9223372036854775809", "100000000000000000000000",
+        "1e300", "1e400", "-1e400", "01", "-01", "1.", ".5", "-", "+1", "1e", "1e+", "0x10", "NaN",
+        "Infinity",
+        "true", "false", "null", "tru", "nulll", "True", #""""#, #""a""#, #""\/""#, #""\"\\\b\f\n\r\t""#,
+        #""\u0000""#, #""\u00e9\u2019""#, #""\ud83d\ude00""#, #""\ud800""#, #""\udc00x""#, #""\ud800\u0041""#,
+        #""\x""#, #""\u12""#, #""\u12G4""#, "\"a\tb\"", "\"\u{7F}\"", "\"é😀\"", #""abc"#,
+        #"{"a":1,"a":2}"#, #"{"a":{"b":[1,2,{"c":null}]}}"#, #"{"a" : [ 1 , 2 ] , "b" : { } }"#,
+        #"{"a":1 "b":2}"#,
+        #"{"a"}"#, #"{"a":}"#, #"{1:2}"#, #"{'a':1}"#, #"[1 2]"#, #"[,1]"#, #"[1,,2]"#, "{\"a\":1}\n",
+        "\u{FEFF}{}", "{} {}", "{}x", "[", "]", "{", "}", "",
+        "[" + String(repeating: "[", count: 511) + String(repeating: "]", count: 512),
+        "[" + String(repeating: "[", count: 512) + String(repeating: "]", count: 513),
+        String(repeating: "{\"a\":", count: 512) + "1" + String(repeating: "}", count: 512),
+        String(repeating: "{\"a\":", count: 513) + "1" + String(repeating: "}", count: 513),
+    ]
+
+    @Test(arguments: corpus)
+    func agreesWithJSONDecoder(text: String) {
+        #expect(parse(text) == reference(Array(text.utf8)))
+    }
+
+    @Test func trailingCommasAreNotJSON() {
+        // JSONDecoder accepts these; they are not JSON, and nothing sends them.
+        #expect(parse("[1,]") == nil)
+        #expect(parse(#"{"a":1,}"#) == nil)
+    }
+
+    @Test func invalidUTF8IsRefusedEverywhere() {
+        let bad: [[UInt8]] = [
+            [0xFF], [0xC3, 0x28], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xED, 0xA0, 0x80], [0xC0, 0x80],
+        ]
+        for sequence in bad {
+            #expect(parse([0x22] + sequence + [0x22]) == nil)
+            #expect(parse(Array(#"{"a":""#.utf8) + sequence + Array(#""}"#.utf8)) == nil)
+            #expect(parse(Array(#"{""#.utf8) + sequence + Array(#"":1}"#.utf8)) == nil)
+            #expect(parse(Array(#""\n"#.utf8) + sequence + [0x22]) == nil, "after an escape too")
+        }
+    }
+
+    @Test func randomMutationsOfRequestsAgreeWithJSONDecoder() {
+        let seeds = [
+            #"{"op":"toggle","index":12,"id":"r-1","if_seq":7}"#,
+            #"{"op":"add","name":"C\u00f4te","visited":true}"#,
+            #"{"op":"list","extra":[1,-2.5e3,{"a":null,"b":false}]}"#, #"[1,"a",[true,{}]]"#,
+        ].map { Array($0.utf8) }
+        let alphabet = Array(#"{}[],:"\-+.eE0123456789tfnul ax"#.utf8) + [0x00, 0x7F, 0xC3, 0xA9, 0xFF]
+        var random = SplitMix64(seed: 6)
+        var checked = 0
+        for _ in 0..<20_000 {
+            var bytes = seeds.randomElement(using: &random)!
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes[at] = alphabet.randomElement(using: &random)!
+                case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: at)
+                default: if bytes.count > 1 { bytes.remove(at: at) }
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            // The one intended difference: trailing commas.
+            if text.contains(",]") || text.contains(",}")
+                || text.range(of: #",\s+[\]}]"#, options: .regularExpression) != nil
+            {
+                continue
+            }
+            checked += 1
+            #expect(parse(bytes) == reference(bytes), "\(text)")
+        }
+        #expect(checked > 15_000)
+    }
+}

@@ -1,0 +1,128 @@
+import CountriesCore
+import Foundation
+import SQLite
+import Testing
+
+@testable import CountriesService
+
+/// The contract both in-memory stores keep: ``MemoryStore`` (what `--in-memory` uses) and the
+/// SQLite `:memory:` ``Store``. A service runs on the latter with `storePath = ":memory:"`.
+@Suite struct StateStoreContractTests {
+    enum Kind: String, CaseIterable, Sendable { case memory, sqlite }
+
+    private let seed = SeedList.standard
+
+    private func make(_ kind: Kind) throws -> any StateStore {
+        switch kind {
+        case .memory: return MemoryStore(seed: seed)
+        case .sqlite: return try Store(path: nil, seed: seed)
+        }
+    }
+
+    private func batch(_ changes: [Change], on state: inout CountriesState) throws -> Store.Batch {
+        var batch = Store.Batch()
+        for change in changes {
+            if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
+        }
+        return batch
+    }
+
+    @Test(arguments: Kind.allCases)
+    func theStateAfterCommitsIsWhatWasCommitted(kind: Kind) throws {
+        let store = try make(kind)
+        var state = CountriesState(countries: seed)
+        #expect(try store.loadState() == state)
+        try store.commit(try batch([.toggle(.index(2)), .add(name: "Fiji", visited: true)], on: &state))
+        try store.commit(try batch([.remove(.index(0)), .set(.name("fiji"), visited: false)], on: &state))
+        #expect(try store.loadState() == state)
+        try store.commit(try batch([.reset, .toggle(.index(1))], on: &state))
+        #expect(try store.loadState() == state)
+        #expect(state.seq == 6)
+        #expect(try store.events(after: 0, currentSeq: 6)?.map(\.seq) == [1, 2, 3, 4, 5, 6])
+        #expect(
+            try store.events(after: 4, currentSeq: 6)?.map(\.topic) == [.countriesReset, .countryChanged])
+        #expect(try store.oldestRetainedSeq(currentSeq: 6) == 1)
+        #expect(try make(kind).oldestRetainedSeq(currentSeq: 0) == 1, "nothing kept yet")
+    }
+
+    @Test(arguments: Kind.allCases)
+    func eventsAreTrimmedToTheRetainedNumberAndTheHistoryBoundaryHolds(kind: Kind) throws {
+        let store = try make(kind)
+        var state = CountriesState(countries: seed)
+        let total = Limits.retainedEvents + 5
+        try store.commit(try batch(Array(repeating: .toggle(.index(1)), count: total - 1), on: &state))
+        try store.commit(try batch([.toggle(.index(1))], on: &state))
+        let current = state.seq
+        let oldest = try store.oldestRetainedSeq(currentSeq: current)
+        #expect(oldest == 6)
+        let kept = try #require(try store.events(after: oldest - 1, currentSeq: current))
+        #expect(kept.count == Limits.retainedEvents)
+        #expect(kept.first?.seq == oldest)
+        #expect(kept.last?.seq == current)
+        #expect(try store.events(after: oldest - 2, currentSeq: current) == nil)
+        #expect(try store.events(after: current - 1, currentSeq: current)?.map(\.seq) == [current])
+        #expect(try store.events(after: current, currentSeq: current) == [])
+        #expect(try store.events(after: current + 1, currentSeq: current) == nil)
+        // Many more single commits: the ring keeps its bound.
+        for _ in 0..<(2 * Limits.retainedEvents + 7) {
+            try store.commit(try batch([.toggle(.index(3))], on: &state))
+        }
+        #expect(
+            try store.oldestRetainedSeq(currentSeq: state.seq) == state.seq - UInt64(Limits.retainedEvents)
+                + 1)
+        #expect(
+            try store.events(after: state.seq - 2, currentSeq: state.seq)?.map(\.seq) == [
+                state.seq - 1, state.seq,
+            ])
+    }
+
+    @Test(arguments: Kind.allCases)
+    func requestIDsAreTrimmedToTheRetainedNumber(kind: Kind) throws {
+        let store = try make(kind)
+        let total = Limits.retainedRequestIDs + 3
+        var first = Store.Batch()
+        first.requestReplies = (0..<total - 1).map { ("id-\($0)", Data("reply \($0)".utf8)) }
+        try store.commit(first)
+        var last = Store.Batch()
+        last.requestReplies = [("id-\(total - 1)", Data("reply \(total - 1)".utf8))]
+        try store.commit(last)
+        for gone in 0..<3 {
+            #expect(try store.rememberedReply(for: "id-\(gone)") == nil)
+        }
+        #expect(try store.rememberedReply(for: "id-3") == Data("reply 3".utf8))
+        #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
+        for round in 0..<(2 * Limits.retainedRequestIDs) {
+            var one = Store.Batch()
+            one.requestReplies = [("r-\(round)", Data([1]))]
+            try store.commit(one)
+        }
+        #expect(try store.rememberedReply(for: "id-\(total - 1)") == nil)
+        #expect(try store.rememberedReply(for: "r-\(Limits.retainedRequestIDs - 1)") == nil)
+        #expect(try store.rememberedReply(for: "r-\(Limits.retainedRequestIDs)") == Data([1]))
+    }
+
+    @Test(arguments: Kind.allCases)
+    func theHandlerOnEitherStore(kind: Kind) throws {
+        let store = try make(kind)
+        let handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
+            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
+        }
+        let bodies = [
+            #"{"op":"toggle","index":2,"id":"x"}"#, #"{"op":"add","name":"Laos"}"#,
+            #"{"op":"toggle","index":2,"id":"x"}"#,
+            #"{"op":"history","since":0}"#,
+        ]
+        let output = handler.handle(
+            bodies.enumerated().map {
+                IncomingRequest(
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+            })
+        var replies: [Data] = []
+        for case .reply(_, let body) in output { replies.append(body) }
+        #expect(replies.count == 4)
+        #expect(replies[0] == replies[2], "the retry gets the first reply")
+        #expect(try Reply.decode(replies[3]).events?.map(\.seq) == [1, 2])
+        #expect(try store.loadState() == handler.state)
+        #expect(try store.rememberedReply(for: "x") == replies[0])
+    }
+}
