@@ -358,6 +358,14 @@ final class FaultNetworkPair: Sendable {
         }
     }
 
+    /// Drops everything the service's host sends to the client's host (a blackhole route), or
+    /// stops dropping it: a one-way partition where requests arrive and replies are lost.
+    func setServiceToClientDropped(_ dropped: Bool) throws {
+        try FaultCommand.check(
+            ip,
+            ["-n", serviceNamespace, "route", dropped ? "add" : "del", "blackhole", "\(clientAddress)/32"])
+    }
+
     /// Deletes both namespaces; the veth pair goes with them. Safe to call twice.
     func remove() {
         for namespace in [serviceNamespace, clientNamespace] {
@@ -523,4 +531,35 @@ func faultSeq(_ output: String) -> UInt64? {
 /// Milliseconds in a duration, for figures in test output.
 func faultMilliseconds(_ duration: Duration) -> Int {
     Int(duration / .milliseconds(1))
+}
+
+/// SQLite's WAL write lock on a store, held from this process: byte 120 of the `-shm` file
+/// (the WAL_WRITE_LOCK of https://www.sqlite.org/walformat.html), an fcntl lock. A writer
+/// waits for it (busy timeout) as it would for another connection's write transaction.
+final class FaultSQLiteWriteLock: @unchecked Sendable {
+    // @unchecked: `fd` is only touched under `lock`.
+    private let lock = NSLock()
+    private var fd: Int32
+
+    init(db: String) throws {
+        fd = open(db + "-shm", O_RDWR)
+        guard fd >= 0 else { throw FaultError("cannot open \(db)-shm: errno \(errno)") }
+        var region = flock()
+        region.l_type = Int16(F_WRLCK)
+        region.l_whence = Int16(SEEK_SET)
+        region.l_start = 120
+        region.l_len = 1
+        guard fcntl(fd, F_SETLK, &region) == 0 else {
+            close(fd)
+            throw FaultError("cannot lock \(db)-shm: errno \(errno)")
+        }
+    }
+
+    /// Lets go of the lock (closing the file drops it). Safe to call twice.
+    func release() {
+        lock.withLock {
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
 }

@@ -146,6 +146,65 @@ struct NetworkFaultTests {
             """)
     }
 
+    /// The request arrives and is applied, the reply is lost, every retry (same id) is lost too
+    /// until the partition heals; then a retry gets the first reply. Applied once, not twice.
+    @Test(.timeLimit(.minutes(1)))
+    func lostRepliesAreRetriedWithTheSameIDAndAppliedOnce() throws {
+        let network = try FaultNetworkPair()
+        defer { network.remove() }
+        let directory = try FaultTemporaryDirectory()
+        defer { directory.remove() }
+        let db = directory.path + "/countries.db"
+        let command = "tcp://\(network.serviceAddress):5555"
+        let service = try FaultProcess.countries(
+            [
+                "serve", "--insecure", "--command", command, "--events",
+                "tcp://\(network.serviceAddress):5556",
+                "--db", db,
+            ], namespace: network.serviceNamespace)
+        defer { service.stop() }
+        try #require(
+            service.stderr.waitFor(timeout: .seconds(20)) { $0.contains("serving commands on") } != nil,
+            "the service did not start: \(service.stderr.text)")
+
+        // Hold SQLite's write lock, so the service takes the request but cannot answer it until
+        // the partition is in place (it waits for the lock, up to its 2 s busy timeout).
+        let lock = try FaultSQLiteWriteLock(db: db)
+        defer { lock.release() }
+        let started = ContinuousClock.now
+        let toggle = try FaultProcess.countries(
+            ["toggle", "France", "--timeout", "1000", "--retries", "10", "--json", "--command", command],
+            namespace: network.clientNamespace)
+        defer { toggle.stop() }
+        Thread.sleep(forTimeInterval: 1)
+        try network.setServiceToClientDropped(true)
+        var dropping = true
+        defer { if dropping { try? network.setServiceToClientDropped(false) } }
+        lock.release()
+        Thread.sleep(forTimeInterval: 0.5)
+        // Applied already, while its reply (and the next tries) are lost.
+        let duringPartition = try Self.list(network, command)
+        #expect(duringPartition.seq == 1, "the first try had not arrived before the partition")
+        Thread.sleep(forTimeInterval: 2.5)
+        try network.setServiceToClientDropped(false)
+        dropping = false
+
+        let status = toggle.wait(timeout: .seconds(15))
+        let took = ContinuousClock.now - started
+        #expect(status == 0, "toggle France: \(toggle.stdout.text) \(toggle.stderr.text)")
+        let france = try Self.history(network, command).filter { $0.name == "France" }
+        #expect(france.count == 1, "France applied \(france.count) times")
+        #expect(france.first?.seq == faultSeq(toggle.stdout.text), "the reply is not the first one")
+        let list = try Self.list(network, command)
+        #expect(list.seq == 1)
+        #expect(list.rows.first { $0.name == "France" }?.visited == true)
+        print(
+            """
+            network fault: replies dropped for 3 s after the request was applied; toggle France \
+            answered after \(faultMilliseconds(took)) ms (1 s per try), applied \(france.count)x
+            """)
+    }
+
     static func list(_ network: FaultNetworkPair, _ command: String) throws -> FaultList {
         let result = try FaultCommand.countries(
             ["list", "--json", "--command", command], namespace: network.serviceNamespace)
