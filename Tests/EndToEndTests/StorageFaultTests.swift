@@ -208,6 +208,55 @@ struct StorageFaultTests {
             """)
     }
 
+    /// Root ignores modes, so "the store stops being writable" is the immutable attribute on
+    /// its write-ahead log: writes through the open descriptor fail with EPERM (SQLITE_IOERR).
+    @Test(.enabled(if: FaultEnvironment.canMakeImmutable, "skipped: chattr +i does not work here"))
+    func unwritableStoreDuringARunRefusesChangesAndRecovers() throws {
+        let directory = try FaultTemporaryDirectory()
+        defer { directory.remove() }
+        let db = directory.path + "/countries.db"
+        var service = try FaultService(db: db, socketDirectory: directory.path)
+        defer { service.process.stop() }
+        let subscriber = try FaultProcess.countries([
+            "events", "--json", "--command", service.command, "--events", service.events,
+        ])
+        defer { subscriber.stop() }
+        Thread.sleep(forTimeInterval: 0.3)
+        let first = try service.client(["toggle", "France"])
+        try #require(first.status == 0, "\(first)")
+        let beforeFault = try service.list()
+
+        let wal = db + "-wal"
+        try FaultCommand.check("/usr/bin/chattr", ["+i", wal])
+        var immutable = true
+        defer { if immutable { _ = try? FaultCommand.run("/usr/bin/chattr", ["-i", wal]) } }
+        for target in ["Spain", "Italy", "France"] {
+            let result = try service.client(["toggle", target, "--retries", "1"])
+            #expect(result.status == 1, "\(result)")
+            #expect(faultErrorCode(result.stdout) == "storage_error", "\(result)")
+        }
+        #expect(try service.list() == beforeFault)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(Self.publishedSeqs(subscriber).allSatisfy { $0 <= beforeFault.seq })
+
+        try FaultCommand.check("/usr/bin/chattr", ["-i", wal])
+        immutable = false
+        let recovered = try service.client(["toggle", "Spain", "--retries", "1"])
+        #expect(recovered.status == 0, "\(recovered)")
+        #expect(faultSeq(recovered.stdout) == beforeFault.seq + 1)
+        #expect(
+            subscriber.stdout.waitFor(timeout: .seconds(5)) { $0.contains("\"seq\":\(beforeFault.seq + 1)") }
+                != nil,
+            "the recovered toggle was not published: \(subscriber.stdout.text)")
+
+        let expected = try service.list()
+        service.process.signal(SIGKILL)
+        _ = service.process.wait(timeout: .seconds(5))
+        service = try FaultService(db: db, socketDirectory: directory.path)
+        #expect(try service.list() == expected)
+        #expect(expected.rows.filter(\.visited).map(\.name).sorted() == ["France", "Spain", "United States"])
+    }
+
     // MARK: - Helpers
 
     /// `countries serve` on `db` that must exit at start; killed (and the test failed) if it serves.
