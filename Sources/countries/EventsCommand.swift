@@ -19,6 +19,9 @@ struct EventsCommand {
         guard limit > 0 else {
             throw command.usageError("--count must be at least 1")
         }
+        // Before anything is printed: a SIGTERM that comes once the history is out must stop
+        // us cleanly (exit 0), not kill us with the default action.
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         let context = try Context()
         let commands = client.makeClient(context: context)
         let subscriber = try context.makeSocket(.sub)
@@ -47,7 +50,6 @@ struct EventsCommand {
             last = try request(commands, .query(.count)).seq ?? 0
         }
 
-        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var poller = Poller()
         let eventItem = poller.add(subscriber)
         let signalItem = poller.add(fileDescriptor: signals.fileDescriptor)

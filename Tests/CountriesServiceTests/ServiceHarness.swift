@@ -7,8 +7,12 @@ import ZeroMQ
 @testable import CountriesService
 
 /// How long any single wait in these tests may take: generous, for a loaded 2-core machine.
-/// Nothing waits this long when the code works.
-let patience: Duration = .seconds(5)
+/// Nothing waits this long when the code works. `COUNTRIES_TEST_SLOWDOWN` multiplies it:
+/// `scripts/test --sanitize` sets it, since sanitized code runs several times slower.
+let patience: Duration = .seconds(5) * testSlowdown
+
+/// `COUNTRIES_TEST_SLOWDOWN` (a whole number, at least 1); 1 when unset.
+let testSlowdown: Int = max(1, Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1)
 
 /// ``patience`` in milliseconds, for socket options.
 let patienceMilliseconds = Int32(patience / .milliseconds(1))
