@@ -132,11 +132,7 @@ public final class PendingRequests<Tag> {
 
     private func connectedSocket() throws(ZMQError) -> Socket {
         if let socket { return socket }
-        let fresh = try context.makeSocket(.req)
-        try fresh.setOption(.linger, 0)
-        try fresh.setOption(.maxMessageSize, 64 << 20)
-        if let security { try security.apply(to: fresh) }
-        try fresh.connect(endpoint)
+        let fresh = try context.makeRequestSocket(connectedTo: endpoint, security: security)
         socket = fresh
         return fresh
     }
