@@ -56,6 +56,14 @@ final class Store {
             }
             database = try Database(path: path, mode: .readWriteCreate)
             database.setBusyTimeout(milliseconds: 2_000)
+            // SQLite opens a file it may not write (immutable, say) read-only without a word;
+            // serving from it would refuse every change. Say so now instead.
+            if database.isReadOnly {
+                throw StoreError(
+                    .readOnly, path: path,
+                    "the file cannot be written (read-only, immutable or on a read-only file system); make it and its directory writable, or pass another --db"
+                )
+            }
             try Store.refuseForeignDatabase(database, path: path)
             try database.execute(
                 path == ":memory:"

@@ -64,6 +64,13 @@ public final class Database {
         self.handle = nil
     }
 
+    /// Whether the main database is open read-only: asked for with ``Mode/readOnly``, or because
+    /// SQLite could not open the file for writing (it then falls back to reading, silently) and
+    /// every write will fail with ``SQLiteError/isReadOnly``. False once closed.
+    public var isReadOnly: Bool {
+        handle.map { sqlite3_db_readonly($0, "main") == 1 } ?? false
+    }
+
     /// Whether ``close()`` has not been called yet.
     public var isOpen: Bool { handle != nil }
 
