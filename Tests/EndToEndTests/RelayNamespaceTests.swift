@@ -17,12 +17,16 @@ import Testing
         "skipped: network namespaces cannot be created here (needs root or CAP_NET_ADMIN and ip(8))")
 )
 struct RelayNamespaceTests {
-    /// How long each link stays down: well over the subscribers' 600 ms silence window, under
-    /// ZeroMQ's heartbeat timeouts (6 s on a subscriber, 15 s on the relay and the service).
+    /// How long a link stays down: well over the subscribers' 600 ms silence window, under
+    /// ZeroMQ's heartbeat timeouts (6 s on a subscriber, 15 s on the relay and the service), so
+    /// the TCP connections ride it out.
     static let outage = Duration.seconds(3)
+    /// Over a subscriber's 6 s ZeroMQ heartbeat timeout: it drops its connection to the relay and
+    /// makes a new one (a new pipe in the relay's XPUB, its subscription sent again).
+    static let longOutage = Duration.seconds(8)
 
     /// svc ── r1 ── sub, and svc ── sub for commands. Service↔relay, then relay↔subscriber, go
-    /// down for 3 s each while the service's host keeps toggling.
+    /// down for 3 s each, then relay↔subscriber for 8 s, while the service's host keeps toggling.
     @Test(.timeLimit(.minutes(2)))
     func throughOneRelayEachLinkCutMakesSubscribersStaleThenTheyConverge() throws {
         let network = try RelayNetwork(
@@ -40,10 +44,13 @@ struct RelayNamespaceTests {
         defer { toggler.stop() }
 
         var report: [String] = []
-        for (a, b) in [("svc", "r1"), ("r1", "sub")] {
+        for (a, b, outage) in [
+            ("svc", "r1", Self.outage), ("r1", "sub", Self.outage), ("r1", "sub", Self.longOutage),
+        ] {
             report.append(
                 try Self.cutAndRestore(
-                    a, b, network: network, service: service, subscribers: subscribers, toggler: toggler))
+                    a, b, for: outage, network: network, service: service, subscribers: subscribers,
+                    toggler: toggler))
         }
         try Self.expectEveryEventRanOnce(subscribers, service: service)
         #expect(toggler.failures == 0, "toggles failed while only event links were down")
@@ -52,14 +59,19 @@ struct RelayNamespaceTests {
     }
 
     /// svc ── r1 ── r2 ── sub, and svc ── sub for commands: two relays in a chain; the link
-    /// between them goes down for 3 s.
+    /// between them goes down for 3 s; then the service restarts on its store (the first relay's
+    /// XSUB connects again and subscribes again upstream).
     @Test(.timeLimit(.minutes(2)))
-    func throughTwoRelaysSubscribersConvergeAcrossACutBetweenThem() throws {
+    func throughTwoRelaysSubscribersConvergeAcrossACutBetweenThemAndAServiceRestart() throws {
+        let directory = try FaultTemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.path + "/countries.db"
         let network = try RelayNetwork(
             hosts: ["svc", "r1", "r2", "sub"],
             links: [("svc", "r1"), ("r1", "r2"), ("r2", "sub"), ("svc", "sub")])
         defer { network.remove() }
-        let service = try RelayService(network, host: "svc", commandsToward: "sub", eventsToward: "r1")
+        var service = try RelayService(
+            network, host: "svc", commandsToward: "sub", eventsToward: "r1", store: store)
         defer { service.stop() }
         let first = try RelayForwarder(network, host: "r1", from: service.events, bindToward: "r2")
         defer { first.stop() }
@@ -72,11 +84,28 @@ struct RelayNamespaceTests {
         let toggler = RelayToggler(namespace: service.namespace, command: service.command)
         defer { toggler.stop() }
 
-        let report = try Self.cutAndRestore(
-            "r1", "r2", network: network, service: service, subscribers: subscribers, toggler: toggler)
+        let cut = try Self.cutAndRestore(
+            "r1", "r2", for: Self.outage, network: network, service: service, subscribers: subscribers,
+            toggler: toggler)
+
+        let marks = subscribers.marks
+        let stopped = ContinuousClock.now
+        #expect(service.stop() == 0, "the service did not stop cleanly: \(service.process.stderr.text)")
+        let stale = subscribers.waitFor("stale:", from: marks, timeout: .seconds(3))
+        relaySleep(until: stopped + .seconds(1))
+        service = try RelayService(
+            network, host: "svc", commandsToward: "sub", eventsToward: "r1", store: store)
+        let restarted = ContinuousClock.now
+        toggler.start()
+        Thread.sleep(forTimeInterval: 1)
+        let restart = try Self.expectStaleThenConverged(
+            stale, marks: marks, restored: restarted, service: service, subscribers: subscribers,
+            toggler: toggler)
         try Self.expectEveryEventRanOnce(subscribers, service: service)
         #expect(toggler.failures == 0)
-        print("relay, two hops: \(toggler.acknowledgedCount) toggles; \(report)")
+        print(
+            "relay, two hops: \(toggler.acknowledgedCount) toggles; \(cut); service restarted after 1 s: \(restart)"
+        )
     }
 
     /// svc ── r1 ── sub with CURVE on both sides of the relay: the relay has its own key, in the
@@ -148,11 +177,11 @@ struct RelayNamespaceTests {
         try #require(live.allSatisfy { $0 != nil }, "not live through the relay:\n\(subscribers.transcript)")
     }
 
-    /// With the toggler running, takes the link between `a` and `b` down for ``outage``, brings it
+    /// With the toggler running, takes the link between `a` and `b` down for `outage`, brings it
     /// back, and expects both subscribers stale during the outage, live after it, and, once the
     /// toggles stop, on the service's list. Returns what was measured.
     static func cutAndRestore(
-        _ a: String, _ b: String, network: RelayNetwork, service: RelayService,
+        _ a: String, _ b: String, for outage: Duration, network: RelayNetwork, service: RelayService,
         subscribers: RelaySubscribers, toggler: RelayToggler
     ) throws -> String {
         let marks = subscribers.marks

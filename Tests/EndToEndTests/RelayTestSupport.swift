@@ -103,8 +103,9 @@ final class RelayNetwork: Sendable {
     }
 }
 
-/// `countries serve` (in memory, heartbeats every 200 ms) on one host of a ``RelayNetwork``:
-/// commands bound on the address toward one neighbour, events on the address toward another.
+/// `countries serve` (heartbeats every 200 ms; in memory, or on `store`) on one host of a
+/// ``RelayNetwork``: commands bound on the address toward one neighbour, events on the address
+/// toward another.
 final class RelayService: Sendable {
     let command: String
     let events: String
@@ -115,15 +116,15 @@ final class RelayService: Sendable {
 
     init(
         _ network: RelayNetwork, host: String, commandsToward: String, eventsToward: String,
-        options: [String] = ["--insecure"], clientOptions: [String] = []
+        store: String? = nil, options: [String] = ["--insecure"], clientOptions: [String] = []
     ) throws {
         namespace = network.namespace(host)
         command = "tcp://\(network.address(of: host, toward: commandsToward)):5555"
         events = "tcp://\(network.address(of: host, toward: eventsToward)):5556"
         self.clientOptions = clientOptions
         process = try FaultProcess.countries(
-            ["serve", "--command", command, "--events", events, "--in-memory", "--heartbeat-ms", "200"]
-                + options, namespace: namespace)
+            ["serve", "--command", command, "--events", events, "--heartbeat-ms", "200"]
+                + (store.map { ["--db", $0] } ?? ["--in-memory"]) + options, namespace: namespace)
         guard process.stderr.waitFor(timeout: .seconds(20), { $0.contains("serving commands on") }) != nil
         else {
             process.stop()
@@ -139,7 +140,9 @@ final class RelayService: Sendable {
         return list
     }
 
-    func stop() { process.stop() }
+    /// SIGTERM (then SIGKILL); the exit status.
+    @discardableResult
+    func stop() -> Int32? { process.stop() }
 }
 
 /// `countries relay` on one host: follows `from`, binds port 5557 on the address toward `bindToward`.
