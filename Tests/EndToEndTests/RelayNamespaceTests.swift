@@ -112,13 +112,16 @@ struct RelayNamespaceTests {
     /// service's --allow-read; the subscribers' key is in the relay's --allow and the service's
     /// --allow; they take --server-key service.pub --events-server-key relay.pub. The relay is
     /// killed and started again while toggles go on: stale, then converged over new handshakes.
+    /// A stranger whose key the service admits (read-only) but the relay does not is refused by
+    /// the relay and, once its first silence window has passed, stays stale.
     @Test(.timeLimit(.minutes(2)))
     func withCurveOnBothSidesOfTheRelaySubscribersConvergeAcrossARelayRestart() throws {
         let keys = try FaultTemporaryDirectory()
         defer { keys.remove() }
         mkdir(keys.path + "/relay", 0o700)
         mkdir(keys.path + "/clients", 0o700)
-        for name in ["service", "relay/relay", "clients/client"] {
+        mkdir(keys.path + "/readers", 0o700)
+        for name in ["service", "relay/relay", "clients/client", "readers/stranger"] {
             let made = try FaultCommand.countries(["keygen", "\(keys.path)/\(name)"])
             try #require(made.status == 0, "keygen \(name): \(made)")
         }
@@ -132,7 +135,7 @@ struct RelayNamespaceTests {
             network, host: "svc", commandsToward: "sub", eventsToward: "r1",
             options: [
                 "--curve-key", "\(keys.path)/service.key", "--allow", "\(keys.path)/clients", "--allow-read",
-                "\(keys.path)/relay",
+                "\(keys.path)/relay", "--allow-read", "\(keys.path)/readers",
             ], clientOptions: client)
         defer { service.stop() }
         let relayOptions = [
@@ -146,7 +149,19 @@ struct RelayNamespaceTests {
             network, host: "sub", command: service.command, events: relay.endpoint,
             options: client + ["--events-server-key", "\(keys.path)/relay/relay.pub"])
         defer { subscribers.stop() }
+        let stranger = try FaultProcess.countries(
+            [
+                "watch", "--json", "--heartbeat-ms", "200", "--timeout", "500", "--command", service.command,
+                "--events", relay.endpoint, "--curve-key", "\(keys.path)/readers/stranger.key",
+                "--server-key",
+                "\(keys.path)/service.pub", "--events-server-key", "\(keys.path)/relay/relay.pub",
+            ], namespace: network.namespace("sub"))
+        defer { stranger.stop() }
         try Self.requireLive(subscribers)
+        #expect(
+            relay.process.stderr.waitFor(timeout: .seconds(5)) {
+                $0.contains("refused connection: key") && $0.contains("not in the allow-lists")
+            } != nil, "the relay did not log the stranger's refusal: \(relay.process.stderr.text)")
         let toggler = RelayToggler(namespace: service.namespace, command: service.command, options: client)
         defer { toggler.stop() }
 
@@ -166,6 +181,14 @@ struct RelayNamespaceTests {
             toggler: toggler)
         try Self.expectEveryEventRanOnce(subscribers, service: service)
         #expect(toggler.failures == 0)
+        // It says live on its first snapshot (from the service, which admits it), as every
+        // subscriber does before its silence window has passed; then stale, for good.
+        let strangerLines = stranger.stderr.lines.map(\.text)
+        let strangerStale = strangerLines.firstIndex { $0.contains("stale:") }
+        #expect(strangerStale != nil, "the stranger never said stale: \(stranger.stderr.text)")
+        #expect(
+            !strangerLines.dropFirst((strangerStale ?? 0) + 1).contains { $0.contains("live at seq") },
+            "a key the relay does not admit went live: \(stranger.stderr.text)")
         print("relay, CURVE: \(toggler.acknowledgedCount) toggles; relay killed for 2 s: \(report)")
     }
 
