@@ -394,10 +394,14 @@ import ZeroMQ
         let status = try control.reply(#"{"op":"status"}"#)
         #expect(status.ok)
         let growthKiB = memoryPeak - memoryAtStart
-        #expect(growthKiB < 64 * 1024, "the service grew by \(growthKiB) KiB")
-        #expect(
-            memoryAfterHuge - memoryBeforeHuge < 16 * 1024,
-            "a 64 MiB message grew the service by \(memoryAfterHuge - memoryBeforeHuge) KiB")
+        // AddressSanitizer keeps freed memory in quarantine (256 MiB by default), so resident
+        // memory says nothing about the service there; the bound holds for real builds.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            #expect(growthKiB < 64 * 1024, "the service grew by \(growthKiB) KiB")
+            #expect(
+                memoryAfterHuge - memoryBeforeHuge < 16 * 1024,
+                "a 64 MiB message grew the service by \(memoryAfterHuge - memoryBeforeHuge) KiB")
+        }
         ReliabilitySizes.report(
             "bad_input requests=\(count) answered=\(answered) elapsed=\(elapsed.milliseconds)ms rate=\(Int(Double(answered) / elapsed.timeInterval))/s codes=\(codes.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")) rss_kib start=\(memoryAtStart) peak=\(memoryPeak) before_64mib=\(memoryBeforeHuge) after_64mib=\(memoryAfterHuge) growth=\(growthKiB)"
         )
