@@ -222,6 +222,9 @@ final class TableScreen {
         let phase = viewPhase
         let title =
             mode == .watch ? "countries watch" : "countries select  (↑/↓ move · space toggles · q quits)"
+        let source = dataSource()
+        // Clamp first: rows may have gone since the last key, and the layout scrolls to the cursor.
+        if mode == .select { delegate.clamp(rowCount: source.numberOfRows) }
         let view = TableView(
             header: HeaderModel(
                 title: glyphs == .unicode ? title : title.replacingOccurrences(of: "↑/↓", with: "up/down"),
@@ -234,11 +237,7 @@ final class TableScreen {
             cursor: mode == .select ? delegate.cursor : nil,
             highlighted: phase.isLive ? highlight?.index : nil,
             scrollOffset: scrollOffset)
-        let source = dataSource()
-        if mode == .select { delegate.clamp(rowCount: source.numberOfRows) }
-        var laidOut = view
-        laidOut.cursor = mode == .select ? delegate.cursor : nil
-        let layout = laidOut.layout(source, in: terminal.size())
+        let layout = view.layout(source, in: terminal.size())
         scrollOffset = layout.scrollOffset
         pageSize = max(1, layout.bodyHeight)
         let bytes = renderer.render(layout.frame)
