@@ -151,7 +151,8 @@ struct RelayNamespaceTests {
         defer { subscribers.stop() }
         let stranger = try FaultProcess.countries(
             [
-                "watch", "--json", "--heartbeat-ms", "200", "--timeout", "500", "--command", service.command,
+                "watch", "--json", "--heartbeat-ms", relayHeartbeatMilliseconds, "--timeout", "500",
+                "--command", service.command,
                 "--events", relay.endpoint, "--curve-key", "\(keys.path)/readers/stranger.key",
                 "--server-key",
                 "\(keys.path)/service.pub", "--events-server-key", "\(keys.path)/relay/relay.pub",
@@ -165,9 +166,9 @@ struct RelayNamespaceTests {
         let toggler = RelayToggler(namespace: service.namespace, command: service.command, options: client)
         defer { toggler.stop() }
 
-        let marks = subscribers.marks
         toggler.start()
         Thread.sleep(forTimeInterval: 0.5)
+        let marks = subscribers.marks
         relay.process.signal(SIGKILL)
         _ = relay.process.wait(timeout: .seconds(5))
         let killed = ContinuousClock.now
@@ -207,9 +208,10 @@ struct RelayNamespaceTests {
         _ a: String, _ b: String, for outage: Duration, network: RelayNetwork, service: RelayService,
         subscribers: RelaySubscribers, toggler: RelayToggler
     ) throws -> String {
-        let marks = subscribers.marks
         toggler.start()
         Thread.sleep(forTimeInterval: 0.5)
+        // Marked at the fault itself: a slow machine may see a spurious stale and live before it.
+        let marks = subscribers.marks
         let down = ContinuousClock.now
         try network.setLink(a, b, up: false)
         var linkIsDown = true

@@ -123,7 +123,7 @@ final class RelayService: Sendable {
         events = "tcp://\(network.address(of: host, toward: eventsToward)):5556"
         self.clientOptions = clientOptions
         process = try FaultProcess.countries(
-            ["serve", "--command", command, "--events", events, "--heartbeat-ms", "200"]
+            ["serve", "--command", command, "--events", events, "--heartbeat-ms", relayHeartbeatMilliseconds]
                 + (store.map { ["--db", $0] } ?? ["--in-memory"]) + options, namespace: namespace)
         guard process.stderr.waitFor(timeout: .seconds(20), { $0.contains("serving commands on") }) != nil
         else {
@@ -177,7 +177,8 @@ final class RelaySubscribers: Sendable {
         throws
     {
         let common = [
-            "--heartbeat-ms", "200", "--timeout", "500", "--command", command, "--events", events,
+            "--heartbeat-ms", relayHeartbeatMilliseconds, "--timeout", "500", "--command", command,
+            "--events", events,
         ]
         let watch = try FaultProcess.countries(
             ["watch", "--json"] + common + options, namespace: network.namespace(host))
@@ -310,3 +311,11 @@ func relaySleep(until instant: ContinuousClock.Instant) {
     let remaining = instant - .now
     if remaining > .zero { Thread.sleep(forTimeInterval: Double(faultMilliseconds(remaining)) / 1000) }
 }
+
+/// The heartbeat the relay tests run the service and subscribers with: 200 ms, doubled under
+/// the sanitizers (`COUNTRIES_TEST_SLOWDOWN`), whose slower processes otherwise miss three
+/// heartbeats now and then and go stale without any fault.
+let relayHeartbeatMilliseconds: String = {
+    let slowdown = Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1
+    return String(200 * min(max(slowdown, 1), 2))
+}()
