@@ -18,23 +18,18 @@ public final class CommandClient {
     /// The CURVE keys to connect with, if the service asks for them.
     public let security: ClientSecurity?
 
-    private let context: Context
-    private var socket: Socket?
+    private let socket: LazyRequestSocket
 
     /// Creates a client; nothing is connected until the first request.
     public init(
         context: Context, endpoint: String, timeout: Duration = .seconds(2), tries: Int = 3,
         security: ClientSecurity? = nil
     ) {
-        self.context = context
         self.endpoint = endpoint
         self.timeout = timeout
         self.tries = max(1, tries)
         self.security = security
-    }
-
-    deinit {
-        socket?.close()
+        socket = LazyRequestSocket(context: context, endpoint: endpoint, security: security)
     }
 
     /// Sends `request` and returns the service's reply (success or refusal).
@@ -66,7 +61,7 @@ public final class CommandClient {
     /// One try: send on a fresh or healthy socket, wait up to `timeout`; nil on timeout.
     private func attempt(_ body: Data) throws(ClientError) -> Data? {
         do {
-            let socket = try connectedSocket()
+            let socket = try self.socket.connected()
             guard try socket.send([body], dontWait: true) else {
                 discardSocket()
                 return nil
@@ -93,35 +88,53 @@ public final class CommandClient {
         }
     }
 
-    private func connectedSocket() throws(ZMQError) -> Socket {
-        if let socket { return socket }
-        let fresh = try context.makeRequestSocket(connectedTo: endpoint, security: security)
-        socket = fresh
-        return fresh
-    }
-
     private func discardSocket() {
-        socket?.close()
-        socket = nil
+        socket.discard()
     }
 }
 
 @available(*, unavailable) extension CommandClient: Sendable {}
 
-extension Context {
-    /// A REQ socket for one Lazy Pirate try: linger 0 (a dropped socket must not hold up
-    /// shutdown with an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if
-    /// given, connected to `endpoint`.
-    func makeRequestSocket(connectedTo endpoint: String, security: ClientSecurity?) throws(ZMQError) -> Socket
-    {
-        let socket = try makeSocket(.req)
+/// The REQ socket of a Lazy Pirate client: made and connected on first use, thrown away after a
+/// timeout (REQ cannot send again before it receives), closed with its owner.
+final class LazyRequestSocket {
+    private let context: Context
+    private let endpoint: String
+    private let security: ClientSecurity?
+    /// The socket, if one is open.
+    private(set) var current: Socket?
+
+    init(context: Context, endpoint: String, security: ClientSecurity?) {
+        self.context = context
+        self.endpoint = endpoint
+        self.security = security
+    }
+
+    deinit {
+        current?.close()
+    }
+
+    /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with
+    /// an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if given.
+    func connected() throws(ZMQError) -> Socket {
+        if let current { return current }
+        let socket = try context.makeSocket(.req)
         try socket.setOption(.linger, 0)
         try socket.setOption(.maxMessageSize, 64 << 20)
         if let security { try security.apply(to: socket) }
         try socket.connect(endpoint)
+        current = socket
         return socket
     }
+
+    /// Closes the socket; the next ``connected()`` makes a fresh one.
+    func discard() {
+        current?.close()
+        current = nil
+    }
 }
+
+@available(*, unavailable) extension LazyRequestSocket: Sendable {}
 
 /// Fresh request ids: random, so two clients never share one.
 public enum RequestID {

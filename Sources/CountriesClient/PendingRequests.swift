@@ -19,11 +19,9 @@ public final class PendingRequests<Tag> {
 
     /// The service's command endpoint.
     public let endpoint: String
-    private let context: Context
     private let timeout: Duration
     private let tries: Int
-    private let security: ClientSecurity?
-    private var socket: Socket?
+    private let socket: LazyRequestSocket
     private var queue: [(tag: Tag, body: Data)] = []
     private var inFlight: (tag: Tag, body: Data, triesLeft: Int, deadline: ContinuousClock.Instant)?
 
@@ -32,15 +30,10 @@ public final class PendingRequests<Tag> {
         context: Context, endpoint: String, timeout: Duration = .seconds(2), tries: Int = 3,
         security: ClientSecurity? = nil
     ) {
-        self.context = context
         self.endpoint = endpoint
         self.timeout = timeout
         self.tries = max(1, tries)
-        self.security = security
-    }
-
-    deinit {
-        socket?.close()
+        socket = LazyRequestSocket(context: context, endpoint: endpoint, security: security)
     }
 
     /// Whether nothing is in flight or queued.
@@ -54,7 +47,7 @@ public final class PendingRequests<Tag> {
 
     /// Adds the socket to wait on, if a request is in flight; returns its poller index.
     public func register(in poller: inout Poller) -> Int? {
-        guard inFlight != nil, let socket else { return nil }
+        guard inFlight != nil, let socket = socket.current else { return nil }
         return poller.add(socket)
     }
 
@@ -63,7 +56,7 @@ public final class PendingRequests<Tag> {
 
     /// Reads a reply if the socket is readable; call after polling.
     public func receive(now: ContinuousClock.Instant) -> [Outcome] {
-        guard let flight = inFlight, let socket else { return [] }
+        guard let flight = inFlight, let socket = socket.current else { return [] }
         let frames: [Data]?
         do {
             frames = try socket.receive(dontWait: true)
@@ -118,7 +111,7 @@ public final class PendingRequests<Tag> {
     private func transmit(tag: Tag, body: Data, triesLeft: Int, now: ContinuousClock.Instant) -> [Outcome] {
         inFlight = (tag, body, triesLeft - 1, now + timeout)
         do {
-            let socket = try connectedSocket()
+            let socket = try self.socket.connected()
             // A fresh REQ socket queues the message even before it connects; false is only a
             // full pipe, which the deadline then handles like a lost reply.
             _ = try socket.send([body], dontWait: true)
@@ -130,16 +123,8 @@ public final class PendingRequests<Tag> {
         return []
     }
 
-    private func connectedSocket() throws(ZMQError) -> Socket {
-        if let socket { return socket }
-        let fresh = try context.makeRequestSocket(connectedTo: endpoint, security: security)
-        socket = fresh
-        return fresh
-    }
-
     private func discardSocket() {
-        socket?.close()
-        socket = nil
+        socket.discard()
     }
 }
 

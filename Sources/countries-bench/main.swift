@@ -194,6 +194,19 @@ func clientsText(_ clients: Int) -> String { "\(clients) client\(clients == 1 ? 
 for clients in clientCounts {
     let floorResult = floorResults[clients]
     let floorName = "floor"
+    // Both Redis modes are reported the same way, against the floor.
+    func addRedisRows(_ mode: String) {
+        guard let result = redis[mode]?[clients] else { return }
+        let name = "Redis appendfsync \(mode), \(clientsText(clients))"
+        report.add(
+            name, "p50", result.latency.p50, "µs", baseline: floorResult.map { (floorName, $0.latency.p50) })
+        report.add(
+            name, "p99", result.latency.p99, "µs", baseline: floorResult.map { (floorName, $0.latency.p99) })
+        report.add(
+            name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
+        )
+        bars.append(ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "redis"))
+    }
     if let result = toggles["in-memory"]?[clients] {
         let name = "toggle in-memory, \(clientsText(clients))"
         let isTarget = clients == 1
@@ -210,17 +223,7 @@ for clients in clientCounts {
         bars.append(
             ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
     }
-    if let result = redis["no"]?[clients] {
-        let name = "Redis appendfsync no, \(clientsText(clients))"
-        report.add(
-            name, "p50", result.latency.p50, "µs", baseline: floorResult.map { (floorName, $0.latency.p50) })
-        report.add(
-            name, "p99", result.latency.p99, "µs", baseline: floorResult.map { (floorName, $0.latency.p99) })
-        report.add(
-            name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
-        )
-        bars.append(ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "redis"))
-    }
+    addRedisRows("no")
     if let result = toggles["durable"]?[clients] {
         let name = "toggle durable, \(clientsText(clients))"
         let always = redis["always"]?[clients]
@@ -239,17 +242,7 @@ for clients in clientCounts {
         bars.append(
             ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
     }
-    if let result = redis["always"]?[clients] {
-        let name = "Redis appendfsync always, \(clientsText(clients))"
-        report.add(
-            name, "p50", result.latency.p50, "µs", baseline: floorResult.map { (floorName, $0.latency.p50) })
-        report.add(
-            name, "p99", result.latency.p99, "µs", baseline: floorResult.map { (floorName, $0.latency.p99) })
-        report.add(
-            name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
-        )
-        bars.append(ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "redis"))
-    }
+    addRedisRows("always")
 }
 
 // MARK: fan-out and memory
