@@ -39,6 +39,9 @@ public final class LiveSubscription {
     public var replica: CountriesState? { machine.replica }
     /// Whether the replica is live, stale or not there yet.
     public var phase: SubscriptionMachine.Phase { machine.phase }
+    /// The identity of the store the replica belongs to (nil before the first snapshot, or from
+    /// a service older than v1.1).
+    public var store: String? { machine.store }
 
     /// Connects the SUB socket (subscribed to every topic, heartbeats included) and prepares
     /// the request channel; call ``start(now:)`` next.
@@ -173,13 +176,13 @@ public final class LiveSubscription {
             guard reply.ok, let rows = reply.countries, let seq = reply.seq else {
                 return machine.requestFailed(action, truncated: false, now: now)
             }
-            return machine.receiveSnapshot(rows: rows, seq: seq, now: now)
+            return machine.receiveSnapshot(rows: rows, seq: seq, store: reply.store, now: now)
         case .requestHistory:
             guard reply.ok, let events = reply.events else {
                 // Any refusal of history (truncated, too large) is answered the same way: a snapshot.
                 return machine.requestFailed(action, truncated: true, now: now)
             }
-            return machine.receiveHistory(events, now: now)
+            return machine.receiveHistory(events, store: reply.store, more: reply.more ?? false, now: now)
         }
     }
 }

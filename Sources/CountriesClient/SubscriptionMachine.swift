@@ -1,7 +1,7 @@
 import CountriesCore
 
 /// The pure state machine that keeps a local replica of the list in sync with the service
-/// (DESIGN.md, "Subscribers converge").
+/// (docs/PROTOCOL.md, "How a subscriber stays in sync").
 ///
 /// Plain values in, plain values out: the driver owns the SUB socket (subscribed to every topic
 /// before the first request) and the command client, feeds the machine what arrives, performs
@@ -28,9 +28,10 @@ public struct SubscriptionMachine: Sendable {
 
     /// A request the driver must send on the command channel.
     public enum Action: Equatable, Sendable {
-        /// Send `list`; answer with ``SubscriptionMachine/receiveSnapshot(rows:seq:now:)``.
+        /// Send `list`; answer with ``SubscriptionMachine/receiveSnapshot(rows:seq:store:now:)``.
         case requestSnapshot
-        /// Send `history` with `since`; answer with ``SubscriptionMachine/receiveHistory(_:now:)``.
+        /// Send `history` with `since`; answer with
+        /// ``SubscriptionMachine/receiveHistory(_:store:more:now:)``.
         case requestHistory(since: UInt64)
     }
 
@@ -71,6 +72,8 @@ public struct SubscriptionMachine: Sendable {
     public private(set) var phase: Phase = .connecting
     /// The local copy of the list; nil until the first snapshot.
     public private(set) var replica: CountriesState?
+    /// The identity of the store the replica belongs to (nil from a service older than v1.1).
+    public private(set) var store: String?
 
     private var started = false
     /// Events that could not be applied yet, sorted by seq, without duplicates.
@@ -90,8 +93,13 @@ public struct SubscriptionMachine: Sendable {
     private var catchUpNeeded = false
     /// The replica cannot be fixed by history (truncated, mismatch, overflow): take a snapshot.
     private var snapshotNeeded = false
-    /// The service went back to a lower seq: the replica and buffer belong to a store that is gone.
+    /// The service went back to a lower seq, or names another store: the replica and buffer
+    /// belong to a store that is gone.
     private var restarted = false
+    /// The store the PUB channel last named.
+    private var pubStore: String?
+    /// History requests that failed in a row (no reply: perhaps one too large for us to receive).
+    private var historyFailures = 0
     /// The request in flight, if any.
     private var outstanding: Action?
     /// No request before this instant (retry after a failure, probe pacing while silent).
@@ -141,6 +149,10 @@ extension SubscriptionMachine {
     public mutating func receive(_ event: Event, now: ContinuousClock.Instant) -> Output {
         var out = Output()
         heard(now: now)
+        if let named = event.store, named != pubStore {
+            pubStore = named
+            if let store, named != store { storeChanged(seq: event.seq) }
+        }
         pubSeq = max(pubSeq ?? 0, event.seq)
         knownSeq = max(knownSeq, event.seq)
         if let current = replica, !restarted {
@@ -163,7 +175,14 @@ extension SubscriptionMachine {
         var out = Output()
         heard(now: now)
         let seq = heartbeat.seq
-        if let highest = pubSeq, seq < highest {
+        if let named = heartbeat.store, named != pubStore {
+            pubStore = named
+            if let store, named != store { storeChanged(seq: seq) }
+        }
+        if restarted {
+            // Already starting over: only what we must reach matters.
+            knownSeq = max(knownSeq, seq)
+        } else if let highest = pubSeq, seq < highest {
             // PUB delivers in order, so a lower seq than one it already delivered is a new store.
             serviceWentBack(to: seq)
         } else if let current = replica, !restarted, seq < current.seq {
@@ -183,14 +202,20 @@ extension SubscriptionMachine {
         return out
     }
 
-    /// The reply to `list`: the whole list at `seq`.
+    /// The reply to `list`: the whole list at `seq`, in `store` (nil from a service older than
+    /// v1.1).
     public mutating func receiveSnapshot(
-        rows: [IndexedCountry], seq: UInt64, now: ContinuousClock.Instant
+        rows: [IndexedCountry], seq: UInt64, store: String? = nil, now: ContinuousClock.Instant
     ) -> Output {
         var out = Output()
         if outstanding == .requestSnapshot { outstanding = nil }
         replySucceeded(now: now)
         replica = CountriesState(rows: rows, seq: seq)
+        self.store = store
+        if let store {
+            // Events of another store (buffered before the snapshot) say nothing about this one.
+            buffer.removeAll { $0.store != nil && $0.store != store }
+        }
         out.notifications.append(.replaced(seq: seq))
         restarted = false
         snapshotNeeded = false
@@ -198,16 +223,29 @@ extension SubscriptionMachine {
         dropBuffered(through: seq)
         // The snapshot is the service's word at reply time; only buffered events are newer.
         knownSeq = max(seq, buffer.last?.seq ?? 0)
+        if let store, let pubStore, pubStore != store {
+            // PUB last named another store: one of the two is out of date. Ask again (history
+            // names the store that answers) before calling this live.
+            catchUpNeeded = true
+        }
         drain(into: &out)
         settle(now: now, into: &out)
         return out
     }
 
-    /// The reply to `history`: every event after the `since` that was asked for, in order.
-    public mutating func receiveHistory(_ events: [Event], now: ContinuousClock.Instant) -> Output {
+    /// The reply to `history`: the events after the `since` that was asked for, in order, from
+    /// `store`; `more` when the service has more after the last of them (paging).
+    public mutating func receiveHistory(
+        _ events: [Event], store: String? = nil, more: Bool = false, now: ContinuousClock.Instant
+    ) -> Output {
         var out = Output()
         if case .requestHistory = outstanding { outstanding = nil }
         replySucceeded(now: now)
+        historyFailures = 0
+        if let store, let mine = self.store, store != mine, replica != nil, !restarted {
+            // The service answers from another store: this history is not about our replica.
+            storeChanged(seq: knownSeq)
+        }
         // History is relative to the replica; without a usable one it is of no help.
         if var current = replica.take() {
             let before = current.seq
@@ -224,7 +262,10 @@ extension SubscriptionMachine {
             }
             replica = current
             drain(into: &out)
-            if let after = replica?.seq, after == before, !restarted, gap() != nil {
+            if more, !restarted, !snapshotNeeded {
+                // One page of several: ask for the next one from where this one ended.
+                catchUpNeeded = true
+            } else if let after = replica?.seq, after == before, !restarted, gap() != nil {
                 // PUB promised events that history does not have: the store changed under us.
                 snapshotNeeded = true
             }
@@ -244,7 +285,15 @@ extension SubscriptionMachine {
         if truncated, case .requestHistory = action {
             snapshotNeeded = true
             notBefore = nil
+        } else if case .requestHistory = action, !silent, historyFailures >= 1 {
+            // Twice no answer while the service is heard: the reply may be one we cannot take
+            // in (over our message size limit). A fresh list does not depend on its size.
+            historyFailures = 0
+            snapshotNeeded = true
+            staleReason = "history did not come through; taking a fresh list"
+            backOff(now: now)
         } else {
+            if case .requestHistory = action { historyFailures += 1 }
             backOff(now: now)
         }
         settle(now: now, into: &out)
@@ -287,6 +336,13 @@ extension SubscriptionMachine {
             notBefore = nil
             retryDelay = heartbeatInterval
         }
+    }
+
+    /// The service names another store than the replica's: start over from a fresh list,
+    /// whatever the seqs say.
+    private mutating func storeChanged(seq: UInt64) {
+        serviceWentBack(to: seq)
+        staleReason = "the service runs on another store"
     }
 
     /// The service's seq went back: it runs on another store, so nothing local can be trusted.

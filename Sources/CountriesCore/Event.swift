@@ -32,11 +32,15 @@ public struct Event: Equatable, Hashable, Sendable {
     public var seq: UInt64
     /// What changed.
     public var kind: Kind
+    /// The identity of the store the change was made in (protocol v1.1): a seq means something
+    /// only within one store. Nil in events of services older than v1.1.
+    public var store: String?
 
     /// Creates an event.
-    public init(seq: UInt64, kind: Kind) {
+    public init(seq: UInt64, kind: Kind, store: String? = nil) {
         self.seq = seq
         self.kind = kind
+        self.store = store
     }
 
     /// The topic this event is published under.
@@ -60,13 +64,15 @@ public struct Event: Equatable, Hashable, Sendable {
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case topic, seq, country, countries
+        case topic, seq, country, countries, store
     }
 
-    /// Decodes the wire form: `{"topic", "seq", "country"}` or `{"topic", "seq", "countries"}`.
+    /// Decodes the wire form: `{"topic", "seq", "country"}` or `{"topic", "seq", "countries"}`,
+    /// with `store` since v1.1.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         seq = try container.decode(UInt64.self, forKey: .seq)
+        store = try container.decodeIfPresent(String.self, forKey: .store)
         let topic = try container.decode(Topic.self, forKey: .topic)
         switch topic {
         case .countryChanged: kind = .changed(try container.decode(IndexedCountry.self, forKey: .country))
@@ -84,6 +90,7 @@ extension Event: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(topic, forKey: .topic)
         try container.encode(seq, forKey: .seq)
+        try container.encodeIfPresent(store, forKey: .store)
         switch kind {
         case .changed(let row), .added(let row), .removed(let row):
             try container.encode(row, forKey: .country)
@@ -93,15 +100,18 @@ extension Event: Codable {
     }
 }
 
-/// The once-a-second sign of life on the PUB channel, with the current seq.
+/// The once-a-second sign of life on the PUB channel, with the current seq and store.
 public struct Heartbeat: Equatable, Hashable, Sendable, Codable {
     /// Always ``Topic/heartbeat``; kept in the body so one line stands on its own.
     public var topic: Topic = .heartbeat
     /// The service's current seq.
     public var seq: UInt64
+    /// The identity of the service's store (v1.1); nil from older services.
+    public var store: String?
 
-    /// Creates a heartbeat for the current seq.
-    public init(seq: UInt64) {
+    /// Creates a heartbeat for the current seq of `store`.
+    public init(seq: UInt64, store: String? = nil) {
         self.seq = seq
+        self.store = store
     }
 }

@@ -92,7 +92,8 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
-    /// `{"country":...,"seq":S,"topic":T}` or `{"countries":[...],"seq":S,"topic":T}`
+    /// `{"country":...,"seq":S,"store":ID,"topic":T}` or `{"countries":[...],"seq":S,...}`
+    /// (`store` only when the event has one).
     mutating func event(_ event: Event) {
         switch event.kind {
         case .changed(let row), .added(let row), .removed(let row):
@@ -104,13 +105,17 @@ struct JSONWriter {
         }
         raw(#","seq":"#)
         unsigned(event.seq)
+        if let store = event.store {
+            raw(#","store":"#)
+            string(store)
+        }
         raw(#","topic":"#)
         string(event.topic.rawValue)
         bytes.append(UInt8(ascii: "}"))
     }
 
     /// A reply without `status` fields, keys sorted: count, countries, country, error, events,
-    /// ok, seq.
+    /// more, ok, seq, store.
     mutating func reply(_ reply: Reply) {
         bytes.append(UInt8(ascii: "{"))
         if let count = reply.count {
@@ -143,11 +148,20 @@ struct JSONWriter {
             }
             raw("],")
         }
+        if let more = reply.more {
+            raw(#""more":"#)
+            bool(more)
+            bytes.append(UInt8(ascii: ","))
+        }
         raw(#""ok":"#)
         bool(reply.ok)
         if let seq = reply.seq {
             raw(#","seq":"#)
             unsigned(seq)
+        }
+        if let store = reply.store {
+            raw(#","store":"#)
+            string(store)
         }
         bytes.append(UInt8(ascii: "}"))
     }

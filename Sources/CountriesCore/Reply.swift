@@ -32,8 +32,14 @@ public struct Reply: Equatable, Sendable, Codable {
     public var count: Int?
     /// The events after `since`, for `history`.
     public var events: [Event]?
+    /// In a `history` reply: true when more events follow the last one in `events` (v1.1 paging);
+    /// ask again with `since` set to the last seq received.
+    public var more: Bool?
     /// The failure, when `ok` is false.
     public var error: ErrorBody?
+    /// The identity of the store the reply describes (v1.1), in replies to reads and `status`:
+    /// a seq means something only within one store.
+    public var store: String?
 
     // `status` fields, for operators.
     /// The service's version.
@@ -47,7 +53,7 @@ public struct Reply: Equatable, Sendable, Codable {
     /// Commands refused (error replies) since start.
     public var commandsRefused: Int?
     /// Where the state is stored (a path, or `:memory:`).
-    public var store: String?
+    public var storePath: String?
     /// Size of the store on disk, in bytes.
     public var storeBytes: Int?
     /// The oldest seq `history` can still return events after.
@@ -58,12 +64,13 @@ public struct Reply: Equatable, Sendable, Codable {
     public var subscribers: Int?
 
     private enum CodingKeys: String, CodingKey {
-        case ok, seq, country, countries, count, events, error, version
+        case ok, seq, country, countries, count, events, more, error, version
         case uptimeSeconds = "uptime_seconds"
         case visited
         case commandsServed = "commands_served"
         case commandsRefused = "commands_refused"
         case store
+        case storePath = "store_path"
         case storeBytes = "store_bytes"
         case historyFrom = "history_from"
         case endpoints, subscribers
@@ -118,7 +125,7 @@ extension Reply {
     /// Whether any field only `status` sets is present.
     var hasStatusFields: Bool {
         version != nil || uptimeSeconds != nil || visited != nil || commandsServed != nil
-            || commandsRefused != nil || store != nil || storeBytes != nil || historyFrom != nil
+            || commandsRefused != nil || storePath != nil || storeBytes != nil || historyFrom != nil
             || endpoints != nil || subscribers != nil
     }
 
@@ -159,6 +166,10 @@ extension Heartbeat {
         var writer = JSONWriter(capacity: 48)
         writer.raw(#"{"seq":"#)
         writer.unsigned(seq)
+        if let store {
+            writer.raw(#","store":"#)
+            writer.string(store)
+        }
         writer.raw(#","topic":"#)
         writer.string(topic.rawValue)
         writer.raw("}")

@@ -6,11 +6,16 @@ public struct Request: Equatable, Sendable {
     public var id: String?
     /// What is asked.
     public var command: Command
+    /// For a change: the store it is meant for (v1.1). A change that names another store than
+    /// the service's is refused with `conflict`, so an `if_seq` from one store never matches a
+    /// seq of another.
+    public var ifStore: String?
 
     /// Creates a request.
-    public init(id: String? = nil, command: Command) {
+    public init(id: String? = nil, command: Command, ifStore: String? = nil) {
         self.id = id
         self.command = command
+        self.ifStore = ifStore
     }
 }
 
@@ -99,7 +104,14 @@ private struct RequestFields {
         guard case .string(let op) = opValue else {
             throw CountriesError(.badRequest, "\"op\" must be a string, not \(opValue.typeName)")
         }
-        return Request(id: id, command: try command(op))
+        let command = try command(op)
+        let ifStore = try string("if_store")
+        if ifStore != nil {
+            guard case .change = command else {
+                throw CountriesError(.badRequest, "\"if_store\" applies to changes only, not to \(op)")
+            }
+        }
+        return Request(id: id, command: command, ifStore: ifStore)
     }
 
     private func command(_ op: String) throws(CountriesError) -> Command {
@@ -211,7 +223,7 @@ private struct RequestFields {
 extension Request {
     /// The request as one UTF-8 JSON frame.
     public func encoded() -> Data {
-        var wire = WireRequest(op: command.op, id: id)
+        var wire = WireRequest(op: command.op, id: id, ifStore: ifStore)
         switch command {
         case .query(.list), .query(.count), .change(.reset), .status:
             break
@@ -242,10 +254,12 @@ private struct WireRequest: Encodable {
     var visited: Bool?
     var ifSeq: UInt64?
     var since: UInt64?
+    var ifStore: String?
 
     enum CodingKeys: String, CodingKey {
         case op, id, index, name, visited, since
         case ifSeq = "if_seq"
+        case ifStore = "if_store"
     }
 
     mutating func set(_ reference: CountryReference) {

@@ -83,25 +83,25 @@ enum WireDecoding {
     static func event(_ value: JSONValue) throws -> Event {
         let fields = try object(value, "an event")
         let seq = try unsigned(try required(fields, "seq"), "seq")
+        let store = try present(fields, "store").map { try string($0, "store") }
         guard let topic = Topic(rawValue: try string(try required(fields, "topic"), "topic")) else {
             throw WireDecodingError("unknown topic")
         }
+        let kind: Event.Kind
         switch topic {
-        case .countryChanged:
-            return Event(seq: seq, kind: .changed(try country(try required(fields, "country"))))
-        case .countryAdded: return Event(seq: seq, kind: .added(try country(try required(fields, "country"))))
-        case .countryRemoved:
-            return Event(seq: seq, kind: .removed(try country(try required(fields, "country"))))
-        case .countriesReset:
-            return Event(
-                seq: seq, kind: .reset(try countries(try required(fields, "countries"), "countries")))
+        case .countryChanged: kind = .changed(try country(try required(fields, "country")))
+        case .countryAdded: kind = .added(try country(try required(fields, "country")))
+        case .countryRemoved: kind = .removed(try country(try required(fields, "country")))
+        case .countriesReset: kind = .reset(try countries(try required(fields, "countries"), "countries"))
         case .heartbeat: throw WireDecodingError("a heartbeat is not a change event")
         }
+        return Event(seq: seq, kind: kind, store: store)
     }
 
     /// Keys only a `status` reply has: such a reply goes through `JSONDecoder`.
     static let statusKeys: Set<String> = [
-        "version", "uptime_seconds", "visited", "commands_served", "commands_refused", "store", "store_bytes",
+        "version", "uptime_seconds", "visited", "commands_served", "commands_refused", "store_path",
+        "store_bytes",
         "history_from", "endpoints", "subscribers",
     ]
 
@@ -112,10 +112,12 @@ enum WireDecoding {
         var reply = Reply()
         reply.ok = try bool(try required(fields, "ok"), "ok")
         reply.seq = try present(fields, "seq").map { try unsigned($0, "seq") }
+        reply.store = try present(fields, "store").map { try string($0, "store") }
         reply.country = try present(fields, "country").map(country)
         reply.countries = try present(fields, "countries").map { try countries($0, "countries") }
         reply.count = try present(fields, "count").map { try int($0, "count") }
         reply.events = try present(fields, "events").map { try array($0, "events").map(event) }
+        reply.more = try present(fields, "more").map { try bool($0, "more") }
         if let body = present(fields, "error") {
             let error = try object(body, "\"error\"")
             reply.error = Reply.ErrorBody(

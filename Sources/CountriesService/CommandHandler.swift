@@ -78,6 +78,9 @@ final class CommandHandler {
     /// The store for a log line: its path, or "in memory".
     var storeDescription: String { store.path == ":memory:" ? "in memory" : store.path }
 
+    /// The store's identity, for every event, heartbeat and read reply.
+    var storeIdentity: String { store.identity }
+
     /// Handles a batch of requests in arrival order and returns what to send.
     func handle(_ requests: [IncomingRequest]) -> [Outgoing] {
         var output: [Outgoing] = []
@@ -131,12 +134,20 @@ final class CommandHandler {
                         break
                     }
                 }
-                do {
+                do throws(CountriesError) {
+                    if let ifStore = request.ifStore, ifStore != store.identity {
+                        throw CountriesError(
+                            .conflict,
+                            "this change is for store \(CountryName.quoted(ifStore)), but the service runs on store \(store.identity) (a different store: its seqs mean other changes); take a fresh list"
+                        )
+                    }
                     let result = try working.apply(change, seed: seed)
+                    var event = result.event
+                    event?.store = store.identity
                     pending.append(
                         Pending(
                             envelope: incoming.envelope, id: request.id, reply: result.reply,
-                            event: result.event))
+                            event: event))
                 } catch {
                     pending.append(
                         Pending(
@@ -148,7 +159,11 @@ final class CommandHandler {
                 output.append(
                     .reply(
                         envelope: incoming.envelope,
-                        body: answer { () throws(CountriesError) in try state.answer(query) }.encoded()))
+                        body: answer { () throws(CountriesError) in
+                            var reply = try state.answer(query)
+                            reply.store = store.identity
+                            return reply
+                        }.encoded()))
             case .history(let since):
                 flush()
                 output.append(
@@ -265,7 +280,9 @@ final class CommandHandler {
                 .historyTruncated,
                 "events after \(since) are no longer kept (the oldest is \(oldest)); take a fresh list")
         }
-        return Reply(seq: state.seq, events: events)
+        var reply = Reply(seq: state.seq, events: events)
+        reply.store = store.identity
+        return reply
     }
 
     private func status() -> Reply {
@@ -276,7 +293,8 @@ final class CommandHandler {
         reply.visited = state.visitedCount
         reply.commandsServed = served
         reply.commandsRefused = refused
-        reply.store = store.path
+        reply.store = store.identity
+        reply.storePath = store.path
         reply.storeBytes = store.sizeOnDisk
         reply.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
         reply.endpoints = info.endpoints

@@ -8,6 +8,9 @@ import SQLite
 protocol StateStore: AnyObject {
     /// A path for `status`, or `:memory:`.
     var path: String { get }
+    /// The store's identity (``StoreIdentity``): made when the store was created, kept across
+    /// restarts and resets, new for every in-memory store and for a file found to be a copy.
+    var identity: String { get }
     /// Bytes on disk (0 in memory).
     var sizeOnDisk: Int { get }
     /// The state as stored.
@@ -29,6 +32,8 @@ extension Store: StateStore {}
 /// with the process. A commit cannot fail.
 final class MemoryStore: StateStore {
     let path = ":memory:"
+    /// New for every start: the seqs of an in-memory store die with it.
+    let identity = StoreIdentity.make()
     var sizeOnDisk: Int { 0 }
 
     /// The rows and seq as committed (a ``CountriesState`` is made only when asked).

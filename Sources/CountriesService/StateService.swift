@@ -101,7 +101,11 @@ public final class StateService {
             let store: any StateStore
             if let path = configuration.storePath {
                 // ":memory:" is SQLite's own in-memory database: the same code as on disk.
-                store = try Store(path: path, seed: configuration.seed)
+                let file = try Store(path: path, seed: configuration.seed)
+                if let note = file.identityNote {
+                    logger.log(.info, "store \(path): \(note) (\(file.identity))")
+                }
+                store = file
             } else {
                 store = MemoryStore(seed: configuration.seed)
             }
@@ -200,7 +204,7 @@ public final class StateService {
     public func run(stopOn stop: (any StopSource)?) throws(ServiceError) {
         logger.log(
             .info,
-            "serving commands on \(boundEndpoints[0]), events on \(boundEndpoints[1]); store \(handler.storeDescription); seq \(handler.state.seq), \(handler.state.count) countries"
+            "serving commands on \(boundEndpoints[0]), events on \(boundEndpoints[1]); store \(handler.storeDescription) (id \(handler.storeIdentity)); seq \(handler.state.seq), \(handler.state.count) countries"
         )
         var poller = Poller()
         let commandItem = poller.add(commands)
@@ -347,7 +351,9 @@ public final class StateService {
     }
 
     private func publishHeartbeat() {
-        publish(topic: Topic.heartbeat.rawValue, body: Heartbeat(seq: handler.state.seq).encoded())
+        publish(
+            topic: Topic.heartbeat.rawValue,
+            body: Heartbeat(seq: handler.state.seq, store: handler.storeIdentity).encoded())
     }
 
     private func publish(topic: String, body: Data) {

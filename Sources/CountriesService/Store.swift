@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+@preconcurrency import Glibc
 import SQLite
 
 /// The durable store: the list, its seq, the last events (for `history`) and the last request
@@ -19,6 +20,11 @@ final class Store {
 
     /// Where the store lives: `:memory:` for a store that dies with the process.
     let path: String
+    /// The store's identity (``StoreIdentity``), kept in the file.
+    let identity: String
+    /// Why the identity was minted at this start, for the log: nil when the file already had
+    /// one that still holds.
+    let identityNote: String?
     private let database: Database
     private let updateVisited: Statement
     private let insertCountry: Statement
@@ -70,6 +76,7 @@ final class Store {
                     ? "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"
                     : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
             try Store.createSchema(database, seed: seed)
+            (identity, identityNote) = try Store.loadIdentity(database, path: path)
             updateVisited = try database.prepare("UPDATE countries SET visited = ?2 WHERE position = ?1")
             insertCountry = try database.prepare(
                 "INSERT INTO countries(position, name, visited) VALUES (?1, ?2, ?3)")
@@ -149,6 +156,47 @@ final class Store {
     }
 
     static let schemaVersion: Int64 = 1
+
+    /// The store's identity, minted when there is none yet (a new store, or one made before
+    /// identities existed), and minted anew when the file is not the one the identity was given
+    /// in (its inode differs: it was restored from a backup or copied). A copy may go on from
+    /// the same seq as the original with other changes, so it must not pass for the original.
+    private static func loadIdentity(_ database: Database, path: String) throws -> (String, String?) {
+        try database.transaction {
+            try database.execute(
+                "CREATE TABLE IF NOT EXISTS identity(store TEXT NOT NULL, inode INTEGER NOT NULL)")
+            let inode = Store.inode(of: path)
+            let rows = try database.prepare("SELECT store, inode FROM identity").rows()
+            if let row = rows.first, rows.count == 1, case .text(let id)? = row.first,
+                StoreIdentity.isWellFormed(id), row.count == 2, row[1] == .integer(inode)
+            {
+                return (id, nil)
+            }
+            let note: String
+            if rows.isEmpty {
+                note = "a new store identity"
+            } else if path == ":memory:" {
+                note = "a new identity for this in-memory store"
+            } else {
+                note =
+                    "a new store identity: the file is not the one its identity was given in (restored from a backup or copied), so subscribers start over"
+            }
+            let id = StoreIdentity.make()
+            try database.execute("DELETE FROM identity")
+            try database.prepare("INSERT INTO identity(store, inode) VALUES (?1, ?2)").run([
+                .text(id), .integer(inode),
+            ])
+            return (id, note)
+        }
+    }
+
+    /// The file's inode number, or -1 when there is no file (in memory).
+    private static func inode(of path: String) -> Int64 {
+        guard path != ":memory:" else { return -1 }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return -1 }
+        return Int64(bitPattern: UInt64(info.st_ino))
+    }
 }
 
 // MARK: - Reading

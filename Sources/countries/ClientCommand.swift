@@ -126,7 +126,7 @@ struct ClientCommand {
             "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
             "commands served:  \(reply.commandsServed ?? 0)",
             "commands refused: \(reply.commandsRefused ?? 0)",
-            "store:            \(reply.store ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
+            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
         ]
         if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
         if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }

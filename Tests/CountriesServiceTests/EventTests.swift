@@ -47,10 +47,13 @@ import Testing
         let real = try service.request(#"{"op":"set","name":"France","visited":true}"#).reply
         #expect(real.seq == 1)
         // PUB keeps order: had the no-op published anything, it would come first.
+        let store = try #require(try service.request(#"{"op":"list"}"#).reply.store)
         let first = try #require(try nextEvent(events))
         #expect(
             try first.event()
-                == Event(seq: 1, kind: .changed(IndexedCountry(index: 2, name: "France", visited: true))))
+                == Event(
+                    seq: 1, kind: .changed(IndexedCountry(index: 2, name: "France", visited: true)),
+                    store: store))
     }
 
     @Test func refusalsAndReadsPublishNothing() throws {

@@ -136,9 +136,12 @@ import Testing
         #expect(
             events.map { $0["topic"] as? String }
                 == ["country.changed", "country.added", "country.removed", "countries.reset"])
+        let store = try #require(all.reply.store)
         #expect(
             all.reply.events?[1]
-                == Event(seq: 2, kind: .added(IndexedCountry(index: 8, name: "Peru", visited: false))))
+                == Event(
+                    seq: 2, kind: .added(IndexedCountry(index: 8, name: "Peru", visited: false)), store: store
+                ))
 
         let later = try service.request(#"{"op":"history","since":2}"#)
         #expect(later.reply.events?.map(\.seq) == [3, 4])
@@ -162,7 +165,9 @@ import Testing
         #expect(status.object["uptime_seconds"] != nil)
         #expect((status.reply.commandsServed ?? 0) >= 1)
         #expect((status.reply.commandsRefused ?? 0) >= 1)
-        #expect(status.reply.store == service.storePath)
+        #expect(status.reply.storePath == service.storePath)
+        let list = try service.request(#"{"op":"list"}"#)
+        #expect(status.reply.store?.count == 32 && status.reply.store == list.reply.store)
         #expect((status.reply.storeBytes ?? 0) > 0)
         #expect(status.reply.historyFrom == 1)
         #expect(status.reply.endpoints == [service.commandEndpoint, service.eventsEndpoint])
