@@ -55,7 +55,10 @@ struct ClientCommand {
 
     private func send(_ client: CommandClient, _ command: Command) throws -> Reply {
         do {
-            return try client.send(command)
+            guard case .change = command, let ifStore = self.command.value("if-store") else {
+                return try client.send(command)
+            }
+            return try client.send(Request(id: RequestID.make(), command: command, ifStore: ifStore))
         } catch {
             var hint = ""
             if error.code == .noReply {

@@ -129,6 +129,9 @@ enum CountriesCommandLine {
         name: "get", abstract: "Print one country.", arguments: [target], options: [json] + clientOptions)
     static let count = CommandSpec(
         name: "count", abstract: "Print how many countries there are.", options: [json] + clientOptions)
+    static let ifStore = OptionSpec(
+        name: "if-store", valueName: "id",
+        help: "Only if the service runs on this store (its `store` id; else: conflict).")
     static let toggle = CommandSpec(
         name: "toggle", abstract: "Flip the visited flag of one or more countries.",
         arguments: [ArgumentSpec(name: "target", help: target.help, isRepeating: true)],
@@ -137,6 +140,7 @@ enum CountriesCommandLine {
             OptionSpec(
                 name: "if-seq", valueName: "seq",
                 help: "Only if the list is still at this seq (else: conflict)."),
+            ifStore,
         ] + clientOptions)
     static let set = CommandSpec(
         name: "set", abstract: "Set the visited flag of a country.",
@@ -148,18 +152,19 @@ enum CountriesCommandLine {
             OptionSpec(
                 name: "if-seq", valueName: "seq",
                 help: "Only if the list is still at this seq (else: conflict)."),
+            ifStore,
             json,
         ] + clientOptions)
     static let add = CommandSpec(
         name: "add", abstract: "Append a country to the list.",
         arguments: [ArgumentSpec(name: "name", help: "The country's name (1 to 100 characters).")],
-        options: [.flag("visited", help: "Add it as visited."), json] + clientOptions)
+        options: [.flag("visited", help: "Add it as visited."), ifStore, json] + clientOptions)
     static let remove = CommandSpec(
         name: "remove", abstract: "Remove a country; the rows after it move up one.",
-        arguments: [target], options: [json] + clientOptions)
+        arguments: [target], options: [ifStore, json] + clientOptions)
     static let reset = CommandSpec(
         name: "reset", abstract: "Put back the list the service was started with.",
-        options: [json] + clientOptions)
+        options: [ifStore, json] + clientOptions)
     static let history = CommandSpec(
         name: "history", abstract: "Print the events after a seq.",
         options: [
@@ -178,7 +183,7 @@ enum CountriesCommandLine {
                 help: "First print the kept events after this seq, then follow."),
             OptionSpec(name: "count", valueName: "n", help: "Stop after this many events."),
             OptionSpec.flag("json", help: "Print each event's JSON on one line."),
-        ] + subscriberOptions)
+        ] + subscriberOptions + [heartbeat])
 
     static let watch = CommandSpec(
         name: "watch", abstract: "Show the list live; it redraws on every change.",
@@ -199,7 +204,14 @@ enum CountriesCommandLine {
             (changed, added, removed, reset), COUNTRY_INDEX, COUNTRY_NAME and COUNTRY_VISITED in its \
             environment and the event's JSON on its stdin. A failing command is logged; the next event still runs.
             """,
-        options: [.flag("initial", help: "Also run once (as a reset) for the list as it is at start.")]
+        options: [
+            .flag("initial", help: "Also run once (as a reset) for the list as it is at start."),
+            OptionSpec(
+                name: "cursor", valueName: "file",
+                help:
+                    "Keep the store and the last seq whose command finished in this file; on start, run for every change since (or once as a reset when they are gone)."
+            ),
+        ]
             + subscriberOptions + [heartbeat],
         acceptsTrailingArguments: true, trailingValueName: "command")
 

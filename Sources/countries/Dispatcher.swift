@@ -12,7 +12,7 @@ struct Dispatcher {
     func run() throws -> Int32 {
         switch command.path.last ?? "" {
         case "serve": return try ServeCommand(command: command).run()
-        case "events": return try EventsCommand(command: command, client: try clientOptions()).run()
+        case "events": return try EventsCommand(command: command).run()
         case "watch": return try WatchCommand(command: command).run()
         case "select": return try SelectCommand(command: command).run()
         case "on-change": return try OnChangeCommand(command: command).run()

@@ -12,7 +12,9 @@ import ZeroMQ
 /// COMMAND gets `COUNTRIES_SEQ`, `COUNTRIES_EVENT` (`changed`, `added`, `removed`, `reset`),
 /// `COUNTRY_INDEX`, `COUNTRY_NAME`, `COUNTRY_VISITED` in its environment and the event's JSON on
 /// its stdin. After a gap it runs for every missed event (from `history`), or once with
-/// `COUNTRIES_EVENT=reset` and the whole list when the history is gone.
+/// `COUNTRIES_EVENT=reset` and the whole list when the history is gone or the store changed.
+/// With `--cursor FILE` the position survives restarts: the file holds the store and the last
+/// seq whose command finished, and a new run starts after it.
 struct OnChangeCommand {
     let command: ParsedCommand
 
@@ -22,29 +24,53 @@ struct OnChangeCommand {
                 "Missing the command to run after '--', e.g. countries on-change -- ./notify.sh")
         }
         let arguments = Array(command.trailing.dropFirst())
-        let runInitial = command.flag("initial")
+        let cursor = command.value("cursor").map(CursorFile.init(path:))
+        var start: EventFeed.Start = command.flag("initial") ? .snapshot : .now
+        do {
+            if let saved = try cursor?.read() { start = .after(saved) }
+        } catch {
+            throw CommandFailure(message: error.description, exitCode: ExitCode.dataError)
+        }
         let setup = try SubscriberSetup(command)
+        let fetcher = HistoryFetcher(client: setup.options.makeClient(context: setup.context))
         let runner = CommandRunner(executable: executable, arguments: arguments)
-        var sawFirstSnapshot = false
-        var lastRun: UInt64?
+        var feed = EventFeed(start: start)
+        var saved: EventFeed.Position?
+        if case .after(let position) = start { saved = position }
 
-        try StateStream(subscription: setup.subscription).run { state, cause in
-            switch cause {
-            case .snapshot:
-                let isFirst = !sawFirstSnapshot
-                sawFirstSnapshot = true
-                if isFirst && !runInitial {
-                    lastRun = state.seq
-                    return
-                }
-                // A resync: the events since the last run are gone, so say "reset" once.
-                if let lastRun, lastRun == state.seq, !isFirst { return }
-                runner.run(reset: state)
-                lastRun = state.seq
-            case .event(let event):
-                runner.run(event: event)
-                lastRun = event.seq
+        func save(_ position: EventFeed.Position?) throws {
+            guard let cursor, let position, position != saved else { return }
+            do {
+                try cursor.write(position)
+            } catch {
+                throw CommandFailure(message: error.description, exitCode: ExitCode.cantCreate)
             }
+            saved = position
+        }
+
+        try StateStream(subscription: setup.subscription).pump { notifications in
+            let deliveries = try feed.deliveries(
+                for: notifications, replica: setup.subscription.replica, store: setup.subscription.store,
+                history: fetcher.page(after:))
+            for delivery in deliveries {
+                switch delivery {
+                case .event(let event):
+                    runner.run(event: event)
+                    try save(
+                        .init(store: event.store ?? saved?.store ?? setup.subscription.store, seq: event.seq))
+                case .restart(let state, let reason):
+                    if reason != .initial {
+                        Output.error(
+                            "on-change: \(HistoryFetcher.describe(reason, now: state.seq)); running once for the whole list as a reset"
+                        )
+                    }
+                    runner.run(reset: state)
+                    try save(.init(store: setup.subscription.store, seq: state.seq))
+                }
+            }
+            // A snapshot with nothing to run still moves the cursor: a restart goes on from here.
+            try save(feed.position)
+            return true
         }
         return ExitCode.success
     }

@@ -58,9 +58,10 @@ struct WatchCommand {
         let asJSON = command.flag("json")
         try StateStream(subscription: setup.subscription).run { state, _ in
             if asJSON {
-                let snapshot = Reply(seq: state.seq, countries: state.rows)
+                var snapshot = Reply(seq: state.seq, countries: state.rows)
+                snapshot.store = setup.subscription.store
                 var line = String(decoding: snapshot.encoded(), as: UTF8.self)
-                // The list, not a reply: `{"countries": [...], "seq": S}`.
+                // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
                 line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
                 Output.line(line)
             } else {
@@ -112,12 +113,8 @@ struct StateStream {
     }
 
     func run(_ body: (CountriesState, Cause) throws -> Void) throws {
-        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var copy: CountriesState?
-        var lastPhase = subscription.phase
-        var now = ContinuousClock.now
-
-        func deliver(_ notifications: [SubscriptionMachine.Notification]) throws {
+        try pump { notifications in
             for notification in notifications {
                 switch notification {
                 case .replaced:
@@ -133,20 +130,36 @@ struct StateStream {
                     }
                     copy = state
                     try body(state, .event(event))
-                case .phaseChanged(let phase):
-                    if phase != lastPhase {
-                        lastPhase = phase
-                        switch phase {
-                        case .stale(let reason): Output.error("stale: \(reason); catching up")
-                        case .live: Output.error("live at seq \(subscription.replica?.seq ?? 0)")
-                        case .connecting: break
-                        }
-                    }
+                case .phaseChanged:
+                    break
                 }
             }
+            return true
+        }
+    }
+
+    /// Polls the subscription until SIGINT or SIGTERM, or until `handle` returns false; says on
+    /// stderr when the view goes stale and live again.
+    func pump(_ handle: ([SubscriptionMachine.Notification]) throws -> Bool) throws {
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
+        var lastPhase = subscription.phase
+        var now = ContinuousClock.now
+
+        func deliver(_ notifications: [SubscriptionMachine.Notification]) throws -> Bool {
+            // What the notifications made the consumer say comes before the phase they end in.
+            let goOn = try handle(notifications)
+            for case .phaseChanged(let phase) in notifications where phase != lastPhase {
+                lastPhase = phase
+                switch phase {
+                case .stale(let reason): Output.error("stale: \(reason); catching up")
+                case .live: Output.error("live at seq \(subscription.replica?.seq ?? 0)")
+                case .connecting: break
+                }
+            }
+            return goOn
         }
 
-        try deliver(subscription.start(now: now))
+        guard try deliver(subscription.start(now: now)) else { return }
         while true {
             var poller = Poller()
             let registration = subscription.register(in: &poller)
@@ -157,8 +170,44 @@ struct StateStream {
             let ready = try poller.poll(timeoutMilliseconds: timeout)
             if ready.isReadable(signalIndex), !signals.drain().isEmpty { return }
             now = ContinuousClock.now
-            try deliver(subscription.process(ready, registration, now: now))
-            try deliver(subscription.tick(now: now))
+            guard try deliver(subscription.process(ready, registration, now: now)) else { return }
+            guard try deliver(subscription.tick(now: now)) else { return }
+        }
+    }
+}
+
+/// The history fetch an ``EventFeed`` catches up with: pages of `history` through a command
+/// client; nil when the service no longer keeps them.
+struct HistoryFetcher {
+    let client: CommandClient
+
+    func page(after since: UInt64) throws -> EventFeed.HistoryPage? {
+        let reply: Reply
+        do {
+            reply = try client.send(.history(since: since))
+        } catch {
+            throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)
+        }
+        guard reply.ok, let events = reply.events else {
+            if reply.failure?.code == .historyTruncated { return nil }
+            throw CommandFailure(
+                message: reply.failure?.message ?? "history was refused", exitCode: ExitCode.refused)
+        }
+        return (events, reply.store, reply.more ?? false)
+    }
+
+    /// What a restart means, for stderr.
+    static func describe(_ reason: EventFeed.RestartReason, now seq: UInt64) -> String {
+        switch reason {
+        case .initial:
+            return "the list at seq \(seq)"
+        case .storeChanged(let from, let to):
+            return
+                "the service now runs on another store (\(to), was \(from)); its seqs mean other changes, so going on from its seq \(seq)"
+        case .historyGone(let after, let upTo):
+            return after < upTo
+                ? "events \(after + 1) to \(upTo) are no longer kept by the service; going on from seq \(seq)"
+                : "the service is at seq \(upTo), behind \(after) (a new store?); going on from seq \(seq)"
         }
     }
 }

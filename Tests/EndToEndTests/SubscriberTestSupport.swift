@@ -99,13 +99,14 @@ final class SubscriberSandbox {
         return environment
     }
 
-    /// Starts `countries serve` on the sandbox's endpoints and db, and waits until it answers.
+    /// Starts `countries serve` on the sandbox's endpoints and db (or a new in-memory store),
+    /// and waits until it answers.
     @discardableResult
-    func startService() throws -> SubscriberProcess {
-        let service = try launch([
-            "serve", "--db", database, "--command", commandEndpoint, "--events", eventsEndpoint,
-            "--heartbeat-ms", "100",
-        ])
+    func startService(inMemory: Bool = false) throws -> SubscriberProcess {
+        let service = try launch(
+            ["serve"] + (inMemory ? ["--in-memory"] : ["--db", database]) + [
+                "--command", commandEndpoint, "--events", eventsEndpoint, "--heartbeat-ms", "100",
+            ])
         let ready = subscriberWait(upTo: .seconds(10)) {
             !service.isRunning || run(["list", "--timeout", "200", "--retries", "1"]).status == 0
         }

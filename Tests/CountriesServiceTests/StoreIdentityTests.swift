@@ -1,0 +1,63 @@
+import CountriesCore
+import Foundation
+import Testing
+
+@testable import CountriesService
+
+/// Store identity in the SQLite file and in memory (docs/PROTOCOL.md, "Store identity").
+@Suite struct StoreIdentityTests {
+    private let seed = SeedList.standard
+
+    private func scratch() throws -> String {
+        let directory = "/tmp/cst-identity-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func aStoreKeepsItsIdentityAcrossReopensAndResets() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = "\(directory)/countries.db"
+        let first = try Store(path: path, seed: seed)
+        #expect(StoreIdentity.isWellFormed(first.identity))
+        #expect(first.identityNote != nil, "a new store says it got an identity")
+        var state = try first.loadState()
+        var batch = Store.Batch()
+        for change in [Change.toggle(.index(2), ifSeq: nil), .reset] {
+            if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
+        }
+        try first.commit(batch)
+        let again = try Store(path: path, seed: seed)
+        #expect(again.identity == first.identity)
+        #expect(again.identityNote == nil)
+        #expect(try again.loadState().seq == 2)
+    }
+
+    @Test func aCopyOfTheFileGetsANewIdentity() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = "\(directory)/countries.db"
+        let original = try Store(path: path, seed: seed).identity
+        // A backup restored as a new file (what `cp` to a new name or a restore tool makes).
+        try FileManager.default.copyItem(atPath: path, toPath: "\(directory)/restored.db")
+        let restored = try Store(path: "\(directory)/restored.db", seed: seed)
+        #expect(restored.identity != original)
+        #expect(restored.identityNote?.contains("copied") == true)
+        #expect(try Store(path: "\(directory)/restored.db", seed: seed).identity == restored.identity)
+        #expect(try Store(path: path, seed: seed).identity == original)
+    }
+
+    @Test func everyInMemoryStoreIsANewStore() {
+        #expect(MemoryStore(seed: seed).identity != MemoryStore(seed: seed).identity)
+        #expect(StoreIdentity.isWellFormed(MemoryStore(seed: seed).identity))
+    }
+
+    @Test func identitiesAreThirtyTwoHexDigits() {
+        var generator = SystemRandomNumberGenerator()
+        let ids = (0..<1_000).map { _ in StoreIdentity.make(using: &generator) }
+        #expect(Set(ids).count == 1_000)
+        #expect(ids.allSatisfy(StoreIdentity.isWellFormed))
+        #expect(!StoreIdentity.isWellFormed("0123456789ABCDEF0123456789abcdef"))
+        #expect(!StoreIdentity.isWellFormed("short"))
+    }
+}
