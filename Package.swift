@@ -114,6 +114,12 @@ let package = Package(
             dependencies: ["countries-fuzz", "CountriesCore"],
             swiftSettings: strictSettings
         ),
+        // The executable's own command line (its specs), parsed in-process.
+        .testTarget(
+            name: "CommandLineSpecTests",
+            dependencies: ["countries", "ArgumentParsing"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["countries", "ZeroMQ", "CountriesCore"],

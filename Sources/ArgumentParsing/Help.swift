@@ -44,14 +44,28 @@ extension CommandLineParser {
         text += "USAGE: \(usageLine(command, path: path))\n"
 
         let arguments = command.arguments.map { (label: "<\($0.name)>", help: $0.help) }
-        var options = command.options.map { (label: optionLabel($0), help: optionHelp($0)) }
+        var options = command.options.filter { $0.section == nil }
+            .map { (label: optionLabel($0), help: optionHelp($0)) }
         if path.count == 1 {
             options.append((label: "--version", help: "Show the version."))
         }
         options.append((label: "-h, --help", help: "Show help information."))
+        var sections: [String] = []
+        for case let section? in command.options.map(\.section) where !sections.contains(section) {
+            sections.append(section)
+        }
+        let grouped = sections.map { section in
+            (
+                section,
+                command.options.filter { $0.section == section }
+                    .map { (label: optionLabel($0), help: optionHelp($0)) }
+            )
+        }
         let subcommands = command.subcommands.map { (label: $0.name, help: $0.abstract) }
 
-        for (header, rows) in [("ARGUMENTS", arguments), ("OPTIONS", options), ("SUBCOMMANDS", subcommands)]
+        for (header, rows) in [("ARGUMENTS", arguments), ("OPTIONS", options)] + grouped + [
+            ("SUBCOMMANDS", subcommands)
+        ]
         where !rows.isEmpty {
             text += "\n\(header):\n"
             for row in rows {

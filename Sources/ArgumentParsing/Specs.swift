@@ -94,6 +94,9 @@ public struct OptionSpec: Sendable {
     /// Whether parsing fails when the option gets no value from the command line,
     /// the environment or its default.
     public var isRequired: Bool
+    /// The heading this option is listed under in help, e.g. `CONNECTION OPTIONS`;
+    /// nil lists it under `OPTIONS`. Sections appear in the order their first option does.
+    public var section: String?
 
     /// Creates an option; it is a flag (no value) when `valueName` is nil.
     public init(
@@ -105,7 +108,8 @@ public struct OptionSpec: Sendable {
         environment: String? = nil,
         allowedValues: [String]? = nil,
         isRepeating: Bool = false,
-        isRequired: Bool = false
+        isRequired: Bool = false,
+        section: String? = nil
     ) {
         self.name = name
         self.short = short
@@ -116,6 +120,7 @@ public struct OptionSpec: Sendable {
         self.allowedValues = allowedValues
         self.isRepeating = isRepeating
         self.isRequired = isRequired
+        self.section = section
     }
 
     /// Creates a flag: an option that takes no value.

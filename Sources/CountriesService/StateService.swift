@@ -204,7 +204,7 @@ public final class StateService {
     public func run(stopOn stop: (any StopSource)?) throws(ServiceError) {
         logger.log(
             .info,
-            "serving commands on \(boundEndpoints[0]), events on \(boundEndpoints[1]); store \(handler.storeDescription) (id \(handler.storeIdentity)); seq \(handler.state.seq), \(handler.state.count) countries"
+            "serving commands on \(boundEndpoints[0]), events on \(boundEndpoints[1]); store \(handler.storeDescription); seq \(handler.state.seq), \(handler.state.count) countries"
         )
         var poller = Poller()
         let commandItem = poller.add(commands)

@@ -5,38 +5,53 @@ import ArgumentParsing
 enum CountriesCommandLine {
     static let version = "0.1.0"
 
-    static let commandEndpoint = OptionSpec(
-        name: "command", valueName: "endpoint", help: "The service's command endpoint (REQ/REP).",
-        defaultValue: "tcp://127.0.0.1:5555", environment: "COUNTRIES_COMMAND")
-    static let eventsEndpoint = OptionSpec(
-        name: "events", valueName: "endpoint", help: "The service's event endpoint (PUB/SUB).",
-        defaultValue: "tcp://127.0.0.1:5556", environment: "COUNTRIES_EVENTS")
-    static let timeout = OptionSpec(
-        name: "timeout", valueName: "ms", help: "How long to wait for each reply, in milliseconds.",
-        defaultValue: "2000")
-    static let retries = OptionSpec(
-        name: "retries", valueName: "n",
-        help: "How many times to send a request in all before giving up (same request id each time).",
-        defaultValue: "3")
     static let json = OptionSpec.flag("json", help: "Print the service's JSON reply on one line.")
 
-    /// Options every client subcommand takes.
-    static let curveKey = OptionSpec(
-        name: "curve-key", valueName: "file",
-        help: "This client's secret key file (from `countries keygen`), for a service that uses CURVE.",
-        environment: "COUNTRIES_CURVE_KEY")
-    static let serverKey = OptionSpec(
-        name: "server-key", valueName: "file", help: "The service's public key file (its .pub).",
-        environment: "COUNTRIES_SERVER_KEY")
+    /// The subcommands that follow the event endpoint; every other client subcommand only
+    /// sends requests to the command endpoint.
+    static let subscriberNames: Set<String> = ["events", "watch", "select", "on-change"]
 
-    static let clientOptions = [commandEndpoint, timeout, retries, curveKey, serverKey]
-    static let eventsServerKey = OptionSpec(
-        name: "events-server-key", valueName: "file",
-        help: "The public key of a relay at --events, when it has its own (default: --server-key).",
-        environment: "COUNTRIES_EVENTS_SERVER_KEY")
-    static let subscriberOptions = [
-        commandEndpoint, eventsEndpoint, timeout, retries, curveKey, serverKey, eventsServerKey,
-    ]
+    /// The connection options, declared once. Every subcommand that talks to a service takes all
+    /// of them (listed under CONNECTION OPTIONS in its help), so one alias or script can pass the
+    /// same set to any of them; a command that has no use for one says so in its help and
+    /// ignores it (README.md, "Commands for scripts").
+    static func connectionOptions(for command: String) -> [OptionSpec] {
+        let followsEvents = subscriberNames.contains(command)
+        let unused = "Accepted so every client command takes the same options; unused by \(command)."
+        let section = "CONNECTION OPTIONS"
+        return [
+            OptionSpec(
+                name: "command", valueName: "endpoint", help: "The service's command endpoint (REQ/REP).",
+                defaultValue: "tcp://127.0.0.1:5555", environment: "COUNTRIES_COMMAND", section: section),
+            OptionSpec(
+                name: "events", valueName: "endpoint",
+                help: followsEvents
+                    ? "The service's event endpoint (PUB/SUB), or a relay's." : unused,
+                defaultValue: "tcp://127.0.0.1:5556", environment: "COUNTRIES_EVENTS", section: section),
+            OptionSpec(
+                name: "timeout", valueName: "ms", help: "How long to wait for each reply, in milliseconds.",
+                defaultValue: "2000", section: section),
+            OptionSpec(
+                name: "retries", valueName: "n",
+                help: "How many times to send a request in all before giving up (same request id each time).",
+                defaultValue: "3", section: section),
+            OptionSpec(
+                name: "curve-key", valueName: "file",
+                help:
+                    "This client's secret key file (from `countries keygen`), for a service that uses CURVE.",
+                environment: "COUNTRIES_CURVE_KEY", section: section),
+            OptionSpec(
+                name: "server-key", valueName: "file", help: "The service's public key file (its .pub).",
+                environment: "COUNTRIES_SERVER_KEY", section: section),
+            OptionSpec(
+                name: "events-server-key", valueName: "file",
+                help: followsEvents
+                    ? "The public key of a relay at --events, when it has its own (default: --server-key)."
+                    : unused,
+                environment: "COUNTRIES_EVENTS_SERVER_KEY", section: section),
+        ]
+    }
+
     static let heartbeat = OptionSpec(
         name: "heartbeat-ms", valueName: "ms",
         help: "The service's heartbeat period; 3 missed make the view stale.", defaultValue: "1000")
@@ -124,11 +139,14 @@ enum CountriesCommandLine {
         options: [.flag("force", help: "Overwrite existing key files.")])
 
     static let list = CommandSpec(
-        name: "list", abstract: "Print every country, in order.", options: [json] + clientOptions)
+        name: "list", abstract: "Print every country, in order.",
+        options: [json] + connectionOptions(for: "list"))
     static let get = CommandSpec(
-        name: "get", abstract: "Print one country.", arguments: [target], options: [json] + clientOptions)
+        name: "get", abstract: "Print one country.", arguments: [target],
+        options: [json] + connectionOptions(for: "get"))
     static let count = CommandSpec(
-        name: "count", abstract: "Print how many countries there are.", options: [json] + clientOptions)
+        name: "count", abstract: "Print how many countries there are.",
+        options: [json] + connectionOptions(for: "count"))
     static let ifStore = OptionSpec(
         name: "if-store", valueName: "id",
         help: "Only if the service runs on this store (its `store` id; else: conflict).")
@@ -141,7 +159,7 @@ enum CountriesCommandLine {
                 name: "if-seq", valueName: "seq",
                 help: "Only if the list is still at this seq (else: conflict)."),
             ifStore,
-        ] + clientOptions)
+        ] + connectionOptions(for: "toggle"))
     static let set = CommandSpec(
         name: "set", abstract: "Set the visited flag of a country.",
         arguments: [target],
@@ -154,26 +172,28 @@ enum CountriesCommandLine {
                 help: "Only if the list is still at this seq (else: conflict)."),
             ifStore,
             json,
-        ] + clientOptions)
+        ] + connectionOptions(for: "set"))
     static let add = CommandSpec(
         name: "add", abstract: "Append a country to the list.",
         arguments: [ArgumentSpec(name: "name", help: "The country's name (1 to 100 characters).")],
-        options: [.flag("visited", help: "Add it as visited."), ifStore, json] + clientOptions)
+        options: [.flag("visited", help: "Add it as visited."), ifStore, json] + connectionOptions(for: "add")
+    )
     static let remove = CommandSpec(
         name: "remove", abstract: "Remove a country; the rows after it move up one.",
-        arguments: [target], options: [ifStore, json] + clientOptions)
+        arguments: [target], options: [ifStore, json] + connectionOptions(for: "remove"))
     static let reset = CommandSpec(
         name: "reset", abstract: "Put back the list the service was started with.",
-        options: [ifStore, json] + clientOptions)
+        options: [ifStore, json] + connectionOptions(for: "reset"))
     static let history = CommandSpec(
         name: "history", abstract: "Print the events after a seq.",
         options: [
             OptionSpec(
                 name: "since", valueName: "seq", help: "Print the events after this seq.", defaultValue: "0"),
             json,
-        ] + clientOptions)
+        ] + connectionOptions(for: "history"))
     static let status = CommandSpec(
-        name: "status", abstract: "Print the service's status.", options: [json] + clientOptions)
+        name: "status", abstract: "Print the service's status.",
+        options: [json] + connectionOptions(for: "status"))
     static let events = CommandSpec(
         name: "events", abstract: "Print events as they happen, one per line.",
         discussion: "Runs until interrupted, or until --count events have been printed.",
@@ -183,7 +203,7 @@ enum CountriesCommandLine {
                 help: "First print the kept events after this seq, then follow."),
             OptionSpec(name: "count", valueName: "n", help: "Stop after this many events."),
             OptionSpec.flag("json", help: "Print each event's JSON on one line."),
-        ] + subscriberOptions + [heartbeat])
+        ] + [heartbeat] + connectionOptions(for: "events"))
 
     static let watch = CommandSpec(
         name: "watch", abstract: "Show the list live; it redraws on every change.",
@@ -192,11 +212,11 @@ enum CountriesCommandLine {
             or with --json one line per change: {"countries": [...], "seq": S}, the first being the snapshot.
             """,
         options: [OptionSpec.flag("json", help: "Print the whole list as one JSON line after every change.")]
-            + subscriberOptions + [heartbeat])
+            + [heartbeat] + connectionOptions(for: "watch"))
     static let select = CommandSpec(
         name: "select", abstract: "Pick countries in a live table; Space or Enter toggles.",
         discussion: "Keys: Up/Down or j/k, PgUp/PgDn, Home/End move; Space or Enter toggles; q quits.",
-        options: subscriberOptions + [heartbeat])
+        options: [heartbeat] + connectionOptions(for: "select"))
     static let onChange = CommandSpec(
         name: "on-change", abstract: "Run a command for every change, in order.",
         discussion: """
@@ -212,7 +232,7 @@ enum CountriesCommandLine {
                     "Keep the store and the last seq whose command finished in this file; on start, run for every change since (or once as a reset when they are gone)."
             ),
         ]
-            + subscriberOptions + [heartbeat],
+            + [heartbeat] + connectionOptions(for: "on-change"),
         acceptsTrailingArguments: true, trailingValueName: "command")
 
     static let relay = CommandSpec(

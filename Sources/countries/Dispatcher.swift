@@ -40,9 +40,10 @@ struct ClientOptions {
     init(_ command: ParsedCommand) throws {
         security = try KeyFiles.clientSecurity(
             curveKey: command.value("curve-key"), serverKey: command.value("server-key"), command: command)
-        if let path = command.spec.options.contains(where: { $0.name == "events-server-key" })
-            ? command.value("events-server-key") : nil
-        {
+        // Every client command takes the whole connection group; only subscribers use the event
+        // endpoint and its key, the others ignore them (CountriesCommandLine.connectionOptions).
+        let followsEvents = CountriesCommandLine.subscriberNames.contains(command.path.last ?? "")
+        if followsEvents, let path = command.value("events-server-key") {
             guard let security else {
                 throw command.usageError("--events-server-key needs --curve-key and --server-key")
             }
@@ -51,7 +52,7 @@ struct ClientOptions {
             eventsSecurity = events
         }
         commandEndpoint = command.value("command") ?? "tcp://127.0.0.1:5555"
-        eventsEndpoint = command.spec.options.contains { $0.name == "events" } ? command.value("events") : nil
+        eventsEndpoint = followsEvents ? command.value("events") : nil
         guard let milliseconds = try command.int("timeout"), milliseconds > 0 else {
             throw command.usageError("--timeout must be a positive number of milliseconds")
         }

@@ -24,6 +24,36 @@ import Testing
                 """)
     }
 
+    @Test func optionsWithASectionAreListedUnderItsOwnHeading() {
+        let list = CommandSpec(
+            name: "list", abstract: "Print the list.",
+            options: [
+                .flag("json", help: "Print JSON."),
+                OptionSpec(
+                    name: "command", valueName: "endpoint", help: "The command endpoint.",
+                    section: "CONNECTION OPTIONS"),
+                OptionSpec(
+                    name: "events", valueName: "endpoint", help: "Unused here.", section: "CONNECTION OPTIONS"
+                ),
+            ])
+        let parser = CommandLineParser(
+            root: CommandSpec(name: "countries", abstract: "", subcommands: [list]), version: "1")
+        #expect(
+            parser.helpText(for: ["countries", "list"]) == """
+                OVERVIEW: Print the list.
+
+                USAGE: countries list [--json] [--command <endpoint>] [--events <endpoint>]
+
+                OPTIONS:
+                  --json                  Print JSON.
+                  -h, --help              Show help information.
+
+                CONNECTION OPTIONS:
+                  --command <endpoint>    The command endpoint.
+                  --events <endpoint>     Unused here.
+                """)
+    }
+
     @Test func leafWithRepeatingArgumentAndWrappedAnnotation() {
         #expect(
             Fixture.parser.helpText(for: ["countries", "toggle"]) == """
