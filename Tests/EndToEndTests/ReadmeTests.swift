@@ -71,6 +71,7 @@ struct ReadmeTests {
         "countries watch | tee log": .follow(trigger: nil, expect: "Romania"),
         "countries select": .terminal(expect: "live · seq"),
         "countries on-change -- COMMAND [ARGS...]": .synopsis,
+        "countries on-change --cursor FILE -- COMMAND [ARGS...]": .synopsis,
         "export COUNTRIES_COMMAND=tcp://127.0.0.1:5555 COUNTRIES_EVENTS=tcp://127.0.0.1:5556": .export,
         "countries watch                                 # another live table":
             .follow(trigger: nil, expect: "Romania"),
