@@ -38,12 +38,24 @@ private struct SimulatedService {
     var statesSeen: [Int: [UInt64: CountriesState]] = [:]
     var eventsSeen: [Int: [UInt64: Event]] = [:]
     var added = 0
+    /// Whether the service names its store (protocol v1.1) in events, heartbeats and replies.
+    let namesStore: Bool
+    /// Most events in one `history` reply (v1.1 paging); unbounded in v1.
+    let historyPage: Int
 
-    init(seq: UInt64) {
+    init(seq: UInt64, namesStore: Bool) {
         state = CountriesState(countries: SeedList.standard, seq: seq)
         historyFloor = seq
+        self.namesStore = namesStore
+        historyPage = namesStore ? 5 : Int.max
         remember()
     }
+
+    /// The store id of an epoch, as the service would name it.
+    static func store(of epoch: Int) -> String { "store-\(epoch)" }
+
+    /// The current store's id, when the service names it.
+    var store: String? { namesStore ? Self.store(of: epoch) : nil }
 
     mutating func remember() {
         statesSeen[epoch, default: [:]][state.seq] = state
@@ -66,7 +78,8 @@ private struct SimulatedService {
         } else {
             change = .reset
         }
-        guard let event = try? state.apply(change, seed: SeedList.standard).event else { return nil }
+        guard var event = try? state.apply(change, seed: SeedList.standard).event else { return nil }
+        event.store = store
         log.append(event)
         if log.count > 100 {
             log.removeFirst(log.count - 100)
@@ -77,22 +90,40 @@ private struct SimulatedService {
         return event
     }
 
-    /// `history` since `seq`: the events after it, or nil for `history_truncated`.
-    func history(since seq: UInt64) -> [Event]? {
-        guard seq >= historyFloor else { return nil }
-        return log.filter { $0.seq > seq }
+    /// `history` since `seq`: a page of the events after it and whether more follow, or nil
+    /// for `history_truncated`.
+    func history(since seq: UInt64) -> (events: [Event], more: Bool)? {
+        guard seq >= historyFloor, seq <= state.seq else { return nil }
+        let after = log.filter { $0.seq > seq }
+        return (Array(after.prefix(historyPage)), after.count > historyPage)
     }
 
-    /// Comes back up: on the same store (history lost) or on another store at a lower seq.
-    mutating func restart(lower: Bool, _ random: inout SplitMix64) {
+    /// How a service comes back.
+    enum Restart {
+        /// The same store; the kept history is lost.
+        case sameStore
+        /// Another store at a lower seq (visible to v1 clients through heartbeats).
+        case lowerStore
+        /// Another store at the same or a higher seq: only its id tells it apart (v1.1).
+        case newStoreSameSeq
+    }
+
+    /// Comes back up as `restart` says.
+    mutating func restart(_ restart: Restart, _ random: inout SplitMix64) {
         up = true
         log = []
-        if lower {
+        if restart != .sameStore {
             epoch += 1
-            let back = UInt64(60 + random.below(300))
             var countries = SeedList.standard
             countries[random.below(countries.count)].visited.toggle()
-            state = CountriesState(countries: countries, seq: state.seq > back ? state.seq - back : 0)
+            var seq = state.seq
+            if restart == .lowerStore {
+                let back = UInt64(60 + random.below(300))
+                seq = seq > back ? seq - back : 0
+            } else {
+                seq += UInt64(random.below(3))
+            }
+            state = CountriesState(countries: countries, seq: seq)
             remember()
         }
         historyFloor = state.seq
@@ -101,7 +132,7 @@ private struct SimulatedService {
 
 private enum Message {
     case event(Event)
-    case heartbeat(UInt64)
+    case heartbeat(UInt64, String?)
 }
 
 /// Drives a machine against a simulated service over a lossy network, in 10 ms steps.
@@ -122,14 +153,14 @@ private struct Simulation {
     var partitionUntil = 0
     var downUntil = 0
     var pausedUntil = 0
-    var lowerRestart = false
+    var restartKind = SimulatedService.Restart.sameStore
     var dropPercent = 5.0
     var duplicatePercent = 2.0
     var stats: [String: Int] = [:]
 
-    init(seed: UInt64) {
+    init(seed: UInt64, namesStore: Bool) {
         random = SplitMix64(seed: seed)
-        service = SimulatedService(seq: UInt64(random.below(1000)))
+        service = SimulatedService(seq: UInt64(random.below(1000)), namesStore: namesStore)
     }
 
     var instant: ContinuousClock.Instant { t0 + .milliseconds(now) }
@@ -166,9 +197,19 @@ private struct Simulation {
         }
         try #require(machine.replica?.seq == notifiedSeq, "notifications disagree with the replica")
         if machine.phase == .live, let replica = machine.replica {
-            try #require(
-                service.statesSeen.values.contains { $0[replica.seq] == replica },
-                "live with a replica the service never had at \(replica.seq)")
+            if service.namesStore {
+                // With store ids the replica must be a state of the very store it names.
+                let epoch = try #require(
+                    service.statesSeen.keys.first { SimulatedService.store(of: $0) == machine.store },
+                    "live without a known store: \(String(describing: machine.store))")
+                try #require(
+                    service.statesSeen[epoch]?[replica.seq] == replica,
+                    "live with a replica store \(epoch) never had at \(replica.seq)")
+            } else {
+                try #require(
+                    service.statesSeen.values.contains { $0[replica.seq] == replica },
+                    "live with a replica the service never had at \(replica.seq)")
+            }
         }
     }
 
@@ -188,10 +229,13 @@ private struct Simulation {
         switch request.action {
         case .requestSnapshot:
             try handle(
-                machine.receiveSnapshot(rows: service.state.rows, seq: service.state.seq, now: instant))
+                machine.receiveSnapshot(
+                    rows: service.state.rows, seq: service.state.seq, store: service.store, now: instant))
         case .requestHistory(let since):
-            if let events = service.history(since: since) {
-                try handle(machine.receiveHistory(events, now: instant))
+            if let page = service.history(since: since) {
+                if page.more { stats["pages", default: 0] += 1 }
+                try handle(
+                    machine.receiveHistory(page.events, store: service.store, more: page.more, now: instant))
             } else {
                 stats["truncated", default: 0] += 1
                 try handle(machine.requestFailed(request.action, truncated: true, now: instant))
@@ -206,20 +250,25 @@ private struct Simulation {
             if random.chance(0.05) {
                 partitionUntil = now + 500 + random.below(6000)
                 stats["partitions", default: 0] += 1
-            } else if random.chance(0.05) {
+            } else if random.chance(service.namesStore ? 0.12 : 0.05) {
                 service.up = false
                 downUntil = now + 500 + random.below(6000)
-                lowerRestart = random.chance(30)
-                stats[lowerRestart ? "lower restarts" : "restarts", default: 0] += 1
+                let roll = random.below(100)
+                restartKind =
+                    roll < 30 ? .lowerStore : roll < 75 && service.namesStore ? .newStoreSameSeq : .sameStore
+                if service.namesStore && stats["newStoreSameSeq restarts", default: 0] == 0 {
+                    restartKind = .newStoreSameSeq  // the case only ids tell apart, at least once
+                }
+                stats["\(restartKind) restarts", default: 0] += 1
             }
         }
         if !service.up && now >= downUntil {
-            service.restart(lower: lowerRestart, &random)
-            if lowerRestart {
+            service.restart(restartKind, &random)
+            if restartKind == .lowerStore && !service.namesStore {
                 // A store swap is only visible through heartbeats (protocol v1 has no store id):
                 // hold changes until the lower seq has been seen, so it is a fair test.
                 pausedUntil = now + 4000
-                publish(.heartbeat(service.state.seq), reliably: true)
+                publish(.heartbeat(service.state.seq, service.store), reliably: true)
             }
         }
         if service.up && now >= pausedUntil && random.chance(changePercent),
@@ -228,13 +277,14 @@ private struct Simulation {
             publish(.event(event))
         }
         if service.up && now % 1000 == 0 {
-            publish(.heartbeat(service.state.seq), reliably: now < pausedUntil)
+            publish(.heartbeat(service.state.seq, service.store), reliably: now < pausedUntil)
         }
         while let first = pub.first, first.at <= now {
             pub.removeFirst()
             switch first.message {
             case .event(let event): try handle(machine.receive(event, now: instant))
-            case .heartbeat(let seq): try handle(machine.receive(Heartbeat(seq: seq), now: instant))
+            case .heartbeat(let seq, let store):
+                try handle(machine.receive(Heartbeat(seq: seq, store: store), now: instant))
             }
         }
         try answer()
@@ -261,7 +311,7 @@ private struct Simulation {
 
 @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
 func aReplicaConvergesThroughLossDuplicatesOutagesAndRestarts(seed: UInt64) throws {
-    var simulation = Simulation(seed: seed)
+    var simulation = Simulation(seed: seed, namesStore: false)
     try simulation.run()
     #expect(simulation.machine.phase == .live, "seed \(seed)")
     #expect(simulation.machine.replica == simulation.service.state, "seed \(seed)")
@@ -269,4 +319,19 @@ func aReplicaConvergesThroughLossDuplicatesOutagesAndRestarts(seed: UInt64) thro
     #expect(simulation.stats["applied", default: 0] > 1000, "seed \(seed): \(simulation.stats)")
     #expect(simulation.stats["replaced", default: 0] > 1, "seed \(seed): \(simulation.stats)")
     #expect(simulation.stats["histories", default: 0] > 5, "seed \(seed): \(simulation.stats)")
+}
+
+/// The same chaos against a v1.1 service: store ids, paged history, and restarts onto a new
+/// store at the same or a higher seq (no pause: the id alone must tell the stores apart), with
+/// every live replica checked against the store it names.
+@Test(arguments: [11, 12, 13, 14, 15, 16, 17, 18] as [UInt64])
+func aReplicaNeverTakesOneStoreForAnother(seed: UInt64) throws {
+    var simulation = Simulation(seed: seed, namesStore: true)
+    try simulation.run()
+    #expect(simulation.machine.phase == .live, "seed \(seed)")
+    #expect(simulation.machine.replica == simulation.service.state, "seed \(seed)")
+    #expect(simulation.machine.store == simulation.service.store, "seed \(seed)")
+    #expect(simulation.stats["applied", default: 0] > 1000, "seed \(seed): \(simulation.stats)")
+    #expect(simulation.stats["newStoreSameSeq restarts", default: 0] > 0, "seed \(seed): \(simulation.stats)")
+    #expect(simulation.stats["pages", default: 0] > 0, "seed \(seed): \(simulation.stats)")
 }
