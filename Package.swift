@@ -116,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["countries", "ZeroMQ", "CountriesCore"],
+            dependencies: ["countries", "ZeroMQ", "CountriesCore", "SQLite"],
             swiftSettings: strictSettings
         ),
     ]
