@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["countries", "ZeroMQ", "CountriesCore"],
+            dependencies: ["countries", "ZeroMQ", "CountriesCore", "SQLite"],
             swiftSettings: strictSettings
         ),
     ]

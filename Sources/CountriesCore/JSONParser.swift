@@ -3,19 +3,25 @@
 /// It replaces `JSONDecoder` into `JSONValue`, which tried each type in turn and cost a third of
 /// the service's time per toggle. What it accepts and how it types numbers follow that decoder:
 /// - an integer that fits `Int64` is `.integer`, one above that fits `UInt64` is `.unsigned`, a
-///   larger one is `.number` (a `Double`); a number with a fraction or exponent whose value is an
-///   integer in those ranges is typed the same way (`1.0` is `.integer(1)`);
+///   larger one is `.number` (a `Double`); a number with a fraction or exponent whose decimal
+///   value is *exactly* an integer in those ranges is typed the same way (`1.0` and `1e2` are
+///   integers), any other is `.number`, even when it rounds to a whole `Double`
+///   (`0.99999999999999999999` and `1e-400` are not integers);
 /// - a number out of `Double`'s range is refused; so are `NaN`, `Infinity` and leading zeros;
 /// - strings must be valid UTF-8 with no raw control characters; `\u` escapes must pair
-///   surrogates; a duplicated key keeps its first value; a leading byte-order mark is skipped;
+///   surrogates; a leading byte-order mark is skipped;
 /// - nesting is bounded (``maximumDepth``), so no input can exhaust the stack.
-/// Unlike that decoder it refuses trailing commas (`[1,]`), which are not JSON.
+/// Unlike that decoder it refuses trailing commas (`[1,]`), which are not JSON, and a key given
+/// twice in one object (parsers differ on which value counts; see docs/PROTOCOL.md).
 struct JSONParser {
     /// Arrays and objects nested deeper than this are refused (as `JSONDecoder` does).
     static let maximumDepth = 512
 
     /// Why a frame is not JSON; the request decoder turns it into one `bad_request` message.
-    struct Failure: Error {}
+    struct Failure: Error {
+        /// The key an object has more than once, when that is what is wrong.
+        var duplicateKey: String?
+    }
 
     /// Parses one JSON value that fills `bytes` (whitespace around it allowed).
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
@@ -96,7 +102,7 @@ struct JSONParser {
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
             let element = try value(depth: depth)
-            if fields[key] == nil { fields[key] = element }  // the first of duplicated keys wins
+            if fields.updateValue(element, forKey: key) != nil { throw Failure(duplicateKey: key) }
             skipWhitespace()
             guard let next = peek() else { throw Failure() }
             position += 1
@@ -231,38 +237,79 @@ struct JSONParser {
         if first != UInt8(ascii: "0") {
             while let byte = peek(), isDigit(byte) { position += 1 }
         }
+        let integerEnd = position
+        var fraction = integerEnd..<integerEnd
+        var exponent = 0
         var integral = true
         if peek() == UInt8(ascii: ".") {
             integral = false
             position += 1
             guard let byte = peek(), isDigit(byte) else { throw Failure() }
+            let fractionStart = position
             while let byte = peek(), isDigit(byte) { position += 1 }
+            fraction = fractionStart..<position
         }
         if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
             integral = false
             position += 1
-            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
+            var exponentSign = 1
+            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                if sign == UInt8(ascii: "-") { exponentSign = -1 }
+                position += 1
+            }
             guard let byte = peek(), isDigit(byte) else { throw Failure() }
-            while let byte = peek(), isDigit(byte) { position += 1 }
+            while let byte = peek(), isDigit(byte) {
+                // Saturated: beyond a few hundred the Double check below refuses or it is zero.
+                exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), 1_000_000)
+                position += 1
+            }
+            exponent *= exponentSign
         }
         if let byte = peek(), isDigit(byte) { throw Failure() }  // "01"
         let digits = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
-        if integral, let exact = integer(digits, negative: negative) { return exact }
+        let integerDigits = UnsafeRawBufferPointer(
+            rebasing: bytes[(negative ? start + 1 : start)..<integerEnd])
+        if integral, let exact = integer(integerDigits, negative: negative) { return exact }
         let text = String(decoding: digits, as: UTF8.self)
         guard let double = Double(text), double.isFinite else { throw Failure() }
         // An integer literal too large for both integer types stays a Double, as before; a
-        // fraction or an exponent that comes out whole is an integer.
-        if !integral, double == double.rounded(.towardZero) {
-            if let value = Int64(exactly: double) { return .integer(value) }
-            if let value = UInt64(exactly: double) { return .unsigned(value) }
+        // fraction or an exponent is an integer only when its decimal value is one exactly.
+        if !integral,
+            let exact = exactInteger(
+                integerDigits, UnsafeRawBufferPointer(rebasing: bytes[fraction]), exponent: exponent,
+                negative: negative)
+        {
+            return exact
         }
         return .number(double)
     }
 
-    /// An integer literal as `.integer` or `.unsigned` when it fits, else nil.
+    /// `integer.fraction × 10^exponent` as `.integer` or `.unsigned` when that decimal value is
+    /// an integer that fits, else nil. Exact: no `Double` in between, which would round
+    /// `0.99999999999999999999` to 1 and `1e-400` to 0.
+    private func exactInteger(
+        _ integer: UnsafeRawBufferPointer, _ fraction: UnsafeRawBufferPointer, exponent: Int, negative: Bool
+    ) -> JSONValue? {
+        // The significant digits, without leading and trailing zeros, and their scale.
+        var significant = [UInt8](integer) + [UInt8](fraction)
+        var scale = exponent - fraction.count
+        while let last = significant.last, last == UInt8(ascii: "0") {
+            significant.removeLast()
+            scale += 1
+        }
+        let leadingZeros = significant.prefix { $0 == UInt8(ascii: "0") }.count
+        significant.removeFirst(leadingZeros)
+        if significant.isEmpty { return .integer(0) }  // 0.0, -0e5: zero, whatever the exponent
+        // A fraction is left, or there are more digits than 20 (UInt64.max has 20).
+        guard scale >= 0, significant.count + scale <= 20 else { return nil }
+        let padded = significant + [UInt8](repeating: UInt8(ascii: "0"), count: scale)
+        return padded.withUnsafeBytes { self.integer($0, negative: negative) }
+    }
+
+    /// Decimal digits (no sign) as `.integer` or `.unsigned` when they fit, else nil.
     private func integer(_ digits: UnsafeRawBufferPointer, negative: Bool) -> JSONValue? {
         var magnitude: UInt64 = 0
-        for byte in digits where byte != UInt8(ascii: "-") {
+        for byte in digits {
             let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
             if overflow1 || overflow2 { return nil }

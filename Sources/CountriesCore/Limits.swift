@@ -8,8 +8,9 @@ public enum Limits {
     public static let maximumNameScalars = 400
     /// Most countries the list may hold.
     public static let maximumCountries = 10_000
-    /// Longest request id, in characters.
-    public static let maximumRequestIDLength = 64
+    /// Longest request id, in bytes; an id is printable ASCII (0x20 to 0x7E), so bytes are
+    /// characters. Every id of a change is stored with its reply, so this bounds the store too.
+    public static let maximumRequestIDBytes = 64
     /// Largest request body, in bytes, that the service parses. Larger bodies get `too_large`.
     public static let maximumRequestBytes = 64 * 1024
     /// Deepest nesting of arrays and objects in a request that the service parses. A request

@@ -42,7 +42,16 @@ extension Request {
         let parsed = body.withUnsafeBytes { bytes in
             Result { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) }
         }
-        guard case .success(let value) = parsed else {
+        let value: JSONValue
+        switch parsed {
+        case .success(let parsedValue):
+            value = parsedValue
+        case .failure(let failure):
+            if let key = failure.duplicateKey {
+                throw CountriesError(
+                    .badRequest,
+                    "the request has the key \(CountryName.quoted(key)) more than once; give each key once")
+            }
             throw CountriesError(
                 .badRequest,
                 "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}")
@@ -144,10 +153,18 @@ private struct RequestFields {
         guard case .string(let id) = value else {
             throw CountriesError(.badRequest, "\"id\" must be a string, not \(value.typeName)")
         }
-        guard !id.isEmpty, id.count <= Limits.maximumRequestIDLength else {
+        // Bytes, not characters: a character of combining marks can be kilobytes, and every id
+        // of a change is stored (docs/PROTOCOL.md).
+        let rule =
+            "\"id\" must be 1 to \(Limits.maximumRequestIDBytes) bytes of printable ASCII (0x20 to 0x7E)"
+        let bytes = id.utf8
+        guard !bytes.isEmpty, bytes.count <= Limits.maximumRequestIDBytes else {
+            throw CountriesError(.badRequest, "\(rule); it has \(bytes.count) bytes")
+        }
+        if let offset = bytes.enumerated().first(where: { !(0x20...0x7E).contains($0.element) }) {
             throw CountriesError(
                 .badRequest,
-                "\"id\" must have 1 to \(Limits.maximumRequestIDLength) characters; it has \(id.count)")
+                "\(rule); byte \(offset.offset) is \(String(format: "0x%02X", offset.element))")
         }
         return id
     }
@@ -212,6 +229,9 @@ private struct RequestFields {
         switch value {
         case .integer(let number): return "\(number)"
         case .unsigned(let number): return "\(number)"
+        case .number(let number) where number == number.rounded() && abs(number) < 0x1p64:
+            // 0.99999999999999999999 or 1e-400: whole only once rounded to a Double.
+            return "a number that only rounds to one (\(number))"
         case .number(let number): return "\(number)"
         default: return value.typeName
         }
@@ -267,5 +287,70 @@ private struct WireRequest: Encodable {
         case .index(let value): index = value
         case .name(let value): name = value
         }
+    }
+}
+
+// MARK: - What a change asks, for the request-id memory
+
+extension Change {
+    /// What this change asks, in one form however the request was written: its request
+    /// without the id, keys sorted (the bytes ``Request/encoded()`` writes for it, by hand).
+    ///
+    /// The service remembers it beside a request id, so that a retry (the same change again)
+    /// gets the first reply and another change under the same id is refused with `conflict`.
+    public var canonicalForm: Data {
+        var writer = JSONWriter(capacity: 64)
+        var separator: StaticString = "{"
+        func key(_ name: StaticString) {
+            writer.raw(separator)
+            writer.raw(name)
+            separator = ","
+        }
+        func reference(_ reference: CountryReference) {
+            switch reference {
+            case .index(let index):
+                key(#""index":"#)
+                writer.integer(index)
+            case .name(let name):
+                key(#""name":"#)
+                writer.string(name)
+            }
+        }
+        func ifSeq(_ seq: UInt64?) {
+            guard let seq else { return }
+            key(#""if_seq":"#)
+            writer.unsigned(seq)
+        }
+        func op() {
+            key(#""op":"#)
+            writer.string(self.op)
+        }
+        func visited(_ flag: Bool) {
+            key(#""visited":"#)
+            writer.bool(flag)
+        }
+        switch self {
+        case .toggle(let target, let seq):
+            ifSeq(seq)
+            reference(target)
+            op()
+        case .set(let target, let flag, let seq):
+            ifSeq(seq)
+            reference(target)
+            op()
+            visited(flag)
+        case .add(let name, let flag):
+            key(#""name":"#)
+            writer.string(name)
+            op()
+            visited(flag)
+        case .remove(let target):
+            reference(target)
+            op()
+        case .reset:
+            op()
+        }
+        writer.raw("}")
+        return writer.data
     }
 }

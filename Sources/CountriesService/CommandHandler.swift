@@ -51,14 +51,17 @@ final class CommandHandler {
     private struct Pending {
         var envelope: [Data]
         var id: String?
+        /// What the change asked (``Change/canonicalForm``), remembered beside `id`.
+        var asked: Data?
         var reply: Reply
         /// `reply` encoded once, for the request-id memory and the wire alike.
         var body: Data
         var event: Event?
 
-        init(envelope: [Data], id: String?, reply: Reply, event: Event?) {
+        init(envelope: [Data], id: String?, asked: Data?, reply: Reply, event: Event?) {
             self.envelope = envelope
             self.id = id
+            self.asked = asked
             self.reply = reply
             self.body = reply.encoded()
             self.event = event
@@ -112,12 +115,27 @@ final class CommandHandler {
                         .reply(envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
                     continue
                 }
-                if let id = request.id {
-                    switch remembered(id, in: pending) {
-                    case .reply(let first):
+                let asked = request.id.map { _ in change.canonicalForm }
+                if let id = request.id, let asked {
+                    // A retry of a change not committed yet: its reply is known only once the
+                    // commit is done. If the commit fails, the retry runs as a new request.
+                    if pending.contains(where: { $0.id == id }) { flush() }
+                    switch remembered(id) {
+                    case .request(let first) where first.request != nil && first.request != asked:
+                        // Another change under a known id (ids from schema 1 have no request).
+                        flush()  // keep replies in arrival order
+                        let refusal = CountriesError(
+                            .conflict,
+                            "this id was used for another request (\(describe(first))); use a new id for a new request"
+                        )
+                        output.append(
+                            .reply(
+                                envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
+                        continue
+                    case .request(let first):
                         flush()  // keep replies in arrival order
                         served += 1
-                        output.append(.reply(envelope: incoming.envelope, body: first))
+                        output.append(.reply(envelope: incoming.envelope, body: first.reply))
                         continue
                     case .unknown:
                         // Without knowing whether it ran before, running it could apply it twice.
@@ -146,13 +164,13 @@ final class CommandHandler {
                     event?.store = store.identity
                     pending.append(
                         Pending(
-                            envelope: incoming.envelope, id: request.id, reply: result.reply,
+                            envelope: incoming.envelope, id: request.id, asked: asked, reply: result.reply,
                             event: event))
                 } catch {
                     pending.append(
                         Pending(
-                            envelope: incoming.envelope, id: request.id, reply: refuse(error, op: change.op),
-                            event: nil))
+                            envelope: incoming.envelope, id: request.id, asked: asked,
+                            reply: refuse(error, op: change.op), event: nil))
                 }
             case .query(let query):
                 flush()
@@ -211,19 +229,17 @@ final class CommandHandler {
         return Reply(error: error)
     }
 
-    /// The reply first sent for `id`: from this batch, or from the store.
+    /// What the store remembers of `id`. Only committed requests count: a change still pending
+    /// in this batch may yet fail to commit (docs/RELIABILITY.md, section 1).
     private enum Memory {
-        case reply(Data)
+        case request(RememberedRequest)
         case new
         case unknown
     }
 
-    private func remembered(_ id: String, in pending: [Pending]) -> Memory {
-        if let earlier = pending.last(where: { $0.id == id }) {
-            return .reply(earlier.body)
-        }
+    private func remembered(_ id: String) -> Memory {
         do {
-            return try store.rememberedReply(for: id).map(Memory.reply) ?? .new
+            return try store.rememberedRequest(for: id).map(Memory.request) ?? .new
         } catch {
             logger.log(.error, "reading request id \(id) from the store failed: \(error)")
             return .unknown
@@ -236,7 +252,9 @@ final class CommandHandler {
         var batch = Store.Batch()
         for change in pending {
             if let event = change.event { batch.events.append(event) }
-            if let id = change.id { batch.requestReplies.append((id, change.body)) }
+            if let id = change.id {
+                batch.requests.append(RememberedRequest(id: id, request: change.asked, reply: change.body))
+            }
         }
         do {
             try store.commit(batch)
@@ -259,6 +277,13 @@ final class CommandHandler {
             if let event = change.event { output.append(.publish(event)) }
         }
         return output
+    }
+
+    /// The request an id was first used for, for a `conflict` message: its canonical JSON,
+    /// cut short (it holds a client's name, which may be long).
+    private func describe(_ first: RememberedRequest) -> String {
+        let text = first.request.map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        return CountryName.quoted(text).dropFirst().dropLast().description
     }
 
     private func history(since: UInt64) throws(CountriesError) -> Reply {

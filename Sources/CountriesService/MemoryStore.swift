@@ -15,14 +15,21 @@ protocol StateStore: AnyObject {
     var sizeOnDisk: Int { get }
     /// The state as stored.
     func loadState() throws(StoreError) -> CountriesState
-    /// The reply first sent to the request with this id, if it is remembered.
-    func rememberedReply(for id: String) throws(SQLiteError) -> Data?
+    /// The request remembered under this id, with its first reply, if it is remembered.
+    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest?
     /// The events after `since`; nil when some are no longer kept or `since` is ahead.
     func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]?
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
     func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64
     /// Writes a batch: all of it, or (when it throws) nothing.
     func commit(_ batch: Store.Batch) throws(SQLiteError)
+}
+
+extension StateStore {
+    /// The reply first sent to the request with this id, if it is remembered.
+    func rememberedReply(for id: String) throws(SQLiteError) -> Data? {
+        try rememberedRequest(for: id)?.reply
+    }
 }
 
 extension Store: StateStore {}
@@ -42,9 +49,9 @@ final class MemoryStore: StateStore {
     /// The retained events, oldest first; `events[head...]` are live.
     private var events: [Event] = []
     private var eventsHead = 0
-    /// Remembered replies by id, with the order they were remembered in (oldest first from
+    /// Remembered requests by id, with the order they were remembered in (oldest first from
     /// `requestOrderHead`).
-    private var replies: [String: Data] = [:]
+    private var remembered: [String: RememberedRequest] = [:]
     private var requestOrder: [String] = []
     private var requestOrderHead = 0
 
@@ -54,7 +61,7 @@ final class MemoryStore: StateStore {
 
     func loadState() throws(StoreError) -> CountriesState { CountriesState(countries: countries, seq: seq) }
 
-    func rememberedReply(for id: String) throws(SQLiteError) -> Data? { replies[id] }
+    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? { remembered[id] }
 
     func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
         if since > currentSeq { return nil }
@@ -90,17 +97,17 @@ final class MemoryStore: StateStore {
                 eventsHead = 0
             }
         }
-        for (id, reply) in batch.requestReplies {
-            if replies.updateValue(reply, forKey: id) != nil {
+        for request in batch.requests {
+            if remembered.updateValue(request, forKey: request.id) != nil {
                 // Re-remembered: it moves to the newest place, as INSERT OR REPLACE does.
-                if let old = requestOrder[requestOrderHead...].firstIndex(of: id) {
+                if let old = requestOrder[requestOrderHead...].firstIndex(of: request.id) {
                     requestOrder.remove(at: old)
                 }
             }
-            requestOrder.append(id)
+            requestOrder.append(request.id)
         }
         while requestOrder.count - requestOrderHead > Limits.retainedRequestIDs {
-            replies[requestOrder[requestOrderHead]] = nil
+            remembered[requestOrder[requestOrderHead]] = nil
             requestOrderHead += 1
         }
         if requestOrderHead > Limits.retainedRequestIDs {

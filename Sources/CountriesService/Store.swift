@@ -4,18 +4,18 @@ import Foundation
 import SQLite
 
 /// The durable store: the list, its seq, the last events (for `history`) and the last request
-/// ids with their replies (for exactly-once retries), in one SQLite file.
+/// ids with what they asked and their replies (for exactly-once retries), in one SQLite file.
 ///
 /// Every change goes in through ``commit(_:)``: one transaction that is on disk (WAL, full sync)
 /// before the caller sends a reply or publishes an event. The store knows the protocol's values
 /// but nothing of sockets.
 final class Store {
-    /// What a commit writes: the events of a batch of changes and the replies to remember.
+    /// What a commit writes: the events of a batch of changes and the requests to remember.
     struct Batch {
         var events: [Event] = []
-        var requestReplies: [(id: String, reply: Data)] = []
+        var requests: [RememberedRequest] = []
 
-        var isEmpty: Bool { events.isEmpty && requestReplies.isEmpty }
+        var isEmpty: Bool { events.isEmpty && requests.isEmpty }
     }
 
     /// Where the store lives: `:memory:` for a store that dies with the process.
@@ -90,10 +90,11 @@ final class Store {
             insertEvent = try database.prepare("INSERT INTO events(seq, topic, body) VALUES (?1, ?2, ?3)")
             trimEvents = try database.prepare("DELETE FROM events WHERE seq <= ?1")
             saveSeq = try database.prepare("UPDATE meta SET value = ?1 WHERE key = 'seq'")
-            insertRequest = try database.prepare("INSERT OR REPLACE INTO requests(id, reply) VALUES (?1, ?2)")
+            insertRequest = try database.prepare(
+                "INSERT OR REPLACE INTO requests(id, request, reply) VALUES (?1, ?2, ?3)")
             trimRequests = try database.prepare(
                 "DELETE FROM requests WHERE ordinal <= (SELECT max(ordinal) FROM requests) - ?1")
-            selectRequest = try database.prepare("SELECT reply FROM requests WHERE id = ?1")
+            selectRequest = try database.prepare("SELECT request, reply FROM requests WHERE id = ?1")
             selectEvents = try database.prepare("SELECT body FROM events WHERE seq > ?1 ORDER BY seq")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
         } catch let error as StoreError {
@@ -121,6 +122,9 @@ final class Store {
             "it is an SQLite database but not a countries store (its tables: \(shown)); pass another --db")
     }
 
+    /// Creates the tables of schema 1 if they are missing (a new store gets the seed list at seq
+    /// 0), then brings the store up to ``schemaVersion`` with ``migrate(_:from:)``: a new store and
+    /// an old one go through the same steps, in one transaction.
     private static func createSchema(_ database: Database, seed: [Country]) throws {
         try database.transaction {
             try database.execute(
@@ -134,17 +138,24 @@ final class Store {
                 """)
             let version = try database.prepare("SELECT value FROM meta WHERE key = 'schema'").rows()
             if let row = version.first {
-                guard row.first == .integer(Store.schemaVersion) else {
+                guard case .integer(let schema)? = row.first, (1...Store.schemaVersion).contains(schema)
+                else {
+                    let shown = row.first.map { value in
+                        switch value {
+                        case .integer(let number): return "\(number)"
+                        default: return "?"
+                        }
+                    }
                     throw StoreError(
                         .unsupported, path: database.path,
-                        "the store has schema \(row.first.map { "\($0)" } ?? "?"); this version reads schema \(Store.schemaVersion)"
+                        "the store has schema \(shown ?? "?"); this version reads schemas 1 to \(Store.schemaVersion): use a newer countries, or pass another --db"
                     )
                 }
+                try migrate(database, from: schema)
                 return
             }
-            // A new store: the seed list at seq 0.
-            try database.execute(
-                "INSERT INTO meta(key, value) VALUES ('schema', \(Store.schemaVersion)), ('seq', 0)")
+            // A new store: the seed list at seq 0, in schema 1, then the same steps as any other.
+            try database.execute("INSERT INTO meta(key, value) VALUES ('schema', 1), ('seq', 0)")
             let insert = try database.prepare(
                 "INSERT INTO countries(position, name, visited) VALUES (?1, ?2, ?3)")
             for (position, country) in seed.enumerated() {
@@ -152,10 +163,34 @@ final class Store {
                     .integer(Int64(position)), .text(country.name), .integer(country.visited ? 1 : 0),
                 ])
             }
+            try migrate(database, from: 1)
         }
     }
 
-    static let schemaVersion: Int64 = 1
+    /// The schema this version writes.
+    static let schemaVersion: Int64 = 2
+
+    /// The steps from schema 1 onwards, in order, each with the schema it belongs to. A store at
+    /// schema N runs every step of a schema above N. Add a step here (and raise
+    /// ``schemaVersion``) rather than changing the tables above.
+    static let migrationSteps: [(schema: Int64, sql: String)] = [
+        // What each remembered change asked, so an id reused for another change is told from a
+        // retry; rows remembered by schema 1 have none and answer as they did.
+        (2, "ALTER TABLE requests ADD COLUMN request BLOB"),
+        // The store's identity (docs/PROTOCOL.md, "Store identity") and the inode of the file it
+        // was given in; filled by loadIdentity when empty.
+        (2, "CREATE TABLE identity(store TEXT NOT NULL, inode INTEGER NOT NULL)"),
+    ]
+
+    /// Runs the steps `from` lacks and records the new schema; inside the caller's transaction,
+    /// so a store is migrated wholly or not at all.
+    private static func migrate(_ database: Database, from schema: Int64) throws {
+        guard schema < schemaVersion else { return }
+        for step in migrationSteps where step.schema > schema {
+            try database.execute(step.sql)
+        }
+        try database.execute("UPDATE meta SET value = \(schemaVersion) WHERE key = 'schema'")
+    }
 
     /// The store's identity, minted when there is none yet (a new store, or one made before
     /// identities existed), and minted anew when the file is not the one the identity was given
@@ -163,8 +198,6 @@ final class Store {
     /// the same seq as the original with other changes, so it must not pass for the original.
     private static func loadIdentity(_ database: Database, path: String) throws -> (String, String?) {
         try database.transaction {
-            try database.execute(
-                "CREATE TABLE IF NOT EXISTS identity(store TEXT NOT NULL, inode INTEGER NOT NULL)")
             let inode = Store.inode(of: path)
             let rows = try database.prepare("SELECT store, inode FROM identity").rows()
             if let row = rows.first, rows.count == 1, case .text(let id)? = row.first,
@@ -232,11 +265,13 @@ extension Store {
         }
     }
 
-    /// The reply first sent to the request with this id, if it is remembered.
-    func rememberedReply(for id: String) throws(SQLiteError) -> Data? {
+    /// The request remembered under this id, with its first reply, if it is remembered.
+    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? {
         let rows = try selectRequest.rows([.text(id)])
-        guard case .blob(let bytes)? = rows.first?.first else { return nil }
-        return Data(bytes)
+        guard let row = rows.first, row.count == 2, case .blob(let reply) = row[1] else { return nil }
+        var request: Data?
+        if case .blob(let bytes) = row[0] { request = Data(bytes) }
+        return RememberedRequest(id: id, request: request, reply: Data(reply))
     }
 
     /// The events after `since`, or nil when some of them are no longer kept, or when `since`
@@ -286,10 +321,13 @@ extension Store {
                     let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
                     if keepFrom > 0 { try trimEvents.run([.integer(keepFrom)]) }
                 }
-                for (id, reply) in batch.requestReplies {
-                    try insertRequest.run([.text(id), .blob([UInt8](reply))])
+                for request in batch.requests {
+                    try insertRequest.run([
+                        .text(request.id), request.request.map { .blob([UInt8]($0)) } ?? .null,
+                        .blob([UInt8](request.reply)),
+                    ])
                 }
-                if !batch.requestReplies.isEmpty {
+                if !batch.requests.isEmpty {
                     try trimRequests.run([.integer(Int64(Limits.retainedRequestIDs))])
                 }
             }

@@ -158,3 +158,17 @@ struct PendingRequestsTests {
         #expect(list.countries?.first { $0.name == "France" }?.visited == true)
     }
 }
+
+/// The ids the clients make (`countries toggle`, the `select` picker through ``PendingRequests``)
+/// keep the id rule of docs/PROTOCOL.md: at most 64 bytes of printable ASCII.
+@Suite struct RequestIDTests {
+    @Test func madeIdsFitTheRule() throws {
+        for _ in 0..<100 {
+            let id = RequestID.make()
+            #expect(id.utf8.count <= Limits.maximumRequestIDBytes)
+            #expect(id.utf8.allSatisfy { (0x20...0x7E).contains($0) }, "\(id)")
+            let request = Request(id: id, command: .change(.toggle(.name("France"))))
+            #expect(try Request.decode(request.encoded()) == request)
+        }
+    }
+}

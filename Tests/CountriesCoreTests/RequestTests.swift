@@ -56,9 +56,17 @@ private let goodRequests: [Good] = [
     Good(
         #"{"op":"status","id":"\#(String(repeating: "x", count: 64))"}"#, .status,
         id: String(repeating: "x", count: 64)),
+    Good(#"{"op":"status","id":" !~"}"#, .status, id: " !~"),
+    // Numbers that are exactly integers, however they are written.
+    Good(#"{"op":"get","index":1.0}"#, .query(.get(.index(1)))),
+    Good(#"{"op":"get","index":-0.0}"#, .query(.get(.index(0)))),
+    Good(#"{"op":"get","index":2.50e1}"#, .query(.get(.index(25)))),
+    Good(#"{"op":"get","index":0e999999999999}"#, .query(.get(.index(0)))),
+    Good(#"{"op":"history","since":1e3}"#, .history(since: 1_000)),
+    Good(#"{"op":"history","since":1.8446744073709551615e19}"#, .history(since: .max)),
     Good(
-        #"{"op":"status","id":"\#(String(repeating: "é", count: 64))"}"#, .status,
-        id: String(repeating: "é", count: 64)),
+        #"{"op":"toggle","index":2,"if_seq":922337203685477580700e-2}"#,
+        .change(.toggle(.index(2), ifSeq: UInt64(Int64.max)))),
 ]
 
 private struct Bad: Sendable, CustomTestStringConvertible {
@@ -81,6 +89,10 @@ private struct Bad: Sendable, CustomTestStringConvertible {
 
 private let notJSON = "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}"
 private let ops = "list, get, count, toggle, set, add, remove, reset, history, status"
+private let idRule = "\"id\" must be 1 to 64 bytes of printable ASCII (0x20 to 0x7E)"
+private func notExact(_ key: String, _ kind: String = "an integer", roundsTo value: String) -> String {
+    "\"\(key)\" must be \(kind), not a number that only rounds to one (\(value))"
+}
 
 private let badRequests: [Bad] = [
     Bad("", .badRequest, notJSON),
@@ -161,10 +173,34 @@ private let badRequests: [Bad] = [
     Bad(#"{"op":"history","since":"0"}"#),
     Bad(#"{"op":"list","id":1}"#, .badRequest, "\"id\" must be a string, not a number"),
     Bad(#"{"op":"list","id":true}"#, .badRequest, "\"id\" must be a string, not a boolean"),
-    Bad(#"{"op":"list","id":""}"#, .badRequest, "\"id\" must have 1 to 64 characters; it has 0"),
+    Bad(#"{"op":"list","id":""}"#, .badRequest, idRule + "; it has 0 bytes"),
     Bad(
         #"{"op":"list","id":"\#(String(repeating: "x", count: 65))"}"#, .badRequest,
-        "\"id\" must have 1 to 64 characters; it has 65"),
+        idRule + "; it has 65 bytes"),
+    // Bytes, not characters: 64 characters of combining marks were 60 KB.
+    Bad(
+        #"{"op":"list","id":"\#(String(repeating: "e\u{301}", count: 64))"}"#, .badRequest,
+        idRule + "; it has 192 bytes"),
+    Bad(#"{"op":"list","id":"caf\u00e9"}"#, .badRequest, idRule + "; byte 3 is 0xC3"),
+    Bad(#"{"op":"list","id":"a\tb"}"#, .badRequest, idRule + "; byte 1 is 0x09"),
+    Bad(#"{"op":"list","id":"\u007f"}"#, .badRequest, idRule + "; byte 0 is 0x7F"),
+    // Numbers that are not exactly integers in range: JSON parsers read them differently.
+    Bad(#"{"op":"toggle","index":0.99999999999999999999}"#, .badRequest, notExact("index", roundsTo: "1.0")),
+    Bad(#"{"op":"toggle","index":1e-400}"#, .badRequest, notExact("index", roundsTo: "0.0")),
+    Bad(#"{"op":"toggle","index":-1e-400}"#, .badRequest, notExact("index", roundsTo: "-0.0")),
+    Bad(
+        #"{"op":"toggle","index":1,"if_seq":1.0000000000000000001}"#, .badRequest,
+        notExact("if_seq", "a non-negative integer", roundsTo: "1.0")),
+    Bad(#"{"op":"history","since":0.5}"#, .badRequest, "\"since\" must be a non-negative integer, not 0.5"),
+    Bad(#"{"op":"history","since":18446744073709551616}"#),
+    Bad(#"{"op":"history","since":1.8446744073709551616e19}"#),
+    // A key given twice: parsers disagree on which one counts.
+    Bad(
+        #"{"op":"toggle","index":1,"index":2}"#, .badRequest,
+        "the request has the key \"index\" more than once; give each key once"),
+    Bad(#"{"op":"list","op":"reset"}"#),
+    Bad(#"{"op":"list","id":"a","id":"b"}"#),
+    Bad(#"{"op":"list","x":{"a":1,"a":2}}"#),
     // The id is checked whatever the op.
     Bad(#"{"op":"fly","id":""}"#),
 ]
@@ -235,7 +271,7 @@ private let badRequests: [Bad] = [
         Request(command: .query(.list)),
         Request(id: "a", command: .query(.count)),
         Request(command: .query(.get(.index(3)))),
-        Request(id: String(repeating: "é", count: 64), command: .query(.get(.name("Côte d’Ivoire")))),
+        Request(id: String(repeating: "~", count: 64), command: .query(.get(.name("Côte d’Ivoire")))),
         Request(command: .change(.toggle(.index(0)))),
         Request(command: .change(.toggle(.name(" france "), ifSeq: 0))),
         Request(command: .change(.toggle(.index(-1), ifSeq: UInt64(Int64.max)))),
@@ -271,6 +307,12 @@ private let badRequests: [Bad] = [
         #expect(text(Request(command: .history(since: 4)).encoded()) == #"{"op":"history","since":4}"#)
         #expect(
             text(Request(command: .change(.remove(.index(0)))).encoded()) == #"{"index":0,"op":"remove"}"#)
+    }
+
+    @Test(arguments: requests)
+    func aChangesCanonicalFormIsItsRequestWithoutTheId(request: Request) throws {
+        guard case .change(let change) = request.command else { return }
+        #expect(change.canonicalForm == Request(command: request.command).encoded())
     }
 
     @Test func opNames() {

@@ -18,10 +18,13 @@ import Testing
         #expect(try service.snapshot().seq == 1)
         #expect(try service.request(.query(.get(.name("Italy")))).reply.country?.visited == true)
 
-        // The same id with another command still gets the first reply.
+        // The same id with another command is refused, and changes nothing.
         let other = Request(id: id, command: .change(.remove(.index(0))))
-        #expect(try service.rawRequest([other.encoded()]) == first)
+        let conflict = try RawReply(try service.rawRequest([other.encoded()]))
+        #expect(conflict.code == "conflict")
+        #expect(conflict.message.hasPrefix("this id was used for another request"))
         #expect(try service.snapshot().count == 8)
+        #expect(try service.rawRequest([toggle.encoded()]) == first, "the id still answers its request")
 
         // A different id does change.
         let second = try service.request(Request(id: freshID(), command: .change(.toggle(.name("Italy")))))

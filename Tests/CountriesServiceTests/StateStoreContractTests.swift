@@ -81,10 +81,12 @@ import Testing
         let store = try make(kind)
         let total = Limits.retainedRequestIDs + 3
         var first = Store.Batch()
-        first.requestReplies = (0..<total - 1).map { ("id-\($0)", Data("reply \($0)".utf8)) }
+        first.requests = (0..<total - 1).map {
+            RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
+        }
         try store.commit(first)
         var last = Store.Batch()
-        last.requestReplies = [("id-\(total - 1)", Data("reply \(total - 1)".utf8))]
+        last.requests = [RememberedRequest(id: "id-\(total - 1)", reply: Data("reply \(total - 1)".utf8))]
         try store.commit(last)
         for gone in 0..<3 {
             #expect(try store.rememberedReply(for: "id-\(gone)") == nil)
@@ -93,7 +95,7 @@ import Testing
         #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
         for round in 0..<(2 * Limits.retainedRequestIDs) {
             var one = Store.Batch()
-            one.requestReplies = [("r-\(round)", Data([1]))]
+            one.requests = [RememberedRequest(id: "r-\(round)", reply: Data([1]))]
             try store.commit(one)
         }
         #expect(try store.rememberedReply(for: "id-\(total - 1)") == nil)
@@ -124,5 +126,6 @@ import Testing
         #expect(try Reply.decode(replies[3]).events?.map(\.seq) == [1, 2])
         #expect(try store.loadState() == handler.state)
         #expect(try store.rememberedReply(for: "x") == replies[0])
+        #expect(try store.rememberedRequest(for: "x")?.request == Change.toggle(.index(2)).canonicalForm)
     }
 }

@@ -54,7 +54,9 @@ import Testing
                     ],
                     on: &state))
             var remembered = Store.Batch()
-            remembered.requestReplies = [("r-1", Data("first reply".utf8))]
+            remembered.requests = [
+                RememberedRequest(id: "r-1", request: Data("{}".utf8), reply: Data("first reply".utf8))
+            ]
             try store.commit(remembered)
         }
         let reopened = try Store(path: scratch.path, seed: [Country(name: "Ignored")])
@@ -119,10 +121,12 @@ import Testing
         let store = try Store(path: scratch.path, seed: seed)
         let total = Limits.retainedRequestIDs + 3
         var first = Store.Batch()
-        first.requestReplies = (0..<total - 1).map { ("id-\($0)", Data("reply \($0)".utf8)) }
+        first.requests = (0..<total - 1).map {
+            RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
+        }
         try store.commit(first)
         var last = Store.Batch()
-        last.requestReplies = [("id-\(total - 1)", Data("reply \(total - 1)".utf8))]
+        last.requests = [RememberedRequest(id: "id-\(total - 1)", reply: Data("reply \(total - 1)".utf8))]
         try store.commit(last)
 
         for gone in 0..<3 {
@@ -130,6 +134,77 @@ import Testing
         }
         #expect(try store.rememberedReply(for: "id-3") == Data("reply 3".utf8))
         #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
+    }
+
+    /// Handles one request on a handler over `store`; its reply.
+    private func reply(_ json: String, on store: Store) throws -> Reply {
+        let handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
+            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
+        }
+        let output = handler.handle([IncomingRequest(envelope: [Data()], body: [Data(json.utf8)])])
+        for case .reply(_, let body) in output { return try Reply.decode(body) }
+        throw HarnessError("no reply to \(json)")
+    }
+
+    private func schema(of path: String) throws -> SQLiteValue? {
+        try Database(path: path).prepare("SELECT value FROM meta WHERE key = 'schema'").rows().first?.first
+    }
+
+    /// A store written by schema 1 (before requests were remembered with what they asked) is
+    /// brought to schema 2 in place; its remembered ids answer as they did.
+    @Test func aSchemaOneStoreIsMigratedInPlaceAndKeepsItsRememberedReplies() throws {
+        let scratch = try Scratch()
+        let oldReply = Data(#"{"country":{"index":2,"name":"France","visited":true},"ok":true,"seq":1}"#.utf8)
+        do {
+            let old = try Database(path: scratch.path)
+            try old.execute(
+                """
+                PRAGMA journal_mode=WAL;
+                CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE countries(position INTEGER PRIMARY KEY, name TEXT NOT NULL, visited INTEGER NOT NULL);
+                CREATE TABLE events(seq INTEGER PRIMARY KEY, topic TEXT NOT NULL, body BLOB NOT NULL);
+                CREATE TABLE requests(
+                    ordinal INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, reply BLOB NOT NULL);
+                INSERT INTO meta(key, value) VALUES ('schema', 1), ('seq', 1);
+                INSERT INTO countries VALUES (0, 'United States', 1), (1, 'United Kingdom', 0), (2, 'France', 1);
+                """)
+            let event = Event(seq: 1, kind: .changed(IndexedCountry(index: 2, name: "France", visited: true)))
+            try old.prepare("INSERT INTO events VALUES (1, 'country.changed', ?1)").run([
+                .blob([UInt8](event.encoded()))
+            ])
+            try old.prepare("INSERT INTO requests(id, reply) VALUES ('old-1', ?1)").run([
+                .blob([UInt8](oldReply))
+            ])
+        }
+        #expect(try schema(of: scratch.path) == .integer(1))
+
+        let store = try Store(path: scratch.path, seed: seed)
+        #expect(try schema(of: scratch.path) == .integer(2))
+        #expect(try store.loadState().seq == 1)
+        #expect(try store.events(after: 0, currentSeq: 1)?.count == 1)
+        // Remembered before the migration, without what was asked: any request under the id
+        // gets the first reply, as schema 1 did.
+        #expect(
+            try reply(#"{"op":"toggle","name":"France","id":"old-1"}"#, on: store) == Reply.decode(oldReply))
+        #expect(try reply(#"{"op":"remove","index":0,"id":"old-1"}"#, on: store) == Reply.decode(oldReply))
+        // Remembered after it: another request under the id is a conflict, also after reopening.
+        #expect(try reply(#"{"op":"toggle","name":"United Kingdom","id":"new-1"}"#, on: store).seq == 2)
+        let reopened = try Store(path: scratch.path, seed: seed)
+        #expect(try reply(#"{"op":"remove","index":0,"id":"new-1"}"#, on: reopened).error?.code == "conflict")
+        #expect(try reply(#"{"op":"toggle","name":"United Kingdom","id":"new-1"}"#, on: reopened).seq == 2)
+        #expect(try reopened.loadState().count == 3)
+    }
+
+    @Test func aStoreFromANewerSchemaIsRefused() throws {
+        let scratch = try Scratch()
+        _ = try Store(path: scratch.path, seed: seed)
+        try Database(path: scratch.path).execute("UPDATE meta SET value = 99 WHERE key = 'schema'")
+        #expect {
+            _ = try Store(path: scratch.path, seed: seed)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .unsupported && error.message.contains("schema 99")
+        }
     }
 
     @Test func aFileOfGarbageIsReportedAsCorrupt() throws {

@@ -1,0 +1,195 @@
+import CountriesCore
+import Foundation
+import SQLite
+import Testing
+
+@testable import CountriesService
+
+/// A ``StateStore`` that fails on demand: a ``MemoryStore`` behind a switch, so a test can make
+/// any commit fail and see what the handler replies.
+final class FailingStore: StateStore {
+    private let inner: MemoryStore
+    /// While true, every commit throws and writes nothing.
+    var failing = false
+    /// Commits that threw, and commits that wrote.
+    private(set) var failedCommits = 0
+    private(set) var commits = 0
+
+    init(seed: [Country]) {
+        inner = MemoryStore(seed: seed)
+    }
+
+    var path: String { inner.path }
+    var identity: String { inner.identity }
+    var sizeOnDisk: Int { inner.sizeOnDisk }
+    func loadState() throws(StoreError) -> CountriesState { try inner.loadState() }
+    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? {
+        try inner.rememberedRequest(for: id)
+    }
+    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+        try inner.events(after: since, currentSeq: currentSeq)
+    }
+    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
+        try inner.oldestRetainedSeq(currentSeq: currentSeq)
+    }
+    func commit(_ batch: Store.Batch) throws(SQLiteError) {
+        guard !failing else {
+            failedCommits += 1
+            throw SQLiteError(code: 5, message: "database is locked", operation: "commit")
+        }
+        commits += 1
+        try inner.commit(batch)
+    }
+}
+
+/// The promise of docs/RELIABILITY.md: nothing is acknowledged that is not committed, on any path
+/// (a retry inside a batch, a failed commit, a retry after one), and a seq is never handed out
+/// twice. An id reused for another request is refused with `conflict`.
+@Suite struct CommitPromiseTests {
+    private let seed = SeedList.standard
+
+    private func handler(on store: any StateStore) throws -> CommandHandler {
+        try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
+            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
+        }
+    }
+
+    /// Handles `bodies` as one batch; the replies in order and the seqs published.
+    private func handle(_ handler: CommandHandler, _ bodies: [String]) throws -> (
+        replies: [Reply], published: [UInt64]
+    ) {
+        let output = handler.handle(
+            bodies.enumerated().map {
+                IncomingRequest(
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+            })
+        var replies: [Reply] = []
+        var published: [UInt64] = []
+        for item in output {
+            switch item {
+            case .reply(_, let body): replies.append(try Reply.decode(body))
+            case .publish(let event): published.append(event.seq)
+            }
+        }
+        return (replies, published)
+    }
+
+    /// The issue's reproduction: a retry queued behind a commit that then fails.
+    @Test func aRetryInABatchWhoseCommitFailsIsNotAcknowledged() throws {
+        let store = FailingStore(seed: seed)
+        let handler = try handler(on: store)
+        store.failing = true
+        let failed = try handle(
+            handler,
+            [
+                #"{"op":"toggle","name":"Italy","id":"i-1"}"#, #"{"op":"toggle","name":"France","id":"f-1"}"#,
+                #"{"op":"toggle","name":"France","id":"f-1"}"#,
+            ])
+        #expect(failed.replies.map(\.error?.code) == ["storage_error", "storage_error", "storage_error"])
+        #expect(failed.replies.allSatisfy { !$0.ok && $0.seq == nil }, "\(failed.replies)")
+        #expect(failed.published.isEmpty)
+        #expect(handler.state.seq == 0)
+
+        store.failing = false
+        let spain = try handle(handler, [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
+        #expect(spain.replies.first?.seq == 1, "seq 1 is handed out once, to the first committed change")
+        // The retry after the failure runs now, once.
+        let retry = try handle(
+            handler,
+            [#"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","name":"France","id":"f-1"}"#])
+        #expect(retry.replies.map(\.seq) == [2, 2])
+        #expect(
+            retry.replies.allSatisfy { $0.country == IndexedCountry(index: 2, name: "France", visited: true) }
+        )
+        #expect(retry.published == [2])
+        #expect(try store.loadState() == handler.state)
+    }
+
+    @Test func aRetryInABatchWhoseCommitSucceedsGetsTheCommittedReply() throws {
+        let store = FailingStore(seed: seed)
+        let handler = try handler(on: store)
+        let result = try handle(
+            handler,
+            [
+                #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","index":4}"#,
+                #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","index":5}"#,
+            ])
+        #expect(result.replies.map(\.seq) == [1, 2, 1, 3])
+        #expect(result.replies[0] == result.replies[2])
+        #expect(result.published == [1, 2, 3])
+        #expect(try store.loadState() == handler.state)
+    }
+
+    @Test func anIdReusedForAnotherRequestIsAConflictAndChangesNothing() throws {
+        let store = FailingStore(seed: seed)
+        let handler = try handler(on: store)
+        let first = try handle(handler, [#"{"op":"toggle","name":"France","id":"k-1"}"#])
+        #expect(first.replies.first?.seq == 1)
+
+        // The same request, spelled differently, is a retry.
+        let same = try handle(
+            handler, [#"{ "id" : "k-1", "name" : "France", "op" : "toggle", "if_seq": null }"#])
+        #expect(same.replies == first.replies)
+
+        // Another request under the same id: in a later batch, and in the batch that made it.
+        let other = try handle(
+            handler,
+            [
+                #"{"op":"remove","name":"Italy","id":"k-1"}"#, #"{"op":"toggle","name":"Spain","id":"k-2"}"#,
+                #"{"op":"toggle","name":"Spain","id":"k-2","if_seq":1}"#,
+            ])
+        #expect(other.replies.map(\.error?.code) == ["conflict", nil, "conflict"])
+        let message = other.replies[0].error?.message ?? ""
+        #expect(message.hasPrefix("this id was used for another request"), "\(message)")
+        #expect(other.published == [2])
+        #expect(handler.state.count == 8, "Italy is still there")
+        // The first reply is still what the id answers.
+        #expect(
+            try handle(handler, [#"{"op":"toggle","name":"France","id":"k-1"}"#]).replies == first.replies)
+    }
+
+    /// Random batches against a store that fails a third of its commits, with ids drawn from a
+    /// small pool so that retries, retries after failures and reused ids abound.
+    @Test func randomBatchesWithFailingCommitsAcknowledgeOnlyWhatIsCommitted() throws {
+        let store = FailingStore(seed: seed)
+        let handler = try handler(on: store)
+        var random = SystemRandomNumberGenerator()
+        var acknowledged: [UInt64: IndexedCountry] = [:]
+        var requestOfID: [String: String] = [:]
+        for _ in 0..<300 {
+            store.failing = Int.random(in: 0..<3, using: &random) == 0
+            var bodies: [String] = []
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let id = "r-\(Int.random(in: 0..<40, using: &random))"
+                let body = #"{"op":"toggle","index":\#(Int.random(in: 0..<3, using: &random)),"id":"\#(id)"}"#
+                bodies.append(body)
+            }
+            let result = try handle(handler, bodies)
+            #expect(result.replies.count == bodies.count)
+            for (body, reply) in zip(bodies, result.replies) where reply.ok {
+                let seq = try #require(reply.seq)
+                let country = try #require(reply.country)
+                if let earlier = acknowledged[seq] {
+                    #expect(earlier == country, "seq \(seq) handed out for two changes")
+                }
+                acknowledged[seq] = country
+                let id = try #require(try Request.decode(Data(body.utf8)).id)
+                if let previous = requestOfID[id] {
+                    #expect(previous == body, "id \(id) answered for two requests")
+                }
+                requestOfID[id] = body
+            }
+        }
+        let final = try store.loadState()
+        #expect(final == handler.state)
+        #expect(store.failedCommits > 0 && store.commits > 0)
+        // Every acknowledged seq is committed, with the row the reply named.
+        let events = try #require(try store.events(after: 0, currentSeq: final.seq))
+        #expect(events.map(\.seq) == (0..<final.seq).map { $0 + 1 })
+        for event in events {
+            guard case .changed(let row) = event.kind else { continue }
+            if let replied = acknowledged[event.seq] { #expect(replied == row, "seq \(event.seq)") }
+        }
+        #expect(acknowledged.keys.allSatisfy { $0 <= final.seq })
+    }
+}
