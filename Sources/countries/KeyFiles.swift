@@ -1,5 +1,6 @@
 import ArgumentParsing
 import CountriesClient
+import CountriesService
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
@@ -8,7 +9,15 @@ import ZeroMQ
 /// Reading and writing CURVE key files (CZMQ certificate format, see `CurveCertificate`).
 enum KeyFiles {
     /// Reads a certificate file, with a message that names the file when it is not one.
+    /// A secret key file open to group or others is refused, as ssh refuses such a key.
     static func read(_ path: String, wantSecret: Bool) throws -> CurveCertificate {
+        if wantSecret {
+            do {
+                try PrivateFiles.checkSecretKey(path)
+            } catch {
+                throw CommandFailure(message: error.description, exitCode: ExitCode.config)
+            }
+        }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw CommandFailure(message: "cannot read the key file \(path)", exitCode: ExitCode.config)
         }
