@@ -10,8 +10,23 @@ import Foundation
 struct WriterLock {
     let file: LockFile
 
-    /// The lock file's path for a store.
-    static func path(forStore store: String) -> String { store + ".lock" }
+    /// The lock file's path for a store: beside the file the path resolves to, so two services
+    /// that reach one database through different links still meet at one lock (SQLite, too,
+    /// puts the `-wal` beside the resolved file).
+    static func path(forStore store: String) -> String {
+        if let resolved = resolve(store) { return resolved + ".lock" }
+        let directory = (store as NSString).deletingLastPathComponent
+        if let resolved = resolve(directory.isEmpty ? "." : directory) {
+            return resolved + "/" + (store as NSString).lastPathComponent + ".lock"
+        }
+        return store + ".lock"
+    }
+
+    private static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
 
     /// Takes the lock for the store at `storePath`; nil for a store that is not a file (none,
     /// or SQLite's `:memory:`). Writes this process's pid into it at once.

@@ -37,6 +37,24 @@ struct OneWriterTests {
         #expect(list.exitCode == 0 && list.stdout.contains("\"seq\":1"), "\(list)")
     }
 
+    @Test func aStoreReachedThroughALinkIsTheSameStore() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        defer { first.stop(signal: SIGKILL) }
+        symlink(db, sandbox.file("link.db"))
+        symlink(sandbox.path, sandbox.file("dir"))
+        for other in [sandbox.file("link.db"), sandbox.file("dir") + "/countries.db"] {
+            let second = try Countries.run(
+                [
+                    "serve", "--db", other, "--command", "ipc://" + sandbox.file("c2"), "--events",
+                    "ipc://" + sandbox.file("e2"),
+                ], timeout: .seconds(10))
+            #expect(second.exitCode == 73, "\(other): \(second)")
+            #expect(second.stderr.contains("pid \(first.process.pid)"), "\(other): \(second)")
+        }
+    }
+
     @Test func servicesRacingForOneStoreLeaveExactlyOneWriter() throws {
         let sandbox = try Sandbox()
         let db = sandbox.file("countries.db")
@@ -142,7 +160,7 @@ struct OneWriterTests {
             timeout: .seconds(10))
         #expect(result.exitCode == 74, "\(result)")
         #expect(
-            result.stderr.contains("\(db).lock") && result.stderr.contains("Read-only file system"),
+            result.stderr.contains(db) && result.stderr.contains("countries.db.lock: Read-only file system"),
             "\(result)")
         #expect(result.stderr.contains("make it writable, or pass another --db"), "\(result)")
     }
