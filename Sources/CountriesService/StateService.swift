@@ -148,7 +148,7 @@ public final class StateService {
             if let old = PrivateFiles.tighten(file) {
                 logger.log(
                     .warning,
-                    "\(file) was mode \(PrivateFiles.octal(old)), readable by other users; made it owner-only (\(PrivateFiles.octal(old & ~PrivateFiles.sharedBits)))"
+                    "\(file) was mode \(PrivateFiles.octal(old)), open to group or others; made it owner-only (\(PrivateFiles.octal(old & ~PrivateFiles.sharedBits)))"
                 )
             }
         }
