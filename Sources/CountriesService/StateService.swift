@@ -27,6 +27,8 @@ public final class StateService {
     private let handler: CommandHandler
     private let logger: Logger
     private let startedAt = ContinuousClock.now
+    /// One writer per store: held from before the binds until ``run(stopOn:)`` ends.
+    private let writerLock: WriterLock?
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix.
     public init(configuration: ServiceConfiguration, logger: Logger) throws(ServiceError) {
@@ -37,6 +39,10 @@ public final class StateService {
             try AllowList.load(
                 readWrite: security.readWriteDirectories, readOnly: security.readOnlyDirectories)
         }
+        // Before the binds: a second service on the same store is refused before it takes a
+        // port, and names the one that holds it.
+        let writerLock = try WriterLock.acquire(storePath: configuration.storePath)
+        self.writerLock = writerLock
         do {
             let context = try Context()
             self.context = context
@@ -79,6 +85,7 @@ public final class StateService {
             try events.setOption(.heartbeatInterval, 5_000)
             try events.setOption(.heartbeatTimeout, 15_000)
         } catch {
+            writerLock?.release()
             throw ServiceError(.sockets, "could not set up ZeroMQ: \(error)")
         }
         do {
@@ -86,11 +93,14 @@ public final class StateService {
             try StateService.bind(events, configuration.eventsEndpoint, role: "events")
             boundEndpoints = [try commands.lastEndpoint, try events.lastEndpoint]
             for endpoint in boundEndpoints { StateService.restrictPermissions(of: endpoint) }
+            writerLock?.announce(endpoints: boundEndpoints)
         } catch let error as ServiceError {
             commands.close()
             events.close()
+            writerLock?.release()
             throw error
         } catch {
+            writerLock?.release()
             throw ServiceError(.sockets, "\(error)")
         }
         let start = startedAt
@@ -101,7 +111,7 @@ public final class StateService {
             let store: any StateStore
             if let path = configuration.storePath {
                 // ":memory:" is SQLite's own in-memory database: the same code as on disk.
-                let file = try Store(path: path, seed: configuration.seed)
+                let file = try StateService.openPrivateStore(path, seed: configuration.seed, logger: logger)
                 if let note = file.identityNote {
                     logger.log(.info, "store \(path): \(note) (\(file.identity))")
                 }
@@ -118,8 +128,35 @@ public final class StateService {
         } catch {
             commands.close()
             events.close()
+            writerLock?.release()
             throw ServiceError(.store, error.description)
         }
+    }
+
+    /// Opens the store with owner-only files: a new one is created 0600 (SQLite gives its
+    /// `-wal` and `-shm` the database's mode), an existing looser one is tightened and logged.
+    private static func openPrivateStore(_ path: String, seed: [Country], logger: Logger) throws(StoreError)
+        -> Store
+    {
+        guard path != ":memory:" else { return try Store(path: path, seed: seed) }
+        let created = PrivateFiles.createIfMissing(path)
+        let store: Store
+        do {
+            store = try Store(path: path, seed: seed)
+        } catch {
+            // Leave nothing behind for a store that never opened.
+            if created, PrivateFiles.size(of: path) == 0 { unlink(path) }
+            throw error
+        }
+        for file in [path, path + "-wal", path + "-shm"] {
+            if let old = PrivateFiles.tighten(file) {
+                logger.log(
+                    .warning,
+                    "\(file) was mode \(PrivateFiles.octal(old)), open to group or others; made it owner-only (\(PrivateFiles.octal(old & ~PrivateFiles.sharedBits)))"
+                )
+            }
+        }
+        return store
     }
 
     /// Protected mode: a plaintext tcp endpoint must be loopback, unless CURVE is on or the
@@ -202,6 +239,7 @@ public final class StateService {
     /// Serves until `stop` becomes readable (a signal arrived; forever when nil), then closes the
     /// sockets with a bounded linger. The batch in hand is always finished first.
     public func run(stopOn stop: (any StopSource)?) throws(ServiceError) {
+        defer { writerLock?.release() }
         logger.log(
             .info,
             "serving commands on \(boundEndpoints[0]), events on \(boundEndpoints[1]); store \(handler.storeDescription); seq \(handler.state.seq), \(handler.state.count) countries"
@@ -415,6 +453,8 @@ public struct ServiceError: Error, Equatable, Sendable, CustomStringConvertible 
         case security
         /// A plaintext endpoint would be exposed beyond this host (protected mode).
         case unsafeEndpoint
+        /// Another service holds the store (one writer per store).
+        case storeInUse
     }
 
     /// The part that failed.

@@ -87,7 +87,9 @@ enum CountriesCommandLine {
                 name: "events", valueName: "endpoint", help: "Where to publish events (PUB/SUB).",
                 defaultValue: "tcp://127.0.0.1:5556", environment: "COUNTRIES_EVENTS"),
             OptionSpec(
-                name: "db", valueName: "path", help: "The SQLite store.", defaultValue: "countries.db"),
+                name: "db", valueName: "path",
+                help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
+                defaultValue: "countries.db"),
             .flag("in-memory", help: "Keep the state in memory only (lost when the service stops)."),
             OptionSpec(
                 name: "seed", valueName: "list",
@@ -123,7 +125,9 @@ enum CountriesCommandLine {
                 allowedValues: ["text", "json"]),
             OptionSpec(
                 name: "pidfile", valueName: "path",
-                help: "Write the process id here; removed at a clean exit."),
+                help:
+                    "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit."
+            ),
         ])
 
     static let keygen = CommandSpec(

@@ -12,7 +12,8 @@ enum ExitCode {
     static let unavailable: Int32 = 69
     /// A bug: something that should not happen did (EX_SOFTWARE).
     static let software: Int32 = 70
-    /// A key file cannot be written (EX_CANTCREAT).
+    /// A key file cannot be written, or the store or pid file is held by another service
+    /// (EX_CANTCREAT).
     static let cantCreate: Int32 = 73
     /// The store cannot be opened, read or written (EX_IOERR).
     static let ioError: Int32 = 74

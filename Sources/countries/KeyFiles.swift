@@ -1,5 +1,6 @@
 import ArgumentParsing
 import CountriesClient
+import CountriesService
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
@@ -8,6 +9,7 @@ import ZeroMQ
 /// Reading and writing CURVE key files (CZMQ certificate format, see `CurveCertificate`).
 enum KeyFiles {
     /// Reads a certificate file, with a message that names the file when it is not one.
+    /// A secret key file open to group or others is refused, as ssh refuses such a key.
     static func read(_ path: String, wantSecret: Bool) throws -> CurveCertificate {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw CommandFailure(message: "cannot read the key file \(path)", exitCode: ExitCode.config)
@@ -24,6 +26,14 @@ enum KeyFiles {
                 message:
                     "\(path) holds only a public key; give the secret .key file made by `countries keygen`",
                 exitCode: ExitCode.config)
+        }
+        if wantSecret {
+            // After the parse, so a .pub given by mistake is told so, not told to chmod.
+            do {
+                try PrivateFiles.checkSecretKey(path)
+            } catch {
+                throw CommandFailure(message: error.description, exitCode: ExitCode.config)
+            }
         }
         return certificate
     }

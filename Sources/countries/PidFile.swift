@@ -1,38 +1,38 @@
+import CountriesService
 import Foundation
 @preconcurrency import Glibc
 
 /// `serve --pidfile PATH`: the process id, for init systems and scripts; removed at a clean exit.
+///
+/// Held with flock for the life of the process (a ``LockFile``): claiming it is one atomic
+/// step, a second service is refused while the first lives, and the stale file a SIGKILL
+/// leaves is taken over.
 struct PidFile {
-    let path: String
+    let file: LockFile
 
-    /// Writes this process's id, refusing if another live process already holds the file.
+    /// Takes the file and writes this process's id into it, refusing (exit 73, naming the
+    /// holder's pid) when another live process holds it.
     static func claim(_ path: String) throws -> PidFile {
-        if let text = try? String(contentsOfFile: path, encoding: .utf8),
-            let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0, pid != getpid(),
-            kill(pid, 0) == 0 || errno == EPERM
-        {
-            throw CommandFailure(
-                message: "\(path) says process \(pid) is running; stop it, or remove the file if it is stale",
-                exitCode: ExitCode.unavailable)
-        }
-        let temporary = path + ".\(getpid()).tmp"
         do {
-            try "\(getpid())\n".write(toFile: temporary, atomically: false, encoding: .utf8)
-            // rename(2) is atomic: a reader never sees a half-written file.
-            guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        } catch {
-            unlink(temporary)
-            throw CommandFailure(message: "cannot write the pid file \(path)", exitCode: ExitCode.cantCreate)
+            // Readable by all, as pid files are: it holds only a number.
+            let file = try LockFile.acquire(path, mode: 0o644)
+            file.write("\(getpid())\n")
+            return PidFile(file: file)
+        } catch .held(_, let holder) {
+            let pid = holder.trimmingCharacters(in: .whitespacesAndNewlines)
+            throw CommandFailure(
+                message:
+                    "the pid file \(path) is held by process \(pid.isEmpty ? "(unknown)" : pid), a running countries serve; stop it first, or pass another --pidfile",
+                exitCode: ExitCode.cantCreate)
+        } catch .cannotCreate(_, let number) {
+            throw CommandFailure(
+                message: "cannot write the pid file \(path): \(String(cString: strerror(number)))",
+                exitCode: ExitCode.cantCreate)
         }
-        return PidFile(path: path)
     }
 
-    /// Removes the file if it still names this process.
+    /// Removes the file and drops the lock.
     func release() {
-        if let text = try? String(contentsOfFile: path, encoding: .utf8),
-            Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == getpid()
-        {
-            unlink(path)
-        }
+        file.release()
     }
 }

@@ -36,7 +36,7 @@ struct RelayCommand {
             switch error.code {
             case .security: exitCode = ExitCode.config
             case .unsafeEndpoint: exitCode = ExitCode.usage
-            case .store, .bind, .sockets: exitCode = ExitCode.unavailable
+            case .store, .storeInUse, .bind, .sockets: exitCode = ExitCode.unavailable
             }
             throw CommandFailure(message: error.message, exitCode: exitCode)
         }

@@ -30,6 +30,10 @@ struct ServeCommand {
             level: level, format: LogFormat(rawValue: command.value("log-format") ?? "text") ?? .text)
         // SIGHUP reloads the allow-lists; SIGINT and SIGTERM stop the service.
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
+        // Claimed before the store is opened, so a second service with the same pid file
+        // touches nothing; removed at any exit but SIGKILL (whose stale file the next one takes).
+        let pidFile = try command.value("pidfile").map(PidFile.claim)
+        defer { pidFile?.release() }
         let service: StateService
         do {
             service = try StateService(configuration: configuration, logger: logger)
@@ -40,11 +44,10 @@ struct ServeCommand {
             case .security: exitCode = ExitCode.config
             case .unsafeEndpoint: exitCode = ExitCode.usage
             case .bind, .sockets: exitCode = ExitCode.unavailable
+            case .storeInUse: exitCode = ExitCode.cantCreate
             }
             throw CommandFailure(message: error.message, exitCode: exitCode)
         }
-        let pidFile = try command.value("pidfile").map(PidFile.claim)
-        defer { pidFile?.release() }
         do {
             try service.run(stopOn: signals)
         } catch {

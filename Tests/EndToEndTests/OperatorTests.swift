@@ -20,8 +20,8 @@ import Testing
                 "serve", "--in-memory", "--command", "ipc://" + sandbox.file("c2"), "--events",
                 "ipc://" + sandbox.file("e2"), "--pidfile", pidFile,
             ], timeout: .seconds(10))
-        #expect(second.exitCode == 69, "\(second)")
-        #expect(second.stderr.contains("is running"), "\(second)")
+        #expect(second.exitCode == 73, "\(second)")
+        #expect(second.stderr.contains("held by process \(service.process.pid)"), "\(second)")
 
         let stopped = try #require(service.stop(signal: SIGTERM))
         #expect(stopped.exitCode == 0, "\(stopped)")

@@ -169,6 +169,8 @@ final class ReadmeRun {
     let directory: FaultTemporaryDirectory
     let environment: [String: String]
     private var service: ReadmeShell?
+    /// How the running service was started, to start it again after a one-off service.
+    private var serviceStart: (command: ReadmeCommand, ready: String, text: String?)?
     private var exports: [Int: [String]] = [:]
 
     init(host: ReadmeHost) throws {
@@ -259,6 +261,18 @@ final class ReadmeRun {
                 #expect(status == 0, "\(command): Ctrl-C gave exit \(status.map(String.init) ?? "none")")
             }
         case .startStop(let ready, let check):
+            // A one-off `serve` is another way to run the tour's service, on its store: one
+            // writer per store, so the tour's service stops for it and comes back after.
+            let replacing = command.text.hasPrefix("countries serve") ? serviceStart : nil
+            if replacing != nil, let service {
+                #expect(service.stop() == 0, "the service before \(command) did not stop cleanly")
+                self.service = nil
+            }
+            defer {
+                if let replacing {
+                    try? startService(replacing.command, ready: replacing.ready, as: replacing.text)
+                }
+            }
             let shell = try shell(command)
             defer { shell.stop() }
             #expect(shell.waitFor(ready), "\(command): \(shell.output)")
@@ -290,6 +304,7 @@ final class ReadmeRun {
         }
         let started = try shell(command, text)
         service = started
+        serviceStart = (command, ready, text)
         #expect(started.waitFor(ready), "\(command): \(started.output)")
     }
 

@@ -1,0 +1,83 @@
+import Foundation
+@preconcurrency import Glibc
+
+/// One writer per store: `PATH.lock` beside the database, held with flock for the life of the
+/// service, naming the holder's pid and endpoints for a second service to print. See
+/// docs/RELIABILITY.md, "One writer per store".
+///
+/// A sidecar file, not a lock on the database: SQLite holds POSIX (fcntl) locks on the database,
+/// and closing any other descriptor of that file would drop them.
+struct WriterLock {
+    let file: LockFile
+
+    /// The lock file's path for a store: beside the file the path resolves to, so two services
+    /// that reach one database through different links still meet at one lock (SQLite, too,
+    /// puts the `-wal` beside the resolved file).
+    static func path(forStore store: String) -> String {
+        if let resolved = resolve(store) { return resolved + ".lock" }
+        let directory = (store as NSString).deletingLastPathComponent
+        if let resolved = resolve(directory.isEmpty ? "." : directory) {
+            return resolved + "/" + (store as NSString).lastPathComponent + ".lock"
+        }
+        return store + ".lock"
+    }
+
+    private static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Takes the lock for the store at `storePath`; nil for a store that is not a file (none,
+    /// or SQLite's `:memory:`). Writes this process's pid into it at once.
+    static func acquire(storePath: String?) throws(ServiceError) -> WriterLock? {
+        guard let store = storePath, store != ":memory:" else { return nil }
+        let path = path(forStore: store)
+        do {
+            let file = try LockFile.acquire(path)
+            file.write("pid \(getpid())\n")
+            return WriterLock(file: file)
+        } catch {
+            throw ServiceError(error.code, message(for: error, store: store))
+        }
+    }
+
+    /// Adds the bound endpoints to the holder's record.
+    func announce(endpoints: [String]) {
+        let roles = ["command", "events"]
+        let lines = zip(roles, endpoints).map { "\($0) \($1)\n" }.joined()
+        file.write("pid \(getpid())\n" + lines)
+    }
+
+    /// Removes the lock file and drops the lock.
+    func release() { file.release() }
+
+    /// What a refused service prints: who holds the store and what to do.
+    static func message(for error: LockFileError, store: String) -> String {
+        switch error {
+        case .held:
+            let fields = Dictionary(error.holderFields, uniquingKeysWith: { first, _ in first })
+            var holder = "pid \(fields["pid"] ?? "unknown (it is just starting)")"
+            if let command = fields["command"] { holder += ", commands on \(command)" }
+            if let events = fields["events"] { holder += ", events on \(events)" }
+            return
+                "store \(store): in use by another countries serve (\(holder)); only one service may write a store. Stop that one first, point clients at it, or pass another --db"
+        case .cannotCreate(let path, let number):
+            let directory = (store as NSString).deletingLastPathComponent
+            if number == ENOENT, !directory.isEmpty {
+                return
+                    "store \(store): the directory \(directory) does not exist; create it or pass another --db"
+            }
+            return
+                "store \(store): cannot create its lock file \(path): \(String(cString: strerror(number))); the directory must be writable (SQLite also makes the -wal and -shm files there): make it writable, or pass another --db"
+        }
+    }
+}
+
+extension LockFileError {
+    /// The service's error code: another holder is `storeInUse`, anything else a store problem.
+    var code: ServiceError.Code {
+        if case .held = self { return .storeInUse }
+        return .store
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+@preconcurrency import Glibc
+import Testing
+
+/// One writer per store, and the pid file: a second `serve` on the same store (or pid file) is
+/// refused at once with exit 73, naming the holder; the lock dies with its process, so SIGKILL
+/// leaves nothing that blocks the next start. See docs/RELIABILITY.md, "One writer per store".
+@Suite(.timeLimit(.minutes(2)))
+struct OneWriterTests {
+    @Test func aSecondServiceOnTheSameStoreExits73NamingTheFirstAndWritesNothing() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        defer { first.stop(signal: SIGKILL) }
+        #expect(try first.run(["toggle", "France"]).exitCode == 0)
+        let files = [db, db + "-wal", db + "-shm"]
+        let before = files.map { FileManager.default.contents(atPath: $0) }
+
+        let second = try Countries.run(
+            [
+                "serve", "--db", db, "--command", "ipc://" + sandbox.file("c2"), "--events",
+                "ipc://" + sandbox.file("e2"),
+            ], timeout: .seconds(10))
+        #expect(second.exitCode == 73, "\(second)")
+        #expect(second.duration < .seconds(2), "not at once: \(second)")
+        #expect(second.stderr.contains("pid \(first.process.pid)"), "\(second)")
+        #expect(second.stderr.contains(sandbox.commandEndpoint), "\(second)")
+        #expect(second.stderr.contains(sandbox.eventsEndpoint), "\(second)")
+        #expect(second.stderr.contains(db) && second.stderr.contains("another --db"), "\(second)")
+
+        // The second neither bound its endpoints nor touched the store; the first still serves.
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("c2")))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("e2")))
+        #expect(files.map { FileManager.default.contents(atPath: $0) } == before, "the store changed")
+        #expect(first.process.isRunning)
+        let list = try first.run(["list", "--json"])
+        #expect(list.exitCode == 0 && list.stdout.contains("\"seq\":1"), "\(list)")
+    }
+
+    @Test func aStoreReachedThroughALinkIsTheSameStore() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        defer { first.stop(signal: SIGKILL) }
+        symlink(db, sandbox.file("link.db"))
+        symlink(sandbox.path, sandbox.file("dir"))
+        for other in [sandbox.file("link.db"), sandbox.file("dir") + "/countries.db"] {
+            let second = try Countries.run(
+                [
+                    "serve", "--db", other, "--command", "ipc://" + sandbox.file("c2"), "--events",
+                    "ipc://" + sandbox.file("e2"),
+                ], timeout: .seconds(10))
+            #expect(second.exitCode == 73, "\(other): \(second)")
+            #expect(second.stderr.contains("pid \(first.process.pid)"), "\(other): \(second)")
+        }
+    }
+
+    @Test func servicesRacingForOneStoreLeaveExactlyOneWriter() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let racers = try (0..<4).map { index in
+            try Countries.start([
+                "serve", "--db", db, "--command", "ipc://" + sandbox.file("c\(index)"), "--events",
+                "ipc://" + sandbox.file("e\(index)"),
+            ])
+        }
+        defer { for racer in racers { racer.stop(signal: SIGKILL) } }
+        // The losers exit at once; give them a bounded while.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while racers.filter(\.isRunning).count > 1 && ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
+        usleep(300_000)
+        let running = racers.filter(\.isRunning)
+        try #require(running.count == 1, "\(racers.map(\.stderrSoFar))")
+        for loser in racers where !loser.isRunning {
+            let ended = try loser.wait(timeout: .seconds(5))
+            #expect(ended.exitCode == 73, "\(ended)")
+            #expect(ended.stderr.contains("pid \(running[0].pid)"), "\(ended)")
+        }
+    }
+
+    @Test func afterSIGKILLANewServiceTakesTheStoreAtOnce() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        defer { first.stop(signal: SIGKILL) }
+        #expect(try first.run(["toggle", "France"]).exitCode == 0)
+        first.stop(signal: SIGKILL)
+        // The stale lock file is still there, naming a dead process; it must not matter.
+        #expect(FileManager.default.fileExists(atPath: db + ".lock"))
+
+        let killedAt = ContinuousClock.now
+        let second = try Service(in: sandbox, options: ["--db", db])
+        defer { second.stop(signal: SIGKILL) }
+        let ready = ContinuousClock.now - killedAt
+        #expect(ready < .seconds(5), "took \(ready)")
+        let list = try second.run(["list", "--json"])
+        #expect(list.exitCode == 0 && list.stdout.contains("\"seq\":1"), "\(list)")
+        let holder = try String(contentsOfFile: db + ".lock", encoding: .utf8)
+        #expect(holder.contains("pid \(second.process.pid)\n"), "\(holder)")
+
+        // A clean stop removes the lock file.
+        #expect(second.stop()?.exitCode == 0)
+        #expect(!FileManager.default.fileExists(atPath: db + ".lock"))
+    }
+
+    @Test func theStoreAndItsFilesAreOwnerOnly() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let service = try Service(in: sandbox, options: ["--db", db])
+        defer { service.stop(signal: SIGKILL) }
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        for file in [db, db + "-wal", db + "-shm", db + ".lock"] {
+            #expect(Self.mode(of: file) == 0o600, "\(file): \(String(Self.mode(of: file) ?? 0, radix: 8))")
+        }
+    }
+
+    @Test func anExistingStoreReadableByOthersIsTightenedAndLogged() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        #expect(try first.run(["toggle", "France"]).exitCode == 0)
+        first.stop(signal: SIGKILL)  // keeps the -wal and -shm
+        for file in [db, db + "-wal", db + "-shm"] { chmod(file, 0o644) }
+
+        let second = try Service(in: sandbox, options: ["--db", db])
+        defer { second.stop(signal: SIGKILL) }
+        for file in [db, db + "-wal", db + "-shm"] {
+            #expect(Self.mode(of: file) == 0o600, "\(file)")
+            #expect(
+                second.process.stderrSoFar.contains("\(file) was mode 0644"), "\(second.process.stderrSoFar)")
+        }
+        #expect(try second.run(["list", "--json"]).stdout.contains("\"seq\":1"))
+    }
+
+    @Test func inMemoryServicesTakeNoLock() throws {
+        let sandbox = try Sandbox()
+        let first = try Service(in: sandbox, options: ["--in-memory"])
+        defer { first.stop(signal: SIGKILL) }
+        let other = try Sandbox()
+        let second = try Service(in: other, options: ["--in-memory"])
+        defer { second.stop(signal: SIGKILL) }
+        #expect(first.process.isRunning && second.process.isRunning)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.path)
+        #expect(!leftovers.contains { $0.hasSuffix(".lock") }, "\(leftovers)")
+    }
+
+    /// Root ignores file modes, so the read-only directory is a read-only bind mount.
+    @Test(.enabled(if: FaultEnvironment.canMount, "skipped: mounting needs root (CAP_SYS_ADMIN)"))
+    func aReadOnlyDirectoryIsRefusedNamingTheLockFile() throws {
+        let sandbox = try Sandbox()
+        let directory = try FaultTemporaryDirectory()
+        defer { directory.remove() }
+        let view = try FaultReadOnlyView(of: directory.path)
+        defer { view.remove() }
+        let db = view.path + "/countries.db"
+        let result = try Countries.run(
+            ["serve", "--db", db, "--command", sandbox.commandEndpoint, "--events", sandbox.eventsEndpoint],
+            timeout: .seconds(10))
+        #expect(result.exitCode == 74, "\(result)")
+        #expect(
+            result.stderr.contains(db) && result.stderr.contains("countries.db.lock: Read-only file system"),
+            "\(result)")
+        #expect(result.stderr.contains("make it writable, or pass another --db"), "\(result)")
+    }
+
+    // MARK: - The pid file
+
+    @Test func servicesRacingForOnePidFileLeaveExactlyOne() throws {
+        let sandbox = try Sandbox()
+        let pidFile = sandbox.file("countries.pid")
+        let racers = try (0..<4).map { index in
+            try Countries.start([
+                "serve", "--in-memory", "--pidfile", pidFile, "--command",
+                "ipc://" + sandbox.file("c\(index)"),
+                "--events", "ipc://" + sandbox.file("e\(index)"),
+            ])
+        }
+        defer { for racer in racers { racer.stop(signal: SIGKILL) } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while racers.filter(\.isRunning).count > 1 && ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
+        usleep(300_000)
+        let running = racers.filter(\.isRunning)
+        try #require(running.count == 1, "\(racers.map(\.stderrSoFar))")
+        #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(running[0].pid)\n")
+        for loser in racers where !loser.isRunning {
+            let ended = try loser.wait(timeout: .seconds(5))
+            #expect(ended.exitCode == 73, "\(ended)")
+            #expect(ended.stderr.contains("held by process \(running[0].pid)"), "\(ended)")
+        }
+    }
+
+    @Test func aStalePidFileIsTakenOver() throws {
+        let sandbox = try Sandbox()
+        let pidFile = sandbox.file("countries.pid")
+        // A pid file left by a SIGKILL names a pid that may well be alive again (here: init).
+        try "1\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
+        let service = try Service(in: sandbox, options: ["--in-memory", "--pidfile", pidFile])
+        defer { service.stop(signal: SIGKILL) }
+        #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(service.process.pid)\n")
+
+        service.stop(signal: SIGKILL)
+        let next = try Service(in: sandbox, options: ["--in-memory", "--pidfile", pidFile])
+        defer { next.stop(signal: SIGKILL) }
+        #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(next.process.pid)\n")
+    }
+
+    @Test func aRefusedStoreLeavesThePidFileAlone() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("countries.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        defer { first.stop(signal: SIGKILL) }
+        let pidFile = sandbox.file("second.pid")
+        let second = try Countries.run(
+            [
+                "serve", "--db", db, "--pidfile", pidFile, "--command", "ipc://" + sandbox.file("c2"),
+                "--events", "ipc://" + sandbox.file("e2"),
+            ], timeout: .seconds(10))
+        #expect(second.exitCode == 73, "\(second)")
+        #expect(!FileManager.default.fileExists(atPath: pidFile))
+    }
+
+    static func mode(of path: String) -> mode_t? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return status.st_mode & 0o777
+    }
+}
