@@ -110,7 +110,7 @@ struct JSONWriter {
     }
 
     /// A reply without `status` fields, keys sorted: count, countries, country, error, events,
-    /// ok, seq.
+    /// more, ok, seq.
     mutating func reply(_ reply: Reply) {
         bytes.append(UInt8(ascii: "{"))
         if let count = reply.count {
@@ -142,6 +142,11 @@ struct JSONWriter {
                 event(item)
             }
             raw("],")
+        }
+        if let more = reply.more {
+            raw(#""more":"#)
+            bool(more)
+            bytes.append(UInt8(ascii: ","))
         }
         raw(#""ok":"#)
         bool(reply.ok)

@@ -30,8 +30,11 @@ public struct Reply: Equatable, Sendable, Codable {
     public var countries: [IndexedCountry]?
     /// The number of countries, for `count` and `status`.
     public var count: Int?
-    /// The events after `since`, for `history`.
+    /// The events after `since`, for `history`: at most one page (``Limits/historyPageEvents``).
     public var events: [Event]?
+    /// True on a `history` page that stops before the current seq: ask again with `since` set
+    /// to the last event's seq. Absent otherwise.
+    public var more: Bool?
     /// The failure, when `ok` is false.
     public var error: ErrorBody?
 
@@ -58,7 +61,7 @@ public struct Reply: Equatable, Sendable, Codable {
     public var subscribers: Int?
 
     private enum CodingKeys: String, CodingKey {
-        case ok, seq, country, countries, count, events, error, version
+        case ok, seq, country, countries, count, events, more, error, version
         case uptimeSeconds = "uptime_seconds"
         case visited
         case commandsServed = "commands_served"

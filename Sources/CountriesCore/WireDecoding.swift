@@ -116,6 +116,7 @@ enum WireDecoding {
         reply.countries = try present(fields, "countries").map { try countries($0, "countries") }
         reply.count = try present(fields, "count").map { try int($0, "count") }
         reply.events = try present(fields, "events").map { try array($0, "events").map(event) }
+        reply.more = try present(fields, "more").map { try bool($0, "more") }
         if let body = present(fields, "error") {
             let error = try object(body, "\"error\"")
             reply.error = Reply.ErrorBody(
