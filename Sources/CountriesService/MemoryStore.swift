@@ -14,8 +14,9 @@ protocol StateStore: AnyObject {
     func loadState() throws(StoreError) -> CountriesState
     /// The reply first sent to the request with this id, if it is remembered.
     func rememberedReply(for id: String) throws(SQLiteError) -> Data?
-    /// The events after `since`; nil when some are no longer kept or `since` is ahead.
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]?
+    /// The first `limit` events after `since`; nil when some are no longer kept or `since` is
+    /// ahead.
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]?
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
     func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64
     /// Writes a batch: all of it, or (when it throws) nothing.
@@ -23,6 +24,13 @@ protocol StateStore: AnyObject {
 }
 
 extension Store: StateStore {}
+
+extension StateStore {
+    /// Every event after `since` (tests, and callers that bound the count themselves).
+    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+        try events(after: since, currentSeq: currentSeq, limit: .max)
+    }
+}
 
 /// The `--in-memory` store without SQLite: the same semantics and limits as ``Store`` (the last
 /// ``Limits/retainedEvents`` events, the last ``Limits/retainedRequestIDs`` request ids), gone
@@ -51,14 +59,14 @@ final class MemoryStore: StateStore {
 
     func rememberedReply(for id: String) throws(SQLiteError) -> Data? { replies[id] }
 
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
         // Seqs are consecutive, so the position of `since + 1` is known.
         let start = eventsHead + Int(since + 1 - oldest)
-        return Array(events[start...])
+        return Array(events[start...].prefix(max(0, limit)))
     }
 
     func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
