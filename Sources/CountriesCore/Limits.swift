@@ -17,6 +17,12 @@ public enum Limits {
     /// needs 1; the JSON decoder takes time cubic in the depth (a 1 KiB request of 512 nested
     /// arrays took seconds), so deeper requests get `bad_request` before they are parsed.
     public static let maximumRequestNesting = 16
+    /// Most events in one `history` reply; the reply says `"more": true` when it stops short.
+    /// Bounds the work and the memory one request can cost: 500 events are about 40 KB.
+    public static let historyPageEvents = 500
+    /// Bytes (as estimated before encoding) after which a `history` page stops, so pages of
+    /// big `countries.reset` events stay small too; a page always holds at least one event.
+    public static let historyPageBytes = 64 * 1024
     /// Events kept for `history`.
     public static let retainedEvents = 10_000
     /// Request ids (with their replies) remembered for exactly-once retries.

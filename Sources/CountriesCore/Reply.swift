@@ -30,10 +30,10 @@ public struct Reply: Equatable, Sendable, Codable {
     public var countries: [IndexedCountry]?
     /// The number of countries, for `count` and `status`.
     public var count: Int?
-    /// The events after `since`, for `history`.
+    /// The events after `since`, for `history`: at most one page (``Limits/historyPageEvents``).
     public var events: [Event]?
-    /// In a `history` reply: true when more events follow the last one in `events` (v1.1 paging);
-    /// ask again with `since` set to the last seq received.
+    /// True on a `history` page that stops before the current seq: ask again with `since` set
+    /// to the last event's seq. Absent otherwise.
     public var more: Bool?
     /// The failure, when `ok` is false.
     public var error: ErrorBody?

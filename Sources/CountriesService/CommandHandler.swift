@@ -286,10 +286,14 @@ final class CommandHandler {
         return CountryName.quoted(text).dropFirst().dropLast().description
     }
 
+    /// One page of the events after `since`: at most ``Limits/historyPageEvents``, and no more
+    /// once ``Limits/historyPageBytes`` are reached (always at least one event), with `more`
+    /// when it stops before the current seq. A whole history in one reply cost 400 KB per
+    /// request at 5,000 events, which a peer that never reads could pile up by the thousand.
     private func history(since: UInt64) throws(CountriesError) -> Reply {
         let events: [Event]?
         do {
-            events = try store.events(after: since, currentSeq: state.seq)
+            events = try store.events(after: since, currentSeq: state.seq, limit: Limits.historyPageEvents)
         } catch {
             throw CountriesError(
                 .storageError, "reading the history failed (\(error.description)); retry later")
@@ -305,9 +309,29 @@ final class CommandHandler {
                 .historyTruncated,
                 "events after \(since) are no longer kept (the oldest is \(oldest)); take a fresh list")
         }
-        var reply = Reply(seq: state.seq, events: events)
+        var page: [Event] = []
+        var bytes = 0
+        for event in events {
+            if !page.isEmpty && bytes + CommandHandler.estimatedBytes(of: event) > Limits.historyPageBytes {
+                break
+            }
+            bytes += CommandHandler.estimatedBytes(of: event)
+            page.append(event)
+        }
+        var reply = Reply(seq: state.seq, events: page)
         reply.store = store.identity
+        if let last = page.last, last.seq < state.seq { reply.more = true }
         return reply
+    }
+
+    /// About the bytes `event` takes in a reply, without encoding it.
+    static func estimatedBytes(of event: Event) -> Int {
+        switch event.kind {
+        case .changed(let row), .added(let row), .removed(let row):
+            return 80 + row.name.utf8.count
+        case .reset(let rows):
+            return rows.reduce(48) { $0 + 40 + $1.name.utf8.count }
+        }
     }
 
     private func status() -> Reply {

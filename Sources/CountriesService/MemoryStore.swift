@@ -17,8 +17,9 @@ protocol StateStore: AnyObject {
     func loadState() throws(StoreError) -> CountriesState
     /// The request remembered under this id, with its first reply, if it is remembered.
     func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest?
-    /// The events after `since`; nil when some are no longer kept or `since` is ahead.
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]?
+    /// The first `limit` events after `since`; nil when some are no longer kept or `since` is
+    /// ahead.
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]?
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
     func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64
     /// Writes a batch: all of it, or (when it throws) nothing.
@@ -33,6 +34,13 @@ extension StateStore {
 }
 
 extension Store: StateStore {}
+
+extension StateStore {
+    /// Every event after `since` (tests, and callers that bound the count themselves).
+    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+        try events(after: since, currentSeq: currentSeq, limit: .max)
+    }
+}
 
 /// The `--in-memory` store without SQLite: the same semantics and limits as ``Store`` (the last
 /// ``Limits/retainedEvents`` events, the last ``Limits/retainedRequestIDs`` request ids), gone
@@ -63,14 +71,14 @@ final class MemoryStore: StateStore {
 
     func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? { remembered[id] }
 
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
         // Seqs are consecutive, so the position of `since + 1` is known.
         let start = eventsHead + Int(since + 1 - oldest)
-        return Array(events[start...])
+        return Array(events[start...].prefix(max(0, limit)))
     }
 
     func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {

@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import Synchronization
@@ -18,6 +19,8 @@ public struct RelayConfiguration: Sendable {
     public var allowsInsecureEndpoints = false
     /// Messages held per subscriber (and from the upstream) before dropping, as in the service.
     public var highWaterMark: Int32 = 10_000
+    /// Largest frame a subscriber may send (subscriptions only), as on the service's event socket.
+    public var maximumSubscriptionMessageBytes: Int64 = 512
 
     /// Creates a configuration.
     public init(upstream: String, downstream: String) {
@@ -26,14 +29,18 @@ public struct RelayConfiguration: Sendable {
     }
 }
 
-/// A forwarder for fan-out across hosts: libzmq's own `zmq_proxy` between an XSUB connected
-/// upstream and an XPUB bound for subscribers. Subscriptions travel up, events and heartbeats
-/// travel down unchanged, so `watch`, `select` and `on-change` work through it as they do
-/// against the service (they still send commands to the service itself).
+/// A forwarder for fan-out across hosts: an XSUB connected upstream, subscribed to everything,
+/// and an XPUB bound for subscribers, in manual mode so that only the protocol's topics are
+/// honoured as subscriptions (``SubscriptionFilter``, the service's rule). Events and
+/// heartbeats travel down unchanged, so `watch`, `select` and `on-change` work through it as
+/// they do against the service (they still send commands to the service itself).
 ///
-/// The proxy runs on its own thread, which owns the two sockets; the calling thread serves
-/// the ZAP handler (when CURVE is on) and waits for the stop signal, then shuts the context
-/// down, which is how `zmq_proxy` is meant to stop.
+/// Not `zmq_proxy`: it passes every subscription up and lets libzmq store each, a trie node
+/// per byte of its prefix, so one subscriber could take the relay's memory (and the service's).
+///
+/// The forwarding loop runs on its own thread, which owns the two sockets; the calling thread
+/// serves the ZAP handler (when CURVE is on) and waits for the stop signal, then shuts the
+/// context down, which ends the loop.
 public enum Relay {
     /// Runs the relay until `stop` says so.
     public static func run(
@@ -64,7 +71,7 @@ public enum Relay {
         let thread = Thread {
             proxyThread(configuration, context: context, outcome: outcome)
         }
-        thread.name = "relay-proxy"
+        thread.name = "relay-forward"
         thread.start()
 
         // Wait for the binds, so a busy port is an error at start, not a silent relay.
@@ -126,7 +133,7 @@ public enum Relay {
         case finished
     }
 
-    /// The proxy thread: makes and owns both sockets, binds, runs zmq_proxy until shutdown.
+    /// The forwarding thread: makes and owns both sockets, binds, forwards until shutdown.
     private static func proxyThread(
         _ configuration: RelayConfiguration, context: Context, outcome: borrowing Mutex<ProxyState>
     ) {
@@ -139,10 +146,12 @@ public enum Relay {
             }
             for socket in [upstream, downstream] {
                 try socket.setOption(.linger, 0)
-                try socket.setOption(.maxMessageSize, 64 << 20)
                 try socket.setOption(.heartbeatInterval, 5_000)
                 try socket.setOption(.heartbeatTimeout, 15_000)
             }
+            try upstream.setOption(.maxMessageSize, 64 << 20)
+            try downstream.setOption(.maxMessageSize, configuration.maximumSubscriptionMessageBytes)
+            try downstream.setOption(.xpubManual, true)
             try upstream.setOption(.receiveHighWaterMark, configuration.highWaterMark * 10)
             try downstream.setOption(.sendHighWaterMark, configuration.highWaterMark)
             if let security = configuration.security, let secretKey = security.certificate.secretKey {
@@ -167,11 +176,49 @@ public enum Relay {
                 return
             }
             try upstream.connect(configuration.upstream)
+            // Everything from upstream, whatever the subscribers ask: the XPUB filters per
+            // subscriber, and the upstream sees one fixed subscription from us.
+            try upstream.subscribe("")
             outcome.withLock { $0 = .running }
-            try proxy(frontend: upstream, backend: downstream)
+            try forward(from: upstream, to: downstream)
             outcome.withLock { $0 = .finished }
         } catch {
             outcome.withLock { $0 = .failed("\(error)") }
+        }
+    }
+
+    /// Passes messages down and honours the protocol's subscriptions until the context is shut
+    /// down (then returns normally). A bounded number of messages per turn keeps either
+    /// direction from starving the other.
+    private static func forward(from upstream: Socket, to downstream: Socket) throws(ZMQError) {
+        var poller = Poller()
+        let upstreamItem = poller.add(upstream)
+        let downstreamItem = poller.add(downstream)
+        do throws(ZMQError) {
+            while true {
+                let ready = try poller.poll(timeoutMilliseconds: 1_000)
+                if ready.isInterrupted { continue }
+                if ready.isReadable(upstreamItem) {
+                    for _ in 0..<1_000 {
+                        guard let frames = try upstream.receive(dontWait: true) else { break }
+                        // XPUB never blocks: a subscriber over its high-water mark misses it.
+                        try downstream.send(frames, dontWait: true)
+                    }
+                }
+                if ready.isReadable(downstreamItem) {
+                    for _ in 0..<1_000 {
+                        guard let frames = try downstream.receive(dontWait: true) else { break }
+                        guard frames.count == 1, let message = frames.first else { continue }
+                        switch SubscriptionFilter.decide(message) {
+                        case .subscribe(let prefix): try downstream.setOption(.subscribe, prefix)
+                        case .unsubscribe(let prefix): try downstream.setOption(.unsubscribe, prefix)
+                        case .ignore: continue
+                        }
+                    }
+                }
+            }
+        } catch  where error.isTerminated {
+            return
         }
     }
 }

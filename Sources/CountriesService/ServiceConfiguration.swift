@@ -17,11 +17,23 @@ public struct ServiceConfiguration: Sendable {
     public var version = "0.0.0"
     /// Most requests handled in one batch (one transaction, one fsync).
     public var maximumBatch = 256
+    /// Most `history` requests in one batch: each reads and encodes a page of up to
+    /// ``Limits/historyPageEvents`` events, and replies go out when the batch is done, so this
+    /// bounds how long a flood of them keeps other clients waiting.
+    public var maximumHistoryPerBatch = 8
     /// Messages held per subscriber before the PUB socket drops for that subscriber
     /// (ZMQ_SNDHWM): a slow subscriber loses events, never slows the service.
     public var subscriberHighWaterMark: Int32 = 10_000
-    /// Largest frame the sockets accept (ZMQ_MAXMSGSIZE); a peer sending more is disconnected.
+    /// Largest frame the command socket accepts (ZMQ_MAXMSGSIZE); a peer sending more is
+    /// disconnected.
     public var maximumMessageBytes: Int64 = 1 << 20
+    /// Largest frame the event socket accepts: subscriptions only, and no honoured one is over
+    /// 16 bytes; the CURVE handshake needs about 300. A bigger one disconnects its sender
+    /// before libzmq stores it (docs/RELIABILITY.md, "Bounds per peer").
+    public var maximumSubscriptionMessageBytes: Int64 = 512
+    /// Replies held per command peer that does not read them (ZMQ_SNDHWM); past it the ROUTER
+    /// drops that peer's replies, nobody else's. A page of `history` is at most 64 KiB.
+    public var replyHighWaterMark: Int32 = 1_000
     /// CURVE encryption and client allow-lists; nil serves plaintext.
     public var security: ServerSecurity?
     /// Whether plaintext tcp endpoints that are not loopback are allowed (`--insecure`).

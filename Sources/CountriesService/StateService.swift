@@ -5,7 +5,8 @@ import SystemSupport
 import ZeroMQ
 
 /// The state service: owns the list, answers commands on a ROUTER socket (plain REQ clients
-/// work), and publishes every committed change and a heartbeat on a PUB socket.
+/// work), and publishes every committed change and a heartbeat on an XPUB socket (a PUB that
+/// honours only the protocol's topics as subscriptions).
 ///
 /// One thread runs ``run(stopOn:)`` and owns both sockets; one `zmq_poll` waits on the command
 /// socket and the signal pipe together, with the next heartbeat as its timeout.
@@ -50,7 +51,11 @@ public final class StateService {
             // any key (with ZAP_ENFORCE_DOMAIN it would refuse every one instead).
             zap = try allowList.map { try ZAPHandler(context: context, allowList: $0, logger: logger) }
             commands = try context.makeSocket(.router)
-            events = try context.makeSocket(.pub)
+            // An XPUB in manual mode, so only the protocol's topics are ever subscribed: libzmq
+            // keeps a trie node per byte of each prefix a peer asks for (a 1 MB prefix cost
+            // about 27 MB), and nothing is published under any other prefix anyway.
+            events = try context.makeSocket(.xpub)
+            try events.setOption(.xpubManual, true)
             if let security = configuration.security, let secretKey = security.certificate.secretKey {
                 for socket in [commands, events] {
                     try socket.setOption(.curveServer, true)
@@ -74,10 +79,12 @@ public final class StateService {
             try eventsMonitor.connect("inproc://countries.monitor.events")
             for socket in [commands, events] {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
-                try socket.setOption(.maxMessageSize, configuration.maximumMessageBytes)
             }
+            try commands.setOption(.maxMessageSize, configuration.maximumMessageBytes)
+            try events.setOption(.maxMessageSize, configuration.maximumSubscriptionMessageBytes)
             try commands.setOption(.receiveHighWaterMark, 10_000)
-            try commands.setOption(.sendHighWaterMark, 10_000)
+            // Per peer: one that never reads its replies loses them past this, nobody else does.
+            try commands.setOption(.sendHighWaterMark, configuration.replyHighWaterMark)
             // Dead peers are noticed without traffic of our own.
             try commands.setOption(.heartbeatInterval, 5_000)
             try commands.setOption(.heartbeatTimeout, 15_000)
@@ -250,6 +257,7 @@ public final class StateService {
         let zapItem = zap.map { poller.add($0.socket) }
         let commandsMonitorItem = commandsMonitor.map { poller.add($0) }
         let eventsMonitorItem = poller.add(eventsMonitor)
+        let eventsItem = poller.add(events)
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
         var batch: [IncomingRequest] = []
@@ -278,6 +286,9 @@ public final class StateService {
             if ready.isReadable(eventsMonitorItem) {
                 readMonitor(eventsMonitor)
             }
+            if ready.isReadable(eventsItem) {
+                readSubscriptions()
+            }
             if ready.isReadable(commandItem) {
                 readBatch(into: &batch)
                 if !batch.isEmpty {
@@ -302,7 +313,8 @@ public final class StateService {
     /// Reads every request already queued, up to the batch limit, without waiting.
     private func readBatch(into batch: inout [IncomingRequest]) {
         let properties = zap == nil ? [] : ["User-Id"]
-        while batch.count < configuration.maximumBatch {
+        var costly = 0
+        while batch.count < configuration.maximumBatch && costly < configuration.maximumHistoryPerBatch {
             let message: ReceivedMessage?
             do {
                 message = try commands.receiveMessage(dontWait: true, properties: properties)
@@ -312,12 +324,40 @@ public final class StateService {
             }
             guard let message else { return }
             var request = StateService.split(message.frames)
+            if StateService.mayBeHistory(request.body) { costly += 1 }
             if zap != nil {
                 // The ZAP handler wrote "rw:KEY" or "ro:KEY"; anything else gets the least.
                 request.access =
                     message.properties["User-Id"]?.hasPrefix("rw:") == true ? .readWrite : .readOnly
             }
             batch.append(request)
+        }
+    }
+
+    /// Honours the subscriptions that are prefixes of the protocol's topics and drops the rest
+    /// (``SubscriptionFilter``); a bounded number per pass, so subscribers cannot starve commands.
+    private func readSubscriptions() {
+        for _ in 0..<1_000 {
+            guard let frames = try? events.receive(dontWait: true) else { return }
+            guard frames.count == 1, let message = frames.first else { continue }
+            do {
+                switch SubscriptionFilter.decide(message) {
+                case .subscribe(let prefix): try events.setOption(.subscribe, prefix)
+                case .unsubscribe(let prefix): try events.setOption(.unsubscribe, prefix)
+                case .ignore: continue
+                }
+            } catch {
+                logger.log(.warning, "applying a subscription failed: \(error)")
+            }
+        }
+    }
+
+    /// Whether a body may be a `history` request, without decoding it: the op's name is in it.
+    /// A false positive (a country called "history") only ends a batch early.
+    static func mayBeHistory(_ body: [Data]) -> Bool {
+        let needle = Array("history".utf8)
+        return body.contains { frame in
+            frame.count >= needle.count && frame.firstRange(of: needle) != nil
         }
     }
 

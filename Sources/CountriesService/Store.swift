@@ -95,7 +95,8 @@ final class Store {
             trimRequests = try database.prepare(
                 "DELETE FROM requests WHERE ordinal <= (SELECT max(ordinal) FROM requests) - ?1")
             selectRequest = try database.prepare("SELECT request, reply FROM requests WHERE id = ?1")
-            selectEvents = try database.prepare("SELECT body FROM events WHERE seq > ?1 ORDER BY seq")
+            selectEvents = try database.prepare(
+                "SELECT body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
         } catch let error as StoreError {
             throw error
@@ -274,14 +275,16 @@ extension Store {
         return RememberedRequest(id: id, request: request, reply: Data(reply))
     }
 
-    /// The events after `since`, or nil when some of them are no longer kept, or when `since`
-    /// is ahead of `currentSeq` (the caller's state is from another store: it must start over).
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
+    /// The first `limit` events after `since`, or nil when some of them are no longer kept, or
+    /// when `since` is ahead of `currentSeq` (the caller's state is from another store: it must
+    /// start over).
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
-        return try selectEvents.rows([.integer(Int64(since))]).compactMap { row in
+        let rows = try selectEvents.rows([.integer(Int64(since)), .integer(Int64(clamping: max(0, limit)))])
+        return rows.compactMap { row in
             guard case .blob(let bytes)? = row.first else { return nil }
             return try? Event.decode(Data(bytes))
         }

@@ -83,6 +83,10 @@ extension SocketOption where Value == Bool {
     public static var routerMandatory: Self { Self(ZMQ_ROUTER_MANDATORY) }
     /// `ZMQ_XPUB_VERBOSE`: an XPUB passes on every subscription, not just new ones.
     public static var xpubVerbose: Self { Self(ZMQ_XPUB_VERBOSE) }
+    /// `ZMQ_XPUB_MANUAL`: an XPUB hands every subscription up and applies none by itself; the
+    /// application sets ``SocketOption/subscribe`` (or ``SocketOption/unsubscribe``) right
+    /// after reading one, for the peer that sent it.
+    public static var xpubManual: Self { Self(ZMQ_XPUB_MANUAL) }
     /// `ZMQ_CONFLATE`: keep only the last message (single-part messages only).
     public static var conflate: Self { Self(ZMQ_CONFLATE) }
     /// `ZMQ_IPV6`: enable IPv6 on the socket.
@@ -119,6 +123,11 @@ extension SocketOption where Value == Data {
     /// A binary option not listed here.
     public init(_ name: Int32) { self.init(name: name, kind: .data) }
 
+    /// `ZMQ_SUBSCRIBE`: on a SUB, subscribe to a prefix; on an XPUB with ``xpubManual``, honour
+    /// the subscription just read, for the peer that sent it.
+    public static var subscribe: Self { Self(ZMQ_SUBSCRIBE) }
+    /// `ZMQ_UNSUBSCRIBE`: the opposite of ``subscribe``.
+    public static var unsubscribe: Self { Self(ZMQ_UNSUBSCRIBE) }
     /// `ZMQ_ROUTING_ID`: our identity as seen by a ROUTER peer (1…255 bytes, not starting with 0).
     public static var routingID: Self { Self(ZMQ_ROUTING_ID) }
 }

@@ -23,6 +23,8 @@ struct ClientCommand {
                 if !report(reply, asJSON: asJSON, describe: changedLine) { exitCode = ExitCode.refused }
             }
             return exitCode
+        case "history":
+            return try history(client, since: try command.seq("since") ?? 0, asJSON: asJSON)
         default:
             let reply = try send(client, try singleCommand())
             return report(reply, asJSON: asJSON, describe: describe) ? ExitCode.success : ExitCode.refused
@@ -51,6 +53,34 @@ struct ClientCommand {
                 message: "no such command: \(command.path.joined(separator: " "))",
                 exitCode: ExitCode.software)
         }
+    }
+
+    /// `history` pages through (each reply holds at most ``Limits/historyPageEvents``; `more`
+    /// says to ask again after the last seq). Text lines are printed page by page; `--json`
+    /// prints one reply holding every event, as a script expects.
+    private func history(_ client: CommandClient, since: UInt64, asJSON: Bool) throws -> Int32 {
+        var since = since
+        var all: [Event] = []
+        // Every page holds at least one event, and at most `retainedEvents` are kept: bounded.
+        for _ in 0...Limits.retainedEvents {
+            let reply = try send(client, .history(since: since))
+            guard reply.ok else {
+                return report(reply, asJSON: asJSON, describe: describe) ? ExitCode.success : ExitCode.refused
+            }
+            let events = reply.events ?? []
+            if asJSON {
+                all += events
+            } else {
+                for line in events.map(Output.describe) { Output.line(line) }
+            }
+            guard reply.more == true, let last = events.last else {
+                if asJSON { Output.json(Reply(seq: reply.seq, events: all)) }
+                return ExitCode.success
+            }
+            since = last.seq
+        }
+        throw CommandFailure(
+            message: "the history kept growing while it was read; try again", exitCode: ExitCode.unavailable)
     }
 
     private func send(_ client: CommandClient, _ command: Command) throws -> Reply {

@@ -62,6 +62,7 @@ import Testing
                     reply.events = (0..<Int.random(in: 0...3, using: &random)).map { _ in Self.event(&random)
                     }
                 }
+                if Int.random(in: 0..<4, using: &random) == 0 { reply.more = Bool.random(using: &random) }
                 if Int.random(in: 0..<10, using: &random) == 0 {
                     reply.error = .init(code: "x", message: "/")
                 }

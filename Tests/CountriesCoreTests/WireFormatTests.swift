@@ -37,6 +37,22 @@ import Testing
         #expect(bare.failure == CountriesError(.badRequest, "the service sent an error without details"))
     }
 
+    @Test func historyPageShapeWithMore() throws {
+        let event = Event(seq: 3, kind: .changed(IndexedCountry(index: 2, name: "France", visited: true)))
+        var reply = Reply(seq: 9, events: [event])
+        reply.more = true
+        let data = reply.encoded()
+        #expect(
+            text(data)
+                == #"{"events":[{"country":{"index":2,"name":"France","visited":true},"seq":3,"topic":"country.changed"}],"more":true,"ok":true,"seq":9}"#
+        )
+        #expect(try Reply.decode(data) == reply)
+        // An old service (or the last page) says nothing: `more` is absent, not false.
+        let last = try Reply.decode(Data(#"{"events":[],"ok":true,"seq":9}"#.utf8))
+        #expect(last.more == nil)
+        #expect(!text(Reply(seq: 9, events: []).encoded()).contains("more"))
+    }
+
     @Test func listReplyShape() throws {
         let reply = try standardState(seq: 5).answer(.list)
         let data = reply.encoded()

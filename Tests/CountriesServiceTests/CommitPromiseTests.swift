@@ -26,8 +26,8 @@ final class FailingStore: StateStore {
     func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? {
         try inner.rememberedRequest(for: id)
     }
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
-        try inner.events(after: since, currentSeq: currentSeq)
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
+        try inner.events(after: since, currentSeq: currentSeq, limit: limit)
     }
     func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
         try inner.oldestRetainedSeq(currentSeq: currentSeq)

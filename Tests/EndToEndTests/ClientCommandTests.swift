@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 import Testing
 
@@ -93,6 +94,27 @@ import Testing
 
         // Nothing refused changed anything.
         #expect(try jsonReply(try service.run(["count", "--json"]))["seq"] as? Int == 2)
+    }
+
+    /// The service answers `history` a page at a time; the command pages through to the end.
+    @Test func historyPagesThroughEveryEvent() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let total = Limits.historyPageEvents * 2 + 1
+        #expect(try BoundsFlood.toggles(total, at: sandbox.commandEndpoint) == total)
+
+        let text = try service.run(["history"])
+        #expect(text.exitCode == 0, "\(text)")
+        #expect(text.lines.count == total)
+        #expect(text.lines.last?.hasPrefix("\(total)  country.changed") == true, "\(text.lines.last ?? "")")
+        let json = try jsonReply(try service.run(["history", "--json", "--since", "1"]))
+        let events = try #require(json["events"] as? [[String: Any]])
+        let seqs = events.compactMap { $0["seq"] as? Int }
+        #expect(seqs.count == total - 1 && seqs.first == 2 && seqs.last == total, "\(seqs.count) events")
+        #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 + 1 == $1 }, "in order, none twice")
+        #expect(json["seq"] as? Int == total)
+        #expect(json["more"] == nil, "one reply holding everything: nothing more to ask")
     }
 
     @Test func setAddRemoveResetHistoryStatus() throws {

@@ -134,8 +134,15 @@ import ZeroMQ
 
         // Each reply and the stored event with its seq describe the same change.
         if total <= Limits.retainedEvents {
-            let history = try control.reply(#"{"op":"history","since":\#(initial.seq)}"#)
-            let events = history.events ?? []
+            // A page at a time (docs/PROTOCOL.md): ask again from the last seq while `more`.
+            var events: [Event] = []
+            var since = initial.seq
+            for _ in 0...(total / Limits.historyPageEvents + 1) {
+                let page = try control.reply(#"{"op":"history","since":\#(since)}"#)
+                events += page.events ?? []
+                guard page.more == true, let last = page.events?.last else { break }
+                since = last.seq
+            }
             #expect(events.count == total, "history has \(events.count) events")
             let byReply = Dictionary(acks.map { ($0.seq, $0) }, uniquingKeysWith: { first, _ in first })
             var mismatches = 0
