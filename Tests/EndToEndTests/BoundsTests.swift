@@ -9,6 +9,14 @@ import ZeroMQ
 ///
 /// Serialized: the memory and latency figures mean nothing if these tests compete.
 @Suite(.serialized) struct BoundsTests {
+    /// AddressSanitizer keeps freed memory in quarantine (256 MiB by default) and shadows every
+    /// byte, so resident memory says nothing about the service there; the bounds hold for real
+    /// builds, where they are asserted.
+    static let measuresMemory = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil
+    /// Under the sanitizers (scripts/test --sanitize) every process runs several times slower.
+    static let slowdown = max(
+        1, Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1)
+
     /// 60 subscriptions of 1 MB each from one raw XSUB socket: libzmq would keep a trie node per
     /// byte of each prefix (1.5 GiB and more before the bound).
     static let hugeSubscriptions = 60
@@ -26,7 +34,7 @@ import ZeroMQ
         let growth = try BoundsFlood.subscriptions(at: service.eventsEndpoint, pid: pid)
         ReliabilitySizes.report(
             "service growth after \(Self.hugeSubscriptions) x 1 MB subscriptions: \(growth / 1024) MiB")
-        #expect(growth < 64 * 1024, "the service grew by \(growth / 1024) MiB")
+        if Self.measuresMemory { #expect(growth < 64 * 1024, "the service grew by \(growth / 1024) MiB") }
 
         // A subscriber of the protocol's topics is still served.
         let heartbeat = try BoundsFlood.firstMessage(at: service.eventsEndpoint, prefix: "heartbeat")
@@ -51,7 +59,7 @@ import ZeroMQ
         let growth = try BoundsFlood.subscriptions(at: downstream, pid: relay.pid)
         ReliabilitySizes.report(
             "relay growth after \(Self.hugeSubscriptions) x 1 MB subscriptions: \(growth / 1024) MiB")
-        #expect(growth < 64 * 1024, "the relay grew by \(growth / 1024) MiB")
+        if Self.measuresMemory { #expect(growth < 64 * 1024, "the relay grew by \(growth / 1024) MiB") }
         #expect(try BoundsFlood.firstMessage(at: downstream, prefix: "") == "heartbeat")
     }
 
@@ -114,8 +122,10 @@ import ZeroMQ
         ReliabilitySizes.report(
             "history flood: peak growth \(growth / 1024) MiB, worst other-client latency \(worst.milliseconds) ms over \(answered) requests"
         )
-        #expect(growth < 256 * 1024, "the service grew by \(growth / 1024) MiB at peak")
-        #expect(worst < .seconds(1), "another client waited \(worst) for a reply")
+        if Self.measuresMemory {
+            #expect(growth < 256 * 1024, "the service grew by \(growth / 1024) MiB at peak")
+        }
+        #expect(worst < .seconds(1) * Self.slowdown, "another client waited \(worst) for a reply")
     }
 }
 
