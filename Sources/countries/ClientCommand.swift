@@ -7,6 +7,8 @@ import ZeroMQ
 /// The options of a one-shot client subcommand.
 protocol RequestOptions: ConnectedOptions {
     var json: Option<Bool> { get }
+    /// The group with the connection options for one command (the memberwise init).
+    init(connection: ConnectionOptions)
 }
 
 /// A one-shot client subcommand: send its requests, print the replies, exit. Each one is a type
@@ -23,6 +25,8 @@ protocol RequestSubcommand: Subcommand where Options: RequestOptions {
 }
 
 extension RequestSubcommand {
+    static var options: Options { Options(connection: .requests(by: name)) }
+
     func run() throws -> Int32 {
         let client = try ClientCommand(command)
         var exitCode = ExitCode.success

@@ -5,15 +5,17 @@ import Foundation
 // The one-shot client subcommands, one type each: their options, what they send and what they
 // print. ClientCommand.swift holds what they share.
 
+/// The options of a query that takes nothing but `--json` and the connection.
+struct JSONRequestOptions: RequestOptions {
+    let json = CommonOptions.json
+    let connection: ConnectionOptions
+}
+
 /// `countries list`.
 struct ListCommand: RequestSubcommand {
     static let name = "list"
     static let abstract = "Print every country, in order."
-    struct Options: RequestOptions {
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
-    static var options: Options { Options(connection: .requests(by: name)) }
+    typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -36,7 +38,6 @@ struct GetCommand: RequestSubcommand {
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -52,11 +53,7 @@ struct GetCommand: RequestSubcommand {
 struct CountCommand: RequestSubcommand {
     static let name = "count"
     static let abstract = "Print how many countries there are."
-    struct Options: RequestOptions {
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
-    static var options: Options { Options(connection: .requests(by: name)) }
+    typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -77,7 +74,6 @@ struct ToggleCommand: RequestSubcommand {
         let ifStore = CommonOptions.ifStore
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -111,7 +107,6 @@ struct SetCommand: RequestSubcommand {
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -134,7 +129,6 @@ struct AddCommand: RequestSubcommand {
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -157,7 +151,6 @@ struct RemoveCommand: RequestSubcommand {
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -179,7 +172,6 @@ struct ResetCommand: RequestSubcommand {
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -206,7 +198,6 @@ struct HistoryCommand: RequestSubcommand {
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }
-    static var options: Options { Options(connection: .requests(by: name)) }
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -224,11 +215,7 @@ struct HistoryCommand: RequestSubcommand {
 struct StatusCommand: RequestSubcommand {
     static let name = "status"
     static let abstract = "Print the service's status."
-    struct Options: RequestOptions {
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
-    static var options: Options { Options(connection: .requests(by: name)) }
+    typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil

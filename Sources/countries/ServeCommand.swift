@@ -27,7 +27,7 @@ struct ServeCommand: Subcommand {
         let db = Option(
             "db", value: "path",
             help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
-            default: Options.defaults.storePath ?? "countries.db")
+            default: ServiceConfiguration.defaultStorePath)
         let inMemory = Option(
             flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")
         let seed = Option(
