@@ -22,7 +22,8 @@ public final class CommandClient {
 
     /// Creates a client; nothing is connected until the first request.
     public init(
-        context: Context, endpoint: String, timeout: Duration = .seconds(2), tries: Int = 3,
+        context: Context, endpoint: String, timeout: Duration = Defaults.requestTimeout,
+        tries: Int = Defaults.requestTries,
         security: ClientSecurity? = nil
     ) {
         self.endpoint = endpoint

@@ -46,8 +46,8 @@ public final class LiveSubscription {
     /// Connects the SUB socket (subscribed to every topic, heartbeats included) and prepares
     /// the request channel; call ``start(now:)`` next.
     public init(
-        context: Context, endpoints: Endpoints, heartbeatInterval: Duration = .seconds(1),
-        requestTimeout: Duration = .seconds(2), security: ClientSecurity? = nil,
+        context: Context, endpoints: Endpoints, heartbeatInterval: Duration = Defaults.heartbeatInterval,
+        requestTimeout: Duration = Defaults.requestTimeout, security: ClientSecurity? = nil,
         eventsSecurity: ClientSecurity? = nil
     ) throws(ClientError) {
         self.endpoints = endpoints

@@ -27,7 +27,8 @@ public final class PendingRequests<Tag> {
 
     /// Creates an idle requester; nothing is connected until the first request.
     public init(
-        context: Context, endpoint: String, timeout: Duration = .seconds(2), tries: Int = 3,
+        context: Context, endpoint: String, timeout: Duration = Defaults.requestTimeout,
+        tries: Int = Defaults.requestTries,
         security: ClientSecurity? = nil
     ) {
         self.endpoint = endpoint

@@ -118,7 +118,7 @@ public struct SubscriptionMachine: Sendable {
     ///   - maximumRetryDelay: cap of the retry and probe backoff (which starts at one interval).
     ///   - bufferLimit: events kept while waiting for a snapshot or history.
     public init(
-        heartbeatInterval: Duration = .seconds(1), missedHeartbeatsBeforeStale: Int = 3,
+        heartbeatInterval: Duration = Defaults.heartbeatInterval, missedHeartbeatsBeforeStale: Int = 3,
         maximumRetryDelay: Duration = .seconds(5), bufferLimit: Int = 10_000
     ) {
         self.heartbeatInterval = heartbeatInterval

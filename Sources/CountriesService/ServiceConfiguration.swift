@@ -1,18 +1,20 @@
 import CountriesCore
 
-/// Everything `countries serve` can be told, with the defaults of DESIGN.md.
+/// Everything `countries serve` can be told, with its defaults (the command line shows these).
 public struct ServiceConfiguration: Sendable {
     /// Where commands are accepted (REQ/REP; the service binds a ROUTER).
-    public var commandEndpoint = "tcp://127.0.0.1:5555"
+    public var commandEndpoint = Defaults.commandEndpoint
     /// Where events are published (PUB).
-    public var eventsEndpoint = "tcp://127.0.0.1:5556"
+    public var eventsEndpoint = Defaults.eventsEndpoint
     /// The SQLite file (`:memory:` for SQLite's in-memory database); nil keeps the state in
     /// memory only, without SQLite.
-    public var storePath: String? = "countries.db"
+    public var storePath: String? = Self.defaultStorePath
+    /// The store a service uses unless told otherwise (`countries serve --db`).
+    public static let defaultStorePath = "countries.db"
     /// The list a new store starts from, and that `reset` puts back.
     public var seed: [Country] = SeedList.standard
     /// How often a heartbeat is published.
-    public var heartbeatInterval: Duration = .seconds(1)
+    public var heartbeatInterval = Defaults.heartbeatInterval
     /// The version `status` reports.
     public var version = "0.0.0"
     /// Most requests handled in one batch (one transaction, one fsync).

@@ -133,7 +133,7 @@ private struct WatchModel {
         let view = TableView(
             header: HeaderModel(
                 title: "countries watch",
-                endpoints: "commands tcp://127.0.0.1:5555 · events tcp://127.0.0.1:5556",
+                endpoints: "commands \(Defaults.commandEndpoint) · events \(Defaults.eventsEndpoint)",
                 phase: .live(seq: state.seq)),
             footer: FooterModel(
                 summary: FooterModel.summary(of: state),

@@ -4,68 +4,66 @@ import CountriesCore
 import Foundation
 import ZeroMQ
 
-/// The one-shot client subcommands: send a request, print the reply, exit.
-struct ClientCommand {
-    let command: ParsedCommand
-    let options: ClientOptions
+/// The options of a one-shot client subcommand.
+protocol RequestOptions: ConnectedOptions {
+    var json: Option<Bool> { get }
+    /// The group with the connection options for one command (the memberwise init).
+    init(connection: ConnectionOptions)
+}
+
+/// A one-shot client subcommand: send its requests, print the replies, exit. Each one is a type
+/// (RequestCommands.swift) that says what to send and how to describe the reply; a new one
+/// that leaves either out does not compile.
+protocol RequestSubcommand: Subcommand where Options: RequestOptions {
+    var command: ParsedValues<Options> { get }
+    /// The commands to send, one after the other (`toggle` sends one per target).
+    func requests() -> [Command]
+    /// The store a change needs the service to run on (`--if-store`); nil for a query.
+    var ifStore: String? { get }
+    /// The lines to print for a reply that is not a refusal.
+    func describe(_ reply: Reply) -> [String]
+}
+
+extension RequestSubcommand {
+    static var options: Options { Options(connection: .requests(by: name)) }
 
     func run() throws -> Int32 {
-        let context = try Context()
-        let client = options.makeClient(context: context)
-        let asJSON = command.flag("json")
-
-        switch command.path.last ?? "" {
-        case "toggle":
-            let ifSeq = try command.seq("if-seq")
-            var exitCode = ExitCode.success
-            for target in command.arguments("target") {
-                let reply = try send(client, .change(.toggle(command.reference(target), ifSeq: ifSeq)))
-                if !report(reply, asJSON: asJSON, describe: changedLine) { exitCode = ExitCode.refused }
-            }
-            return exitCode
-        case "history":
-            return try history(client, since: try command.seq("since") ?? 0, asJSON: asJSON)
-        default:
-            let reply = try send(client, try singleCommand())
-            return report(reply, asJSON: asJSON, describe: describe) ? ExitCode.success : ExitCode.refused
+        let client = try ClientCommand(command)
+        var exitCode = ExitCode.success
+        for request in requests() {
+            let reply = try client.send(request, ifStore: ifStore)
+            if !client.report(reply, describe: describe) { exitCode = ExitCode.refused }
         }
+        return exitCode
     }
+}
 
-    private func singleCommand() throws -> Command {
-        let target = { () -> CountryReference in command.reference(command.argument("target") ?? "") }
-        switch command.path.last ?? "" {
-        case "list": return .query(.list)
-        case "count": return .query(.count)
-        case "get": return .query(.get(target()))
-        case "set":
-            guard let visited = try command.bool("visited") else {
-                throw command.usageError("Missing expected argument '--visited <bool>'")
-            }
-            return .change(.set(target(), visited: visited, ifSeq: try command.seq("if-seq")))
-        case "add":
-            return .change(.add(name: command.argument("name") ?? "", visited: command.flag("visited")))
-        case "remove": return .change(.remove(target()))
-        case "reset": return .change(.reset)
-        case "history": return .history(since: try command.seq("since") ?? 0)
-        case "status": return .status
-        default:
-            throw CommandFailure(
-                message: "no such command: \(command.path.joined(separator: " "))",
-                exitCode: ExitCode.software)
-        }
+/// What the one-shot client subcommands share: the client, sending with a hint when nobody
+/// answers, printing a reply as text or JSON.
+struct ClientCommand {
+    let options: ClientOptions
+    let asJSON: Bool
+    private let context: Context
+    private let client: CommandClient
+
+    init<Options: RequestOptions>(_ command: ParsedValues<Options>) throws {
+        options = try ClientOptions(command)
+        asJSON = command[\.json]
+        context = try Context()
+        client = options.makeClient(context: context)
     }
 
     /// `history` pages through (each reply holds at most ``Limits/historyPageEvents``; `more`
     /// says to ask again after the last seq). Text lines are printed page by page; `--json`
     /// prints one reply holding every event, as a script expects.
-    private func history(_ client: CommandClient, since: UInt64, asJSON: Bool) throws -> Int32 {
+    func history(since: UInt64, describe: (Reply) -> [String]) throws -> Int32 {
         var since = since
         var all: [Event] = []
         // Every page holds at least one event, and at most `retainedEvents` are kept: bounded.
         for _ in 0...Limits.retainedEvents {
-            let reply = try send(client, .history(since: since))
+            let reply = try send(.history(since: since), ifStore: nil)
             guard reply.ok else {
-                return report(reply, asJSON: asJSON, describe: describe) ? ExitCode.success : ExitCode.refused
+                return report(reply, describe: describe) ? ExitCode.success : ExitCode.refused
             }
             let events = reply.events ?? []
             if asJSON {
@@ -83,9 +81,9 @@ struct ClientCommand {
             message: "the history kept growing while it was read; try again", exitCode: ExitCode.unavailable)
     }
 
-    private func send(_ client: CommandClient, _ command: Command) throws -> Reply {
+    func send(_ command: Command, ifStore: String?) throws -> Reply {
         do {
-            guard case .change = command, let ifStore = self.command.value("if-store") else {
+            guard case .change = command, let ifStore else {
                 return try client.send(command)
             }
             return try client.send(Request(id: RequestID.make(), command: command, ifStore: ifStore))
@@ -103,7 +101,7 @@ struct ClientCommand {
     }
 
     /// Prints the reply; false when it was a refusal.
-    private func report(_ reply: Reply, asJSON: Bool, describe: (Reply) -> [String]) -> Bool {
+    func report(_ reply: Reply, describe: (Reply) -> [String]) -> Bool {
         if asJSON {
             Output.json(reply)
         }
@@ -117,55 +115,9 @@ struct ClientCommand {
         return true
     }
 
-    private func changedLine(_ reply: Reply) -> [String] {
+    /// `France: visited (seq 12)`: what a change of the flag says.
+    static func changedLine(_ reply: Reply) -> [String] {
         guard let country = reply.country else { return [] }
         return ["\(country.name): \(Output.visitedWord(country.visited)) (seq \(reply.seq ?? 0))"]
-    }
-
-    private func describe(_ reply: Reply) -> [String] {
-        switch command.path.last ?? "" {
-        case "list":
-            let rows = reply.countries ?? []
-            let visited = rows.filter(\.visited).count
-            return Output.table(rows) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
-        case "get":
-            return reply.country.map { Output.table([$0]) } ?? []
-        case "count":
-            return ["\(reply.count ?? 0)"]
-        case "set":
-            return changedLine(reply)
-        case "add":
-            guard let country = reply.country else { return [] }
-            return ["Added \(country.name) at index \(country.index) (seq \(reply.seq ?? 0))"]
-        case "remove":
-            guard let country = reply.country else { return [] }
-            return ["Removed \(country.name) from index \(country.index) (seq \(reply.seq ?? 0))"]
-        case "reset":
-            return ["Reset to \(reply.countries?.count ?? 0) countries (seq \(reply.seq ?? 0))"]
-        case "history":
-            return (reply.events ?? []).map(Output.describe)
-        case "status":
-            return statusLines(reply)
-        default:
-            return []
-        }
-    }
-
-    private func statusLines(_ reply: Reply) -> [String] {
-        var lines = [
-            "version:          \(reply.version ?? "?")",
-            "seq:              \(reply.seq ?? 0)",
-            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
-            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
-            "commands served:  \(reply.commandsServed ?? 0)",
-            "commands refused: \(reply.commandsRefused ?? 0)",
-            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
-        ]
-        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
-        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
-        if let endpoints = reply.endpoints {
-            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
-        }
-        return lines
     }
 }

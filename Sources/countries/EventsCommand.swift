@@ -8,15 +8,12 @@ import Foundation
 /// what the machine's snapshots skip from `history`; when that is impossible (history gone, or
 /// another store) it says so on stderr and goes on from the service's seq.
 struct EventsCommand {
-    let command: ParsedCommand
+    let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
-        let asJSON = command.flag("json")
-        let since = try command.seq("since")
-        let limit = try command.int("count") ?? Int.max
-        guard limit > 0 else {
-            throw command.usageError("--count must be at least 1")
-        }
+        let asJSON = command[\.json]
+        let since = command[\.since]
+        let limit = command[\.count] ?? Int.max
         let setup = try SubscriberSetup(command)
         let fetcher = HistoryFetcher(client: setup.options.makeClient(context: setup.context))
         var feed = EventFeed(start: since.map { .after(.init(store: nil, seq: $0)) } ?? .now)

@@ -59,16 +59,31 @@ enum KeyFiles {
 }
 
 /// `countries keygen NAME`: writes NAME.key (mode 0600) and NAME.pub.
-struct KeygenCommand {
-    let command: ParsedCommand
+struct KeygenCommand: Subcommand {
+    static let name = "keygen"
+    static let abstract = "Make a CURVE key pair: NAME.key (secret, mode 0600) and NAME.pub."
+    static let discussion: String? = """
+        Give NAME.pub to the other side: a client's goes in the service's --allow directory, the \
+        service's is every client's --server-key. Keep NAME.key private.
+        """
+
+    struct Options: OptionGroup {
+        let name = Argument(
+            "name", help: "The file name to write, without extension (may include a directory).")
+        let force = Option(flag: "force", help: "Overwrite existing key files.")
+    }
+    static var options: Options { Options() }
+
+    let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
-        guard let name = command.argument("name"), !name.isEmpty else {
+        let name = command[\.name]
+        guard !name.isEmpty else {
             throw command.usageError("Missing expected argument '<name>'")
         }
         let secretPath = name + ".key"
         let publicPath = name + ".pub"
-        let force = command.flag("force")
+        let force = command[\.force]
         for path in [secretPath, publicPath] where !force && FileManager.default.fileExists(atPath: path) {
             throw CommandFailure(
                 message:

@@ -16,7 +16,7 @@ import ZeroMQ
 /// With `--cursor FILE` the position survives restarts: the file holds the store and the last
 /// seq whose command finished, and a new run starts after it.
 struct OnChangeCommand {
-    let command: ParsedCommand
+    let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
         guard let executable = command.trailing.first else {
@@ -24,8 +24,8 @@ struct OnChangeCommand {
                 "Missing the command to run after '--', e.g. countries on-change -- ./notify.sh")
         }
         let arguments = Array(command.trailing.dropFirst())
-        let cursor = command.value("cursor").map(CursorFile.init(path:))
-        var start: EventFeed.Start = command.flag("initial") ? .snapshot : .now
+        let cursor = command[\.cursor].map(CursorFile.init(path:))
+        var start: EventFeed.Start = command[\.initial] ? .snapshot : .now
         do {
             if let saved = try cursor?.read() { start = .after(saved) }
         } catch {

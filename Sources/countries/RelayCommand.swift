@@ -1,36 +1,58 @@
 import ArgumentParsing
+import CountriesCore
 import CountriesService
 @preconcurrency import Glibc
 import SystemSupport
 
 /// `countries relay`: fan-out across hosts with libzmq's own proxy.
-struct RelayCommand {
-    let command: ParsedCommand
+struct RelayCommand: Subcommand {
+    static let name = "relay"
+    static let abstract = "Forward the event stream to more subscribers (XSUB/XPUB proxy)."
+    static let discussion: String? = """
+        Subscribers point --events at the relay and --command at the service. With --curve-key the \
+        relay requires CURVE from its subscribers (--allow/--allow-read), and with --server-key it \
+        also uses its key toward a CURVE upstream, whose allow-list must hold the relay's .pub.
+        """
+
+    struct Options: OptionGroup {
+        let from = Option(
+            "from", value: "endpoint", help: "The event endpoint to follow (a service or a relay).",
+            default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
+        let bind = Option(
+            "bind", value: "endpoint", help: "Where subscribers connect.", default: Defaults.relayEndpoint)
+        let curveKey = Option("curve-key", value: "file", help: "The relay's secret key file.")
+        let serverKey = Option(
+            "server-key", value: "file", help: "The upstream's public key file (for a CURVE upstream).")
+        let allow = Option(
+            repeating: "allow", value: "dir", help: "A directory of subscriber .pub keys to admit.")
+        let allowRead = Option(
+            repeating: "allow-read", value: "dir", help: "Same as --allow (a relay only reads).")
+        let insecure = Option(flag: "insecure", help: "Allow a plaintext --bind that is not loopback.")
+        let logLevel = CommonOptions.logLevel
+    }
+    static var options: Options { Options() }
+
+    let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
-        guard let levelName = command.value("log-level"), let level = LogLevel(name: levelName) else {
-            throw command.usageError("--log-level must be debug, info, warning or error")
-        }
-        var configuration = RelayConfiguration(
-            upstream: command.value("from") ?? "tcp://127.0.0.1:5556",
-            downstream: command.value("bind") ?? "tcp://127.0.0.1:5557")
-        configuration.allowsInsecureEndpoints = command.flag("insecure")
-        let allowed = command.values("allow") + command.values("allow-read")
-        if let keyPath = command.value("curve-key") {
+        var configuration = RelayConfiguration(upstream: command[\.from], downstream: command[\.bind])
+        configuration.allowsInsecureEndpoints = command[\.insecure]
+        let allowed = command[\.allow] + command[\.allowRead]
+        if let keyPath = command[\.curveKey] {
             let certificate = try KeyFiles.read(keyPath, wantSecret: true)
             guard !allowed.isEmpty else {
                 throw command.usageError("--curve-key needs --allow DIR: the subscriber keys to admit")
             }
             configuration.security = ServerSecurity(certificate: certificate, readWriteDirectories: allowed)
-            if let serverKey = command.value("server-key") {
+            if let serverKey = command[\.serverKey] {
                 configuration.upstreamServerKey = try KeyFiles.read(serverKey, wantSecret: false).publicKey
             }
-        } else if !allowed.isEmpty || command.value("server-key") != nil {
+        } else if !allowed.isEmpty || command[\.serverKey] != nil {
             throw command.usageError("--allow and --server-key need --curve-key (the relay's secret key)")
         }
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         do {
-            try Relay.run(configuration, logger: Logger(level: level), stopOn: signals)
+            try Relay.run(configuration, logger: Logger(level: command[\.logLevel]), stopOn: signals)
         } catch {
             let exitCode: Int32
             switch error.code {

@@ -17,19 +17,16 @@ struct SubscriberSetup {
     let subscription: LiveSubscription
     let options: ClientOptions
 
-    init(_ command: ParsedCommand) throws {
+    init<Options: SubscriberOptions>(_ command: ParsedValues<Options>) throws {
         options = try ClientOptions(command)
-        guard let heartbeat = try command.int("heartbeat-ms"), heartbeat >= 10 else {
-            throw command.usageError("--heartbeat-ms must be at least 10")
-        }
+        let heartbeat = command[\.heartbeat]
         context = try Context()
         do {
             subscription = try LiveSubscription(
                 context: context,
                 endpoints: .init(
-                    command: options.commandEndpoint, events: options.eventsEndpoint ?? "tcp://127.0.0.1:5556"
-                ),
-                heartbeatInterval: .milliseconds(heartbeat), requestTimeout: options.timeout,
+                    command: options.commandEndpoint, events: options.eventsEndpoint),
+                heartbeatInterval: heartbeat, requestTimeout: options.timeout,
                 security: options.security, eventsSecurity: options.eventsSecurity)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.usage)
@@ -40,13 +37,13 @@ struct SubscriberSetup {
 /// `countries watch`: the data source. A live table on a terminal; otherwise the whole table
 /// (or, with `--json`, the whole list as one JSON line) after every applied event.
 struct WatchCommand {
-    let command: ParsedCommand
+    let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
         let setup = try SubscriberSetup(command)
         let environment = ProcessInfo.processInfo.environment
         let terminal = Terminal()
-        if !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal {
+        if !command[\.json] && terminal.outputIsTerminal && terminal.inputIsTerminal {
             let capabilities = TerminalCapabilities(environment: environment, outputIsTerminal: true)
             try TableScreen(
                 mode: .watch, subscription: setup.subscription, toggles: nil, terminal: terminal,
@@ -55,7 +52,7 @@ struct WatchCommand {
             return ExitCode.success
         }
         let glyphs = TerminalCapabilities(environment: environment, outputIsTerminal: false).glyphs
-        let asJSON = command.flag("json")
+        let asJSON = command[\.json]
         try StateStream(subscription: setup.subscription).run { state, _ in
             if asJSON {
                 var snapshot = Reply(seq: state.seq, countries: state.rows)
@@ -77,7 +74,7 @@ struct WatchCommand {
 /// `countries select`: the interactive delegate: a cursor over the live table; Space or Enter
 /// toggles the country under it.
 struct SelectCommand {
-    let command: ParsedCommand
+    let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
         let terminal = Terminal()

@@ -1,0 +1,74 @@
+import ArgumentParsing
+import CountriesCore
+import CountriesService
+
+/// Declarations several subcommands share, written once.
+enum CommonOptions {
+    static var json: Option<Bool> {
+        Option(flag: "json", help: "Print the service's JSON reply on one line.")
+    }
+
+    /// A subscriber's idea of the service's heartbeat period.
+    static var heartbeat: Option<Duration> {
+        Option(
+            integer: "heartbeat-ms", value: "ms",
+            help: "The service's heartbeat period; 3 missed make the view stale.",
+            default: Defaults.heartbeatInterval.wholeMilliseconds
+        ).map { (milliseconds, command) throws(UsageError) in
+            guard milliseconds >= 10 else { throw command.usageError("--heartbeat-ms must be at least 10") }
+            return .milliseconds(milliseconds)
+        }
+    }
+
+    private static let targetHelp = "A country: its 0-based index or its name (case-insensitive)."
+
+    /// One country, by index or name.
+    static var target: Argument<CountryReference> {
+        Argument("target", help: targetHelp).map { text, _ in reference(text) }
+    }
+
+    /// One or more countries, by index or name.
+    static var targets: Argument<[CountryReference]> {
+        Argument(repeating: "target", help: targetHelp).map { texts, _ in texts.map(reference) }
+    }
+
+    /// A non-negative seq, or nil when not given.
+    static func seq(_ name: String, help: String) -> Option<UInt64?> {
+        Option<Int?>(integer: name, value: "seq", help: help).map { (value, command) throws(UsageError) in
+            guard let value else { return nil }
+            guard value >= 0 else { throw command.usageError("--\(name) must be 0 or more") }
+            return UInt64(value)
+        }
+    }
+
+    static var ifSeq: Option<UInt64?> {
+        seq("if-seq", help: "Only if the list is still at this seq (else: conflict).")
+    }
+
+    static var ifStore: Option<String?> {
+        Option(
+            "if-store", value: "id",
+            help: "Only if the service runs on this store (its `store` id; else: conflict).")
+    }
+
+    /// The least severe level a service or relay logs.
+    static var logLevel: Option<LogLevel> {
+        Option(
+            "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,
+            allowedValues: LogLevel.allCases.map(\.name)
+        ).map { (name, command) throws(UsageError) in
+            guard let level = LogLevel(name: name) else {
+                throw command.usageError("--log-level must be debug, info, warning or error")
+            }
+            return level
+        }
+    }
+
+    /// A target argument as a reference: digits are an index, anything else a name.
+    static func reference(_ text: String) -> CountryReference {
+        if let index = Int(text), text.allSatisfy(\.isNumber) || text.hasPrefix("-") {
+            return .index(index)
+        }
+        return .name(text)
+    }
+}

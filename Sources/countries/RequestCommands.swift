@@ -1,0 +1,242 @@
+import ArgumentParsing
+import CountriesCore
+import Foundation
+
+// The one-shot client subcommands, one type each: their options, what they send and what they
+// print. ClientCommand.swift holds what they share.
+
+/// The options of a query that takes nothing but `--json` and the connection.
+struct JSONRequestOptions: RequestOptions {
+    let json = CommonOptions.json
+    let connection: ConnectionOptions
+}
+
+/// `countries list`.
+struct ListCommand: RequestSubcommand {
+    static let name = "list"
+    static let abstract = "Print every country, in order."
+    typealias Options = JSONRequestOptions
+
+    let command: ParsedValues<Options>
+    let ifStore: String? = nil
+
+    func requests() -> [Command] { [.query(.list)] }
+
+    func describe(_ reply: Reply) -> [String] {
+        let rows = reply.countries ?? []
+        let visited = rows.filter(\.visited).count
+        return Output.table(rows) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
+    }
+}
+
+/// `countries get TARGET`.
+struct GetCommand: RequestSubcommand {
+    static let name = "get"
+    static let abstract = "Print one country."
+    struct Options: RequestOptions {
+        let target = CommonOptions.target
+        let json = CommonOptions.json
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    let ifStore: String? = nil
+
+    func requests() -> [Command] { [.query(.get(command[\.target]))] }
+
+    func describe(_ reply: Reply) -> [String] {
+        reply.country.map { Output.table([$0]) } ?? []
+    }
+}
+
+/// `countries count`.
+struct CountCommand: RequestSubcommand {
+    static let name = "count"
+    static let abstract = "Print how many countries there are."
+    typealias Options = JSONRequestOptions
+
+    let command: ParsedValues<Options>
+    let ifStore: String? = nil
+
+    func requests() -> [Command] { [.query(.count)] }
+
+    func describe(_ reply: Reply) -> [String] { ["\(reply.count ?? 0)"] }
+}
+
+/// `countries toggle TARGET...`: one request per target, in order.
+struct ToggleCommand: RequestSubcommand {
+    static let name = "toggle"
+    static let abstract = "Flip the visited flag of one or more countries."
+    struct Options: RequestOptions {
+        let targets = CommonOptions.targets
+        let json = CommonOptions.json
+        let ifSeq = CommonOptions.ifSeq
+        let ifStore = CommonOptions.ifStore
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    var ifStore: String? { command[\.ifStore] }
+
+    func requests() -> [Command] {
+        command[\.targets].map { .change(.toggle($0, ifSeq: command[\.ifSeq])) }
+    }
+
+    func describe(_ reply: Reply) -> [String] { ClientCommand.changedLine(reply) }
+}
+
+/// `countries set TARGET --visited BOOL`.
+struct SetCommand: RequestSubcommand {
+    static let name = "set"
+    static let abstract = "Set the visited flag of a country."
+    struct Options: RequestOptions {
+        let target = CommonOptions.target
+        let visited = Option<Bool>(
+            OptionSpec(
+                name: "visited", valueName: "bool", help: "The new value.", allowedValues: ["true", "false"],
+                isRequired: true)
+        ) { (command) throws(UsageError) in
+            // Required, so the parser has refused a command line without it.
+            guard let visited = try command.bool("visited") else {
+                throw command.usageError("Missing expected argument '--visited <bool>'")
+            }
+            return visited
+        }
+        let ifSeq = CommonOptions.ifSeq
+        let ifStore = CommonOptions.ifStore
+        let json = CommonOptions.json
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    var ifStore: String? { command[\.ifStore] }
+
+    func requests() -> [Command] {
+        [.change(.set(command[\.target], visited: command[\.visited], ifSeq: command[\.ifSeq]))]
+    }
+
+    func describe(_ reply: Reply) -> [String] { ClientCommand.changedLine(reply) }
+}
+
+/// `countries add NAME`.
+struct AddCommand: RequestSubcommand {
+    static let name = "add"
+    static let abstract = "Append a country to the list."
+    struct Options: RequestOptions {
+        let name = Argument("name", help: "The country's name (1 to 100 characters).")
+        let visited = Option(flag: "visited", help: "Add it as visited.")
+        let ifStore = CommonOptions.ifStore
+        let json = CommonOptions.json
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    var ifStore: String? { command[\.ifStore] }
+
+    func requests() -> [Command] { [.change(.add(name: command[\.name], visited: command[\.visited]))] }
+
+    func describe(_ reply: Reply) -> [String] {
+        guard let country = reply.country else { return [] }
+        return ["Added \(country.name) at index \(country.index) (seq \(reply.seq ?? 0))"]
+    }
+}
+
+/// `countries remove TARGET`.
+struct RemoveCommand: RequestSubcommand {
+    static let name = "remove"
+    static let abstract = "Remove a country; the rows after it move up one."
+    struct Options: RequestOptions {
+        let target = CommonOptions.target
+        let ifStore = CommonOptions.ifStore
+        let json = CommonOptions.json
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    var ifStore: String? { command[\.ifStore] }
+
+    func requests() -> [Command] { [.change(.remove(command[\.target]))] }
+
+    func describe(_ reply: Reply) -> [String] {
+        guard let country = reply.country else { return [] }
+        return ["Removed \(country.name) from index \(country.index) (seq \(reply.seq ?? 0))"]
+    }
+}
+
+/// `countries reset`.
+struct ResetCommand: RequestSubcommand {
+    static let name = "reset"
+    static let abstract = "Put back the list the service was started with."
+    struct Options: RequestOptions {
+        let ifStore = CommonOptions.ifStore
+        let json = CommonOptions.json
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    var ifStore: String? { command[\.ifStore] }
+
+    func requests() -> [Command] { [.change(.reset)] }
+
+    func describe(_ reply: Reply) -> [String] {
+        ["Reset to \(reply.countries?.count ?? 0) countries (seq \(reply.seq ?? 0))"]
+    }
+}
+
+/// `countries history`: pages through the kept events (``ClientCommand/history(since:describe:)``).
+struct HistoryCommand: RequestSubcommand {
+    static let name = "history"
+    static let abstract = "Print the events after a seq."
+    struct Options: RequestOptions {
+        let since = Option(
+            integer: "since", value: "seq", help: "Print the events after this seq.", default: 0
+        ).map {
+            (since, command) throws(UsageError) in
+            guard since >= 0 else { throw command.usageError("--since must be 0 or more") }
+            return UInt64(since)
+        }
+        let json = CommonOptions.json
+        let connection: ConnectionOptions
+    }
+
+    let command: ParsedValues<Options>
+    let ifStore: String? = nil
+
+    func run() throws -> Int32 {
+        try ClientCommand(command).history(since: command[\.since], describe: describe)
+    }
+
+    func requests() -> [Command] { [.history(since: command[\.since])] }
+
+    func describe(_ reply: Reply) -> [String] { (reply.events ?? []).map(Output.describe) }
+}
+
+/// `countries status`.
+struct StatusCommand: RequestSubcommand {
+    static let name = "status"
+    static let abstract = "Print the service's status."
+    typealias Options = JSONRequestOptions
+
+    let command: ParsedValues<Options>
+    let ifStore: String? = nil
+
+    func requests() -> [Command] { [.status] }
+
+    func describe(_ reply: Reply) -> [String] {
+        var lines = [
+            "version:          \(reply.version ?? "?")",
+            "seq:              \(reply.seq ?? 0)",
+            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
+            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
+            "commands served:  \(reply.commandsServed ?? 0)",
+            "commands refused: \(reply.commandsRefused ?? 0)",
+            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
+        ]
+        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
+        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
+        if let endpoints = reply.endpoints {
+            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
+        }
+        return lines
+    }
+}
