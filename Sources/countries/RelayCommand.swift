@@ -3,7 +3,7 @@ import CountriesService
 @preconcurrency import Glibc
 import SystemSupport
 
-/// `countries relay`: fan-out across hosts with libzmq's own proxy.
+/// `countries relay`: fan-out across hosts (``Relay``).
 struct RelayCommand {
     let command: ParsedCommand
 
@@ -30,7 +30,7 @@ struct RelayCommand {
         }
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         do {
-            try Relay.run(configuration, logger: Logger(level: level), stopOn: signals)
+            try Relay(configuration, logger: Logger(level: level)).run(stopOn: signals)
         } catch {
             let exitCode: Int32
             switch error.code {

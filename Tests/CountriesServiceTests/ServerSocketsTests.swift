@@ -48,7 +48,7 @@ struct ServerSocketsTests {
             }
             #expect(error?.code == .store)
             // The endpoints are free again: nothing listens on them.
-            #expect(!StateService.isLiveUnixSocket(configuration.commandEndpoint))
+            #expect(!ServerSockets.isLiveUnixSocket(configuration.commandEndpoint))
         }
         // Other suites run beside this one and hold contexts of their own; a leak would add
         // two threads per attempt.
@@ -78,7 +78,7 @@ struct ServerSocketsTests {
         let thread = Thread {
             defer { done.signal() }
             do throws(ServiceError) {
-                try Relay.run(relay, logger: logger, stopOn: stop)
+                try Relay(relay, logger: logger).run(stopOn: stop)
             } catch {
                 failure.value = error
             }
