@@ -119,7 +119,7 @@ final class ServerSockets {
         if Self.isLiveUnixSocket(endpoint) {
             throw ServiceError(
                 .bind,
-                "cannot bind the \(role) endpoint \(endpoint): Address already in use; another process (perhaps another countries serve) is using it; stop it or pick another path"
+                "cannot bind the \(role) endpoint \(endpoint): Address already in use; another process (perhaps another countries serve or relay) is using it; stop it or pick another path"
             )
         }
         do {
@@ -137,7 +137,7 @@ final class ServerSockets {
             switch error.code {
             case EADDRINUSE:
                 advice =
-                    "another process (perhaps another countries serve) is using it; stop it or pick another port"
+                    "another process (perhaps another countries serve or relay) is using it; stop it or pick another port"
             case EPROTONOSUPPORT, EINVAL:
                 advice = "use tcp://HOST:PORT or ipc:///path"
             default:

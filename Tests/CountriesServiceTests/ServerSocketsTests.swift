@@ -102,4 +102,21 @@ struct ServerSocketsTests {
         stop.signal(SIGHUP)
         #expect(logged("keeping the previous allow-lists"), "\(log.value)")
     }
+
+    @Test("A second relay on a live ipc endpoint is refused with advice, as a second service is")
+    func relayRefusesALiveIPCEndpoint() throws {
+        let directory = "/tmp/csr-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = RelayConfiguration(
+            upstream: "ipc://\(directory)/upstream", downstream: "ipc://\(directory)/downstream")
+        let logger = Logger(level: .error) { _ in }
+        let first = try Relay(configuration, logger: logger)
+        #expect(first.boundEndpoint == configuration.downstream)
+        let error = #expect(throws: ServiceError.self) { _ = try Relay(configuration, logger: logger) }
+        #expect(error?.code == .bind)
+        #expect(error?.message.contains("Address already in use") == true)
+        // The first still holds it.
+        #expect(ServerSockets.isLiveUnixSocket(configuration.downstream))
+    }
 }
