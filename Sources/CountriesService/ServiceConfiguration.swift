@@ -1,6 +1,6 @@
 import CountriesCore
 
-/// Everything `countries serve` can be told, with the defaults of DESIGN.md.
+/// Everything `countries serve` can be told, with its defaults (README.md, "Running it for real").
 public struct ServiceConfiguration: Sendable {
     /// Where commands are accepted (REQ/REP; the service binds a ROUTER).
     public var commandEndpoint = "tcp://127.0.0.1:5555"

@@ -9,18 +9,17 @@ import ZeroMQ
 /// took, and SIGHUP reports a reload that failed, in the relay as in the service.
 @Suite("Server sockets: cleanup on a failed start, SIGHUP in the relay")
 struct ServerSocketsTests {
-    /// libzmq's background threads in this process ("ZMQbg/..."): two per live context.
-    private func zmqThreads() -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { task in
-            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-            return name.hasPrefix("ZMQbg")
-        }.count
+    /// Threads and open file descriptors of this process: a live libzmq context holds two
+    /// threads (its reaper and I/O thread) and a few eventfds and an epoll descriptor.
+    private func threadsAndDescriptors() -> (threads: Int, descriptors: Int) {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 0
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 0
+        return (threads, descriptors)
     }
 
     @Test(
         "A service whose store cannot be opened, after its sockets are bound, leaves no context behind",
-        arguments: [false, true])
+        .serialized, arguments: [false, true])
     func failedStartReleasesEverything(curve: Bool) throws {
         let directory = "/tmp/css-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -41,7 +40,7 @@ struct ServerSocketsTests {
         }
         let logger = Logger(level: .error) { _ in }
         let attempts = 20
-        let before = zmqThreads()
+        let before = threadsAndDescriptors()
         for _ in 0..<attempts {
             let error = #expect(throws: ServiceError.self) {
                 _ = try StateService(configuration: configuration, logger: logger)
@@ -51,9 +50,14 @@ struct ServerSocketsTests {
             #expect(!ServerSockets.isLiveUnixSocket(configuration.commandEndpoint))
         }
         // Other suites run beside this one and hold contexts of their own; a leak would add
-        // two threads per attempt.
-        let grown = zmqThreads() - before
-        #expect(grown < attempts, "\(grown) more libzmq threads after \(attempts) failed starts")
+        // two threads and several descriptors per attempt.
+        let after = threadsAndDescriptors()
+        #expect(
+            after.threads - before.threads < attempts,
+            "\(after.threads - before.threads) more threads after \(attempts) failed starts")
+        #expect(
+            after.descriptors - before.descriptors < attempts,
+            "\(after.descriptors - before.descriptors) more descriptors after \(attempts) failed starts")
     }
 
     @Test(
@@ -120,3 +124,4 @@ struct ServerSocketsTests {
         #expect(ServerSockets.isLiveUnixSocket(configuration.downstream))
     }
 }
+
