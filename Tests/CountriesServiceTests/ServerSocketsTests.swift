@@ -124,4 +124,3 @@ struct ServerSocketsTests {
         #expect(ServerSockets.isLiveUnixSocket(configuration.downstream))
     }
 }
-
