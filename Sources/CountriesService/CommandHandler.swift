@@ -1,16 +1,5 @@
 import CountriesCore
 import Foundation
-import SQLite
-
-/// One request as it came off the wire: the return address to reply to and its body frames.
-struct IncomingRequest {
-    /// The routing frames (and empty delimiter) to put in front of the reply; opaque here.
-    var envelope: [Data]
-    /// The frames after the envelope; a valid request has exactly one.
-    var body: [Data]
-    /// What the client may do (read-only clients are refused changes).
-    var access: Access = .readWrite
-}
 
 /// What the socket loop must send, in order, after a batch is handled.
 enum Outgoing: Equatable {
@@ -249,7 +238,7 @@ final class CommandHandler {
     /// Commits the pending changes; on success the working state becomes the state, else it is
     /// thrown away and every pending request is told `storage_error`.
     private func commit(_ pending: [Pending], working: inout CountriesState) -> [Outgoing] {
-        var batch = Store.Batch()
+        var batch = StoreBatch()
         for change in pending {
             if let event = change.event { batch.events.append(event) }
             if let id = change.id {

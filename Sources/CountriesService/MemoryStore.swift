@@ -1,46 +1,5 @@
 import CountriesCore
 import Foundation
-import SQLite
-
-/// What the command handler needs from a store: the state at start, the request-id memory, the
-/// retained events, and one commit per batch. ``Store`` keeps them in SQLite; ``MemoryStore``,
-/// for `--in-memory`, in plain Swift values.
-protocol StateStore: AnyObject {
-    /// A path for `status`, or `:memory:`.
-    var path: String { get }
-    /// The store's identity (``StoreIdentity``): made when the store was created, kept across
-    /// restarts and resets, new for every in-memory store and for a file found to be a copy.
-    var identity: String { get }
-    /// Bytes on disk (0 in memory).
-    var sizeOnDisk: Int { get }
-    /// The state as stored.
-    func loadState() throws(StoreError) -> CountriesState
-    /// The request remembered under this id, with its first reply, if it is remembered.
-    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest?
-    /// The first `limit` events after `since`; nil when some are no longer kept or `since` is
-    /// ahead.
-    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]?
-    /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
-    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64
-    /// Writes a batch: all of it, or (when it throws) nothing.
-    func commit(_ batch: Store.Batch) throws(SQLiteError)
-}
-
-extension StateStore {
-    /// The reply first sent to the request with this id, if it is remembered.
-    func rememberedReply(for id: String) throws(SQLiteError) -> Data? {
-        try rememberedRequest(for: id)?.reply
-    }
-}
-
-extension Store: StateStore {}
-
-extension StateStore {
-    /// Every event after `since` (tests, and callers that bound the count themselves).
-    func events(after since: UInt64, currentSeq: UInt64) throws(SQLiteError) -> [Event]? {
-        try events(after: since, currentSeq: currentSeq, limit: .max)
-    }
-}
 
 /// The `--in-memory` store without SQLite: the same semantics and limits as ``Store`` (the last
 /// ``Limits/retainedEvents`` events, the last ``Limits/retainedRequestIDs`` request ids), gone
@@ -69,9 +28,9 @@ final class MemoryStore: StateStore {
 
     func loadState() throws(StoreError) -> CountriesState { CountriesState(countries: countries, seq: seq) }
 
-    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? { remembered[id] }
+    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? { remembered[id] }
 
-    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
@@ -81,11 +40,11 @@ final class MemoryStore: StateStore {
         return Array(events[start...].prefix(max(0, limit)))
     }
 
-    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
         eventsHead < events.count ? events[eventsHead].seq : currentSeq + 1
     }
 
-    func commit(_ batch: Store.Batch) throws(SQLiteError) {
+    func commit(_ batch: StoreBatch) throws(StateStoreError) {
         for event in batch.events {
             // The handler made these events from a valid state: they apply as they are.
             switch event.kind {

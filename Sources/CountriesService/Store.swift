@@ -9,15 +9,7 @@ import SQLite
 /// Every change goes in through ``commit(_:)``: one transaction that is on disk (WAL, full sync)
 /// before the caller sends a reply or publishes an event. The store knows the protocol's values
 /// but nothing of sockets.
-final class Store {
-    /// What a commit writes: the events of a batch of changes and the requests to remember.
-    struct Batch {
-        var events: [Event] = []
-        var requests: [RememberedRequest] = []
-
-        var isEmpty: Bool { events.isEmpty && requests.isEmpty }
-    }
-
+final class Store: StateStore {
     /// Where the store lives: `:memory:` for a store that dies with the process.
     let path: String
     /// The store's identity (``StoreIdentity``), kept in the file.
@@ -267,8 +259,8 @@ extension Store {
     }
 
     /// The request remembered under this id, with its first reply, if it is remembered.
-    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? {
-        let rows = try selectRequest.rows([.text(id)])
+    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
+        let rows = try running { () throws(SQLiteError) in try selectRequest.rows([.text(id)]) }
         guard let row = rows.first, row.count == 2, case .blob(let reply) = row[1] else { return nil }
         var request: Data?
         if case .blob(let bytes) = row[0] { request = Data(bytes) }
@@ -278,12 +270,14 @@ extension Store {
     /// The first `limit` events after `since`, or nil when some of them are no longer kept, or
     /// when `since` is ahead of `currentSeq` (the caller's state is from another store: it must
     /// start over).
-    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
-        let rows = try selectEvents.rows([.integer(Int64(since)), .integer(Int64(clamping: max(0, limit)))])
+        let rows = try running { () throws(SQLiteError) in
+            try selectEvents.rows([.integer(Int64(since)), .integer(Int64(clamping: max(0, limit)))])
+        }
         return rows.compactMap { row in
             guard case .blob(let bytes)? = row.first else { return nil }
             return try? Event.decode(Data(bytes))
@@ -291,8 +285,8 @@ extension Store {
     }
 
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
-    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
-        let rows = try selectOldestEvent.rows()
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+        let rows = try running { () throws(SQLiteError) in try selectOldestEvent.rows() }
         if case .integer(let oldest)? = rows.first?.first { return UInt64(oldest) }
         return currentSeq + 1
     }
@@ -312,7 +306,7 @@ extension Store {
 extension Store {
     /// Writes a batch in one transaction: the rows each event touches, the events, the new seq
     /// and the remembered replies. Nothing is written when it throws.
-    func commit(_ batch: Batch) throws(SQLiteError) {
+    func commit(_ batch: StoreBatch) throws(StateStoreError) {
         guard !batch.isEmpty else { return }
         do {
             try database.transaction {
@@ -335,9 +329,18 @@ extension Store {
                 }
             }
         } catch let error as SQLiteError {
-            throw error
+            throw StateStoreError(error.description)
         } catch {
-            throw SQLiteError(code: 1, message: "\(error)", operation: "commit")
+            throw StateStoreError("commit failed: \(error)")
+        }
+    }
+
+    /// Runs one SQLite call for a ``StateStore`` method: its failure in the store's terms.
+    private func running<Value>(_ body: () throws(SQLiteError) -> Value) throws(StateStoreError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw StateStoreError(error.description)
         }
     }
 

@@ -4,7 +4,7 @@ import CountriesService
 @preconcurrency import Glibc
 import SystemSupport
 
-/// `countries relay`: fan-out across hosts with libzmq's own proxy.
+/// `countries relay`: fan-out across hosts (``Relay``).
 struct RelayCommand: Subcommand {
     static let name = "relay"
     static let abstract = "Forward the event stream to more subscribers (XSUB/XPUB proxy)."
@@ -52,7 +52,7 @@ struct RelayCommand: Subcommand {
         }
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         do {
-            try Relay.run(configuration, logger: Logger(level: command[\.logLevel]), stopOn: signals)
+            try Relay(configuration, logger: Logger(level: command[\.logLevel])).run(stopOn: signals)
         } catch {
             let exitCode: Int32
             switch error.code {

@@ -23,19 +23,19 @@ final class FailingStore: StateStore {
     var identity: String { inner.identity }
     var sizeOnDisk: Int { inner.sizeOnDisk }
     func loadState() throws(StoreError) -> CountriesState { try inner.loadState() }
-    func rememberedRequest(for id: String) throws(SQLiteError) -> RememberedRequest? {
+    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
         try inner.rememberedRequest(for: id)
     }
-    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(SQLiteError) -> [Event]? {
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
         try inner.events(after: since, currentSeq: currentSeq, limit: limit)
     }
-    func oldestRetainedSeq(currentSeq: UInt64) throws(SQLiteError) -> UInt64 {
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
         try inner.oldestRetainedSeq(currentSeq: currentSeq)
     }
-    func commit(_ batch: Store.Batch) throws(SQLiteError) {
+    func commit(_ batch: StoreBatch) throws(StateStoreError) {
         guard !failing else {
             failedCommits += 1
-            throw SQLiteError(code: 5, message: "database is locked", operation: "commit")
+            throw StateStoreError("commit failed: database is locked (SQLITE_BUSY)")
         }
         commits += 1
         try inner.commit(batch)

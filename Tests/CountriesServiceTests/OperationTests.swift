@@ -3,7 +3,7 @@ import CountriesCore
 import Foundation
 import Testing
 
-/// Every op of DESIGN.md's table over real sockets, with the reply fields it promises.
+/// Every op of docs/PROTOCOL.md ("Requests") over real sockets, with the reply fields it promises.
 @Suite struct OperationTests {
     private let standardRows = SeedList.standard.enumerated().map { IndexedCountry($1, at: $0) }
 

@@ -61,6 +61,12 @@ final class PipeStopSource: StopSource, Sendable {
         _ = write(writeEnd, &byte, 1)
     }
 
+    /// Delivers `reason` (a signal number, such as SIGHUP) as the signal pipe would.
+    func signal(_ reason: Int32) {
+        var byte = UInt8(truncatingIfNeeded: reason)
+        _ = write(writeEnd, &byte, 1)
+    }
+
     func drain() -> [Int32] {
         var reasons: [Int32] = []
         var buffer = [UInt8](repeating: 0, count: 16)

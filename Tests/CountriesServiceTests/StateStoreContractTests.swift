@@ -19,8 +19,8 @@ import Testing
         }
     }
 
-    private func batch(_ changes: [Change], on state: inout CountriesState) throws -> Store.Batch {
-        var batch = Store.Batch()
+    private func batch(_ changes: [Change], on state: inout CountriesState) throws -> StoreBatch {
+        var batch = StoreBatch()
         for change in changes {
             if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
         }
@@ -80,12 +80,12 @@ import Testing
     func requestIDsAreTrimmedToTheRetainedNumber(kind: Kind) throws {
         let store = try make(kind)
         let total = Limits.retainedRequestIDs + 3
-        var first = Store.Batch()
+        var first = StoreBatch()
         first.requests = (0..<total - 1).map {
             RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
         }
         try store.commit(first)
-        var last = Store.Batch()
+        var last = StoreBatch()
         last.requests = [RememberedRequest(id: "id-\(total - 1)", reply: Data("reply \(total - 1)".utf8))]
         try store.commit(last)
         for gone in 0..<3 {
@@ -94,7 +94,7 @@ import Testing
         #expect(try store.rememberedReply(for: "id-3") == Data("reply 3".utf8))
         #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
         for round in 0..<(2 * Limits.retainedRequestIDs) {
-            var one = Store.Batch()
+            var one = StoreBatch()
             one.requests = [RememberedRequest(id: "r-\(round)", reply: Data([1]))]
             try store.commit(one)
         }

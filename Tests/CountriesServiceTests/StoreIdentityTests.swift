@@ -22,7 +22,7 @@ import Testing
         #expect(StoreIdentity.isWellFormed(first.identity))
         #expect(first.identityNote != nil, "a new store says it got an identity")
         var state = try first.loadState()
-        var batch = Store.Batch()
+        var batch = StoreBatch()
         for change in [Change.toggle(.index(2), ifSeq: nil), .reset] {
             if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
         }

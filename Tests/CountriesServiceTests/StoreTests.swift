@@ -24,8 +24,8 @@ import Testing
     private let seed = SeedList.standard
 
     /// Applies `changes` to `state`, returning the batch that commits them.
-    private func batch(_ changes: [Change], on state: inout CountriesState) throws -> Store.Batch {
-        var batch = Store.Batch()
+    private func batch(_ changes: [Change], on state: inout CountriesState) throws -> StoreBatch {
+        var batch = StoreBatch()
         for change in changes {
             if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
         }
@@ -53,7 +53,7 @@ import Testing
                         .set(.name("Italy"), visited: true),
                     ],
                     on: &state))
-            var remembered = Store.Batch()
+            var remembered = StoreBatch()
             remembered.requests = [
                 RememberedRequest(id: "r-1", request: Data("{}".utf8), reply: Data("first reply".utf8))
             ]
@@ -120,12 +120,12 @@ import Testing
         let scratch = try Scratch()
         let store = try Store(path: scratch.path, seed: seed)
         let total = Limits.retainedRequestIDs + 3
-        var first = Store.Batch()
+        var first = StoreBatch()
         first.requests = (0..<total - 1).map {
             RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
         }
         try store.commit(first)
-        var last = Store.Batch()
+        var last = StoreBatch()
         last.requests = [RememberedRequest(id: "id-\(total - 1)", reply: Data("reply \(total - 1)".utf8))]
         try store.commit(last)
 

@@ -1,0 +1,126 @@
+import CountriesCore
+import Foundation
+import Testing
+import ZeroMQ
+
+@testable import CountriesService
+
+/// What the service and the relay share (``ServerSockets``): a start that fails gives back all it
+/// took, and SIGHUP reports a reload that failed, in the relay as in the service.
+@Suite("Server sockets: cleanup on a failed start, SIGHUP in the relay")
+struct ServerSocketsTests {
+    /// Threads and open file descriptors of this process: a live libzmq context holds two
+    /// threads (its reaper and I/O thread) and a few eventfds and an epoll descriptor.
+    private func threadsAndDescriptors() -> (threads: Int, descriptors: Int) {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 0
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 0
+        return (threads, descriptors)
+    }
+
+    @Test(
+        "A service whose store cannot be opened, after its sockets are bound, leaves no context behind",
+        .serialized, arguments: [false, true])
+    func failedStartReleasesEverything(curve: Bool) throws {
+        let directory = "/tmp/css-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Not a database: the store fails to open, which happens after the binds.
+        try "not a countries store, not even SQLite".write(
+            toFile: "\(directory)/countries.db", atomically: true, encoding: .utf8)
+        let keys = try Curve.generateKeyPair()
+        try FileManager.default.createDirectory(atPath: "\(directory)/rw", withIntermediateDirectories: true)
+        var configuration = ServiceConfiguration()
+        configuration.commandEndpoint = "ipc://\(directory)/commands"
+        configuration.eventsEndpoint = "ipc://\(directory)/events"
+        configuration.storePath = "\(directory)/countries.db"
+        if curve {
+            configuration.security = ServerSecurity(
+                certificate: CurveCertificate(publicKey: keys.publicKey, secretKey: keys.secretKey),
+                readWriteDirectories: ["\(directory)/rw"])
+        }
+        let logger = Logger(level: .error) { _ in }
+        let attempts = 20
+        let before = threadsAndDescriptors()
+        for _ in 0..<attempts {
+            let error = #expect(throws: ServiceError.self) {
+                _ = try StateService(configuration: configuration, logger: logger)
+            }
+            #expect(error?.code == .store)
+            // The endpoints are free again: nothing listens on them.
+            #expect(!ServerSockets.isLiveUnixSocket(configuration.commandEndpoint))
+        }
+        // Other suites run beside this one and hold contexts of their own; a leak would add
+        // two threads and several descriptors per attempt.
+        let after = threadsAndDescriptors()
+        #expect(
+            after.threads - before.threads < attempts,
+            "\(after.threads - before.threads) more threads after \(attempts) failed starts")
+        #expect(
+            after.descriptors - before.descriptors < attempts,
+            "\(after.descriptors - before.descriptors) more descriptors after \(attempts) failed starts")
+    }
+
+    @Test(
+        "The relay says when a SIGHUP reload fails, and keeps the old allow-lists",
+        .enabled(if: Curve.isAvailable))
+    func relayReportsAFailedReload() throws {
+        let directory = "/tmp/csr-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: "\(directory)/rw", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try Curve.generateKeyPair()
+        var configuration = RelayConfiguration(
+            upstream: "ipc://\(directory)/upstream", downstream: "ipc://\(directory)/downstream")
+        configuration.security = ServerSecurity(
+            certificate: CurveCertificate(publicKey: server.publicKey, secretKey: server.secretKey),
+            readWriteDirectories: ["\(directory)/rw"])
+        let log = Box<[String]>([])
+        let logger = Logger(level: .info) { line in log.value.append(line) }
+        let stop = try PipeStopSource()
+        let done = DispatchSemaphore(value: 0)
+        let failure = Box<ServiceError?>(nil)
+        let relay = configuration
+        let thread = Thread {
+            defer { done.signal() }
+            do throws(ServiceError) {
+                try Relay(relay, logger: logger).run(stopOn: stop)
+            } catch {
+                failure.value = error
+            }
+        }
+        thread.start()
+        defer {
+            stop.stop()
+            #expect(done.wait(timeout: .now() + .seconds(10)) == .success, "the relay did not stop")
+        }
+        func logged(_ text: String) -> Bool {
+            let deadline = ContinuousClock.now + patience
+            while ContinuousClock.now < deadline {
+                if log.value.contains(where: { $0.contains(text) }) { return true }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return false
+        }
+        #expect(logged("relaying "), "\(log.value) \(String(describing: failure.value))")
+        // The directory goes: the reload cannot read it.
+        try FileManager.default.removeItem(atPath: "\(directory)/rw")
+        stop.signal(SIGHUP)
+        #expect(logged("keeping the previous allow-lists"), "\(log.value)")
+    }
+
+    @Test("A second relay on a live ipc endpoint is refused with advice, as a second service is")
+    func relayRefusesALiveIPCEndpoint() throws {
+        let directory = "/tmp/csr-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = RelayConfiguration(
+            upstream: "ipc://\(directory)/upstream", downstream: "ipc://\(directory)/downstream")
+        let logger = Logger(level: .error) { _ in }
+        let first = try Relay(configuration, logger: logger)
+        #expect(first.boundEndpoint == configuration.downstream)
+        let error = #expect(throws: ServiceError.self) { _ = try Relay(configuration, logger: logger) }
+        #expect(error?.code == .bind)
+        #expect(error?.message.contains("Address already in use") == true)
+        // The first still holds it.
+        #expect(ServerSockets.isLiveUnixSocket(configuration.downstream))
+    }
+}
