@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -21,9 +22,7 @@ struct ReadmeCommand: CustomStringConvertible {
     var description: String { "README.md:\(line): \(text)" }
 
     /// The README the tests read: the package's own.
-    static let readmePath = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md").path
+    static let readmePath = CountriesBinary.packageRoot + "/README.md"
 
     /// Every command in `markdown`, in the order they appear.
     static func extract(from markdown: String) -> [ReadmeCommand] {
@@ -143,14 +142,13 @@ final class ReadmeHost: Sendable {
     }
 
     /// Starts `sh -c script` in the namespace, in `directory`. The shell leads a process group of
-    /// its own (Foundation's Process makes every child one), so ``ReadmeShell/stop()`` reaches
-    /// every process of a pipeline, as Ctrl-C would.
+    /// its own, so ``ReadmeShell/stop()`` reaches every process of a pipeline, as Ctrl-C would.
     func shell(_ script: String, in directory: String, environment: [String: String]) throws -> ReadmeShell {
         ReadmeShell(
             script: script,
             process: try FaultProcess(
                 ip, ["netns", "exec", namespace, "env", "-C", directory, "/bin/sh", "-c", script],
-                environment: environment))
+                environment: environment, newProcessGroup: true))
     }
 
     func remove() {
@@ -179,7 +177,7 @@ struct ReadmeShell {
         while ContinuousClock.now < deadline {
             if output.contains(text) { return true }
             if !process.isRunning { return output.contains(text) }
-            Thread.sleep(forTimeInterval: 0.05)
+            sleep(for: .milliseconds(50))
         }
         return false
     }
@@ -188,10 +186,8 @@ struct ReadmeShell {
     /// exit status (128 + n for signal n).
     @discardableResult
     func stop() -> Int32? {
-        let group = process.pid
-        if process.isRunning { kill(-group, SIGINT) }
+        process.signalGroup(SIGINT)
         if let status = process.wait(timeout: .seconds(5)) { return status }
-        kill(-group, SIGKILL)
-        return process.wait(timeout: .seconds(5))
+        return process.crash()
     }
 }

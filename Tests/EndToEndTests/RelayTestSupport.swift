@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 // Hosts, a service, relays and subscribers for the relay tests in network namespaces. Built on
@@ -308,14 +309,10 @@ final class RelayToggler: @unchecked Sendable {
 
 /// Sleeps until `instant` (at once if it has passed).
 func relaySleep(until instant: ContinuousClock.Instant) {
-    let remaining = instant - .now
-    if remaining > .zero { Thread.sleep(forTimeInterval: Double(faultMilliseconds(remaining)) / 1000) }
+    sleep(for: instant - .now)
 }
 
 /// The heartbeat the relay tests run the service and subscribers with: 200 ms, doubled under
 /// the sanitizers (`COUNTRIES_TEST_SLOWDOWN`), whose slower processes otherwise miss three
 /// heartbeats now and then and go stale without any fault.
-let relayHeartbeatMilliseconds: String = {
-    let slowdown = Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1
-    return String(200 * min(max(slowdown, 1), 2))
-}()
+let relayHeartbeatMilliseconds = String(200 * min(testSlowdown, 2))

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -254,8 +255,8 @@ import ZeroMQ
                 otherLag != nil,
                 "the running watcher shows seq \(other.latest?.seq ?? 0) of \(duringStop.seq)")
             #expect(
-                !other.child.stderrText.contains("stale"),
-                "the running watcher went stale: \(other.child.stderrText)")
+                !other.child.stderr.text.contains("stale"),
+                "the running watcher went stale: \(other.child.stderr.text)")
             #expect((stuck.latest?.seq ?? 0) <= beforeStop.seq, "the stopped watcher printed while stopped")
 
             stuck.child.signal(SIGCONT)
@@ -264,7 +265,7 @@ import ZeroMQ
             #expect(
                 caughtUp != nil,
                 "the stopped watcher shows seq \(stuck.latest?.seq ?? 0) of \(duringStop.seq) after SIGCONT")
-            noticedGaps.append(stuck.child.stderrText.contains("stale"))
+            noticedGaps.append(stuck.child.stderr.text.contains("stale"))
             stuck.stop()
         }
         without.append(try flood())
