@@ -117,71 +117,33 @@ enum FaultCommand {
 /// deletes it.
 typealias FaultTemporaryDirectory = ScratchDirectory
 
-/// Two network namespaces of our own, "service" and "client", joined by a veth pair with a
-/// /30 between them. Nothing is put in the root namespace; ``remove()`` deletes both
-/// namespaces (and with them the veth pair).
+/// Two hosts of our own, "service" and "client" (network namespaces), joined by a veth pair
+/// with a /30 between them (a ``VirtualNetwork``). Nothing is put in the root namespace;
+/// ``remove()`` deletes both namespaces (and with them the veth pair).
 final class FaultNetworkPair: Sendable {
-    let serviceNamespace: String
-    let clientNamespace: String
-    let serviceAddress = "10.203.0.1"
-    let clientAddress = "10.203.0.2"
-    let serviceInterface = "cfsvc0"
-    let clientInterface = "cfcli0"
-    private let ip: String
+    let network: VirtualNetwork
 
     init() throws {
-        guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
-        self.ip = ip
-        let tag = "\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
-        serviceNamespace = "cf-svc-\(tag)"
-        clientNamespace = "cf-cli-\(tag)"
-        do {
-            try FaultCommand.check(ip, ["netns", "add", serviceNamespace])
-            try FaultCommand.check(ip, ["netns", "add", clientNamespace])
-            try FaultCommand.check(
-                ip,
-                [
-                    "-n", serviceNamespace, "link", "add", serviceInterface, "type", "veth", "peer", "name",
-                    clientInterface, "netns", clientNamespace,
-                ])
-            for (namespace, interface, address) in [
-                (serviceNamespace, serviceInterface, serviceAddress),
-                (clientNamespace, clientInterface, clientAddress),
-            ] {
-                try FaultCommand.check(ip, ["-n", namespace, "link", "set", "lo", "up"])
-                try FaultCommand.check(
-                    ip, ["-n", namespace, "addr", "add", "\(address)/30", "dev", interface])
-                try FaultCommand.check(ip, ["-n", namespace, "link", "set", interface, "up"])
-            }
-        } catch {
-            remove()
-            throw error
-        }
+        network = try VirtualNetwork(
+            hosts: ["svc", "cli"], links: [("svc", "cli")], prefix: "cf", subnet: "10.203")
     }
 
+    var serviceNamespace: String { network.namespace("svc") }
+    var clientNamespace: String { network.namespace("cli") }
+    var serviceAddress: String { network.address(of: "svc", toward: "cli") }
+    var clientAddress: String { network.address(of: "cli", toward: "svc") }
+
     /// Takes both ends of the link down, or brings them back up.
-    func setLink(up: Bool) throws {
-        for (namespace, interface) in [
-            (serviceNamespace, serviceInterface), (clientNamespace, clientInterface),
-        ] {
-            try FaultCommand.check(ip, ["-n", namespace, "link", "set", interface, up ? "up" : "down"])
-        }
-    }
+    func setLink(up: Bool) throws { try network.setLink("svc", "cli", up: up) }
 
     /// Drops everything the service's host sends to the client's host (a blackhole route), or
     /// stops dropping it: a one-way partition where requests arrive and replies are lost.
     func setServiceToClientDropped(_ dropped: Bool) throws {
-        try FaultCommand.check(
-            ip,
-            ["-n", serviceNamespace, "route", dropped ? "add" : "del", "blackhole", "\(clientAddress)/32"])
+        try network.run(on: "svc", ["route", dropped ? "add" : "del", "blackhole", "\(clientAddress)/32"])
     }
 
     /// Deletes both namespaces; the veth pair goes with them. Safe to call twice.
-    func remove() {
-        for namespace in [serviceNamespace, clientNamespace] {
-            _ = try? FaultCommand.run(ip, ["netns", "del", namespace], timeout: .seconds(10))
-        }
-    }
+    func remove() { network.remove() }
 }
 
 /// A tmpfs of a fixed size mounted on a directory of our own; ``remove()`` unmounts it.

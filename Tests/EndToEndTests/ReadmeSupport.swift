@@ -113,23 +113,22 @@ struct ReadmeCommand: CustomStringConvertible {
 /// names the service's host (here the same namespace) through `/etc/netns/NAME/hosts`, which
 /// `ip netns exec` mounts over `/etc/hosts`. ``remove()`` deletes the namespace and that file.
 final class ReadmeHost: Sendable {
-    let namespace: String
     /// README.md's stand-in for "an address of the host" (TEST-NET-1, RFC 5737).
     let hostAddress = "192.0.2.10"
+    private let network: VirtualNetwork
     private let ip: String
 
+    var namespace: String { network.namespace("h") }
+
     init() throws {
-        guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
+        guard let ip = SystemTool.path("ip") else { throw FaultError("no ip(8) here") }
         self.ip = ip
-        namespace = "readme-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
+        network = try VirtualNetwork(hosts: ["h"], links: [], prefix: "readme")
         do {
-            try FaultCommand.check(ip, ["netns", "add", namespace])
-            try FaultCommand.check(ip, ["-n", namespace, "link", "set", "lo", "up"])
-            try FaultCommand.check(
-                ip, ["-n", namespace, "link", "add", "rdm0", "type", "veth", "peer", "name", "rdm1"])
-            try FaultCommand.check(ip, ["-n", namespace, "addr", "add", "\(hostAddress)/24", "dev", "rdm0"])
+            try network.run(on: "h", ["link", "add", "rdm0", "type", "veth", "peer", "name", "rdm1"])
+            try network.run(on: "h", ["addr", "add", "\(hostAddress)/24", "dev", "rdm0"])
             for interface in ["rdm0", "rdm1"] {
-                try FaultCommand.check(ip, ["-n", namespace, "link", "set", interface, "up"])
+                try network.run(on: "h", ["link", "set", interface, "up"])
             }
             try FileManager.default.createDirectory(
                 atPath: "/etc/netns/\(namespace)", withIntermediateDirectories: true)
@@ -152,7 +151,7 @@ final class ReadmeHost: Sendable {
     }
 
     func remove() {
-        _ = try? FaultCommand.run(ip, ["netns", "del", namespace], timeout: .seconds(10))
+        network.remove()
         try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
     }
 }
