@@ -60,7 +60,7 @@ public final class TmuxSession: @unchecked Sendable {
 
     /// Kills the session; its processes (the pane's shell and its children) are stopped by pid:
     /// one stuck on its way out survives `kill-session`'s SIGHUP, and gets SIGTERM, then SIGKILL.
-    /// Then the private server goes. Safe to call twice.
+    /// Then the private server goes, with its socket file. Safe to call twice.
     public func kill() {
         let shell = lock.withLock {
             defer { panePID = nil }
@@ -76,6 +76,9 @@ public final class TmuxSession: @unchecked Sendable {
             }
         }
         tmux(["kill-server"])
+        // The server leaves its socket file behind; it is ours, so it goes too.
+        let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        unlink("\(directory)/tmux-\(getuid())/\(socketName)")
     }
 
     /// Runs `tmux -L SOCKET ARGS` with its output discarded (a server that `new-session` starts
