@@ -80,7 +80,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strictSettings),
+        // The one harness every test suite shares: the binary under test, child processes, scratch
+        // directories, tmux, bounded waits, a seeded generator (Tests/TestSupport).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
+
+        .testTarget(
+            name: "ZeroMQTests", dependencies: ["ZeroMQ", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strictSettings),
         .testTarget(
             name: "ArgumentParsingTests",
@@ -89,23 +95,25 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesCoreTests",
-            dependencies: ["CountriesCore"],
+            dependencies: ["CountriesCore", "TestSupport"],
             exclude: ["FuzzRegressions"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CountriesServiceTests",
-            dependencies: ["CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite"],
+            dependencies: [
+                "CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CountriesClientTests",
-            dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ"],
+            dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CountriesTerminalTests",
-            dependencies: ["CountriesTerminal", "CountriesCore"],
+            dependencies: ["CountriesTerminal", "CountriesCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         // Replays the fuzz target's kept inputs (Tests/CountriesCoreTests/FuzzRegressions).
@@ -122,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["countries", "ZeroMQ", "CountriesCore", "SQLite"],
+            dependencies: ["countries", "ZeroMQ", "CountriesCore", "SQLite", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,24 +1,9 @@
 import CountriesClient
 import CountriesCore
+import TestSupport
 import Testing
 
-/// A tiny seeded generator, so a failing run is reproduced by its seed alone.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound`.
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
+extension SplitMix64 {
     /// True with probability `percent` / 100.
     mutating func chance(_ percent: Double) -> Bool {
         Double(next() % 1_000_000) < percent * 10_000

@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import TestSupport
 import Testing
 
 /// A naive model of the list, written independently of `CountriesState`, to check it against.

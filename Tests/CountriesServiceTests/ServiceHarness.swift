@@ -1,18 +1,16 @@
 import CountriesClient
 import CountriesCore
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
 @testable import CountriesService
 
 /// How long any single wait in these tests may take: generous, for a loaded 2-core machine.
-/// Nothing waits this long when the code works. `COUNTRIES_TEST_SLOWDOWN` multiplies it:
-/// `scripts/test --sanitize` sets it, since sanitized code runs several times slower.
+/// Nothing waits this long when the code works. `testSlowdown` (`COUNTRIES_TEST_SLOWDOWN`, which
+/// `scripts/test --sanitize` sets) multiplies it, since sanitized code runs several times slower.
 let patience: Duration = .seconds(5) * testSlowdown
-
-/// `COUNTRIES_TEST_SLOWDOWN` (a whole number, at least 1); 1 when unset.
-let testSlowdown: Int = max(1, Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1)
 
 /// ``patience`` in milliseconds, for socket options.
 let patienceMilliseconds = Int32(patience / .milliseconds(1))
@@ -21,20 +19,6 @@ let patienceMilliseconds = Int32(patience / .milliseconds(1))
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A value handed between the test thread and the service thread.
-final class Box<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
 }
 
 /// Tells a service to stop: a plain pipe(2), readable once a byte is written.

@@ -1,4 +1,5 @@
 import CountriesCore
+import TestSupport
 import Testing
 
 @testable import CountriesTerminal
@@ -83,7 +84,7 @@ struct VirtualScreen {
     /// Whatever sequence of frames is drawn, the screen shows exactly the last one.
     @Test(arguments: [true, false])
     func screenAlwaysShowsTheLastFrame(color: Bool) throws {
-        var generator = SeededGenerator(seed: color ? 7 : 11)
+        var generator = SplitMix64(seed: color ? 7 : 11)
         let size = ViewportSize(rows: 20, columns: 60)
         var state = CountriesState(countries: SeedList.world.prefix(30).map { $0 })
         var renderer = FrameRenderer(color: color)
@@ -141,18 +142,5 @@ struct VirtualScreen {
                 lastChange: "France ✓ · seq 1"))
         // The header, the row, its highlight, the footer: well under the 300-byte target.
         #expect(bytes.count < 220, "\(bytes.count) bytes")
-    }
-}
-
-/// SplitMix64, so a failure reproduces.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 import ZeroMQ
 

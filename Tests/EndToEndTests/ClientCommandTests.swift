@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import TestSupport
 import Testing
 
 /// Every client subcommand against a live service, in human and `--json` form.

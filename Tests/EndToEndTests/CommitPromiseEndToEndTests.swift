@@ -2,6 +2,7 @@ import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import SQLite
+import TestSupport
 import Testing
 import ZeroMQ
 

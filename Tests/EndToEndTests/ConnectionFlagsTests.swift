@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -59,11 +60,11 @@ import Testing
             ["watch", "--json", "--heartbeat-ms", "100"] + Self.wholeSet(service, keys), in: workspace)
         defer { watch.stop() }
         #expect(
-            securityEventually { watch.stdout.contains("\"countries\"") || !watch.process.isRunning },
-            "\(watch.stderr)")
-        #expect(watch.process.isRunning, "watch exited: \(watch.stderr)")
+            eventually { watch.stdout.text.contains("\"countries\"") || !watch.isRunning },
+            "\(watch.stderr.text)")
+        #expect(watch.isRunning, "watch exited: \(watch.stderr.text)")
         watch.signal(SIGTERM)
-        #expect(watch.exitCode(within: .seconds(5)) == 0, "\(watch.stderr)")
+        #expect(watch.wait(timeout: .seconds(5)) == 0, "\(watch.stderr.text)")
     }
 
     @Test func onChangeTakesTheWholeSet() throws {
@@ -79,12 +80,12 @@ import Testing
             in: workspace)
         defer { onChange.stop() }
         #expect(
-            securityEventually {
-                FileManager.default.fileExists(atPath: marker) || !onChange.process.isRunning
-            }, "\(onChange.stderr)")
-        #expect(onChange.process.isRunning, "on-change exited: \(onChange.stderr)")
+            eventually {
+                FileManager.default.fileExists(atPath: marker) || !onChange.isRunning
+            }, "\(onChange.stderr.text)")
+        #expect(onChange.isRunning, "on-change exited: \(onChange.stderr.text)")
         onChange.signal(SIGTERM)
-        #expect(onChange.exitCode(within: .seconds(5)) == 0, "\(onChange.stderr)")
+        #expect(onChange.wait(timeout: .seconds(5)) == 0, "\(onChange.stderr.text)")
     }
 
     @Test(.enabled(if: SecurityTmux.isAvailable)) func selectTakesTheWholeSet() throws {
@@ -93,11 +94,11 @@ import Testing
         let keys = try SecurityKeys(workspace)
         let service = try SecurityService(workspace)
         defer { service.stop() }
-        let select = [SecurityBinary.path, "select", "--heartbeat-ms", "100"] + Self.wholeSet(service, keys)
+        let select = [CountriesBinary.path, "select", "--heartbeat-ms", "100"] + Self.wholeSet(service, keys)
         let pane = try SecurityTmux(securityShellQuote(select), in: workspace)
         defer { pane.kill() }
         #expect(
-            securityEventually {
+            eventually {
                 pane.capture().contains("live · seq 0") && pane.capture().contains("Italy")
             },
             "\(pane.capture())")

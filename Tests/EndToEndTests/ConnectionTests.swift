@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Finding the service: options, environment, and what happens when nobody answers.
@@ -20,7 +21,7 @@ import Testing
         defer { events.stop(signal: SIGKILL) }
         let toggle = try Countries.run(["toggle", "Moldova"], environment: environment)
         #expect(toggle.exitCode == 0, "\(toggle)")
-        let printed = try events.wait(timeout: .seconds(10))
+        let printed = try events.finish(timeout: .seconds(10))
         #expect(
             printed.exitCode == 0 && printed.stdout == "1  country.changed  6 Moldova [x]\n", "\(printed)")
 

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// `countries events`: following the PUB channel while other processes change the list.
@@ -26,7 +27,7 @@ import Testing
         defer { events.stop(signal: SIGKILL) }
         try toggle("Italy", on: service, until: events)
 
-        let result = try events.wait(timeout: .seconds(5))
+        let result = try events.finish(timeout: .seconds(5))
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.lines.count == 2, "\(result)")
         let printed = try result.lines.map { try jsonObject($0) }
@@ -53,7 +54,7 @@ import Testing
         defer { events.stop(signal: SIGKILL) }
         try toggle("Peru", on: service, until: events)
 
-        let result = try events.wait(timeout: .seconds(5))
+        let result = try events.finish(timeout: .seconds(5))
         #expect(result.exitCode == 0, "\(result)")
         #expect(
             result.lines == [
@@ -77,7 +78,7 @@ import Testing
         while !events.stdoutSoFar.contains("\n"), ContinuousClock.now < deadline { usleep(20_000) }
         #expect(events.isRunning)
         events.stop(signal: SIGTERM)
-        let result = try events.wait(timeout: .seconds(5))
+        let result = try events.finish(timeout: .seconds(5))
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.lines.count == 1, "\(result)")
         #expect(try jsonObject(result.lines.first ?? "")["seq"] as? Int == 1)

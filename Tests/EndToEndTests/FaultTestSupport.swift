@@ -1,9 +1,10 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
-// Fault injection for the end-to-end suites (network namespaces, mounts, processes run by pid).
-// Everything here is prefixed `Fault` so it never collides with the suite's other helpers.
+// Fault injection for the end-to-end suites (network namespaces, mounts), on the shared harness
+// (TestSupport: processes run by pid, scratch directories). Everything here is prefixed `Fault`.
 // Every resource made here has a `remove()`/`stop()` that a test calls in `defer`.
 
 /// A failure of the fault harness itself (a command it needs did not work).
@@ -55,214 +56,43 @@ enum FaultEnvironment {
     }()
 }
 
-/// Finds system tools (`ip`, `mount`) on the usual paths.
-enum FaultTool {
-    static func path(_ name: String) -> String? {
-        for directory in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
-            let candidate = "\(directory)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
+/// System tools (`ip`, `mount`), found by the shared harness.
+typealias FaultTool = SystemTool
+
+/// Lines a process wrote to one stream, each stamped with when it arrived (the shared log).
+typealias FaultLineLog = OutputLog
+
+/// A child process with its stdout and stderr read on threads of their own (the shared child
+/// process). Stop it with ``ChildProcess/stop(signal:grace:)`` in `defer`: SIGTERM, then
+/// SIGKILL, by pid.
+typealias FaultProcess = ChildProcess
+
+extension ChildProcess {
+    /// `countries arguments...` inside network namespace `namespace` (through `ip netns exec`).
+    static func countries(_ arguments: [String], namespace: String?) throws -> ChildProcess {
+        guard let namespace else { return try countries(arguments) }
+        guard let ip = SystemTool.path("ip") else { throw FaultError("no ip(8) here") }
+        return try ChildProcess(ip, ["netns", "exec", namespace, CountriesBinary.path] + arguments)
     }
 }
 
-/// The `countries` binary under test: `COUNTRIES_BINARY`, else next to the test bundle, else
-/// the package's `.build/debug/countries`.
-enum FaultBinary {
-    static let countries: String = {
-        if let override = ProcessInfo.processInfo.environment["COUNTRIES_BINARY"], !override.isEmpty {
-            return override
-        }
-        let bundle = Bundle.main.bundleURL
-        let argumentZero = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for directory in [bundle, bundle.deletingLastPathComponent(), argumentZero] {
-            let candidate = directory.appendingPathComponent("countries").path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory),
-                !isDirectory.boolValue, access(candidate, X_OK) == 0
-            {
-                return candidate
-            }
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/countries").path
-    }()
-
-    /// The environment `countries` runs with: the test's own, without endpoint overrides, in
-    /// the C locale.
-    static let environment: [String: String] = {
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["COUNTRIES_COMMAND", "COUNTRIES_EVENTS", "LC_ALL", "LC_CTYPE"] { environment[key] = nil }
-        environment["LANG"] = "C"
-        return environment
-    }()
-}
-
-/// Lines a process wrote to one stream, each stamped with when it arrived.
-final class FaultLineLog: @unchecked Sendable {
-    // @unchecked: every stored property is only touched under `lock`.
-    struct Line {
-        var at: ContinuousClock.Instant
-        var text: String
-    }
-
-    private let lock = NSLock()
-    private var stored: [Line] = []
-    private var partial = Data()
-    private var closed = false
-
-    func append(_ data: Data) {
-        let now = ContinuousClock.now
-        lock.withLock {
-            partial.append(data)
-            while let newline = partial.firstIndex(of: 0x0A) {
-                let text = String(decoding: partial[partial.startIndex..<newline], as: UTF8.self)
-                stored.append(Line(at: now, text: text))
-                partial.removeSubrange(partial.startIndex...newline)
-            }
-        }
-    }
-
-    func close() {
-        lock.withLock {
-            if !partial.isEmpty {
-                stored.append(Line(at: .now, text: String(decoding: partial, as: UTF8.self)))
-            }
-            partial.removeAll()
-            closed = true
-        }
-    }
-
-    var lines: [Line] { lock.withLock { stored } }
-    var text: String { lines.map { $0.text + "\n" }.joined() }
-    var isClosed: Bool { lock.withLock { closed } }
-
-    /// The first line from index `from` on that satisfies `predicate`, waiting up to `timeout`.
-    func waitFor(
-        from: Int = 0, timeout: Duration, _ predicate: (String) -> Bool
-    ) -> (index: Int, line: Line)? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let snapshot = lines
-            if from < snapshot.count {
-                for index in from..<snapshot.count where predicate(snapshot[index].text) {
-                    return (index, snapshot[index])
-                }
-            }
-            if ContinuousClock.now >= deadline || isClosed { return nil }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-    }
-}
-
-/// A child process with its stdout and stderr read on threads of their own, so it never blocks
-/// on a full pipe. Stop it with ``stop()`` in `defer`: SIGTERM, then SIGKILL, by pid.
-final class FaultProcess: @unchecked Sendable {
-    // @unchecked: `process` is set up before it starts and then only read; the logs lock.
-    let process = Process()
-    let stdout = FaultLineLog()
-    let stderr = FaultLineLog()
-    let description: String
-    private let exited = DispatchSemaphore(value: 0)
-    private let readersDone = DispatchGroup()
-
-    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
-        description = ([executable] + arguments).joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        let outPipe = Pipe()
-        let errPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        try? outPipe.fileHandleForWriting.close()
-        try? errPipe.fileHandleForWriting.close()
-        for (handle, log) in [(outPipe.fileHandleForReading, stdout), (errPipe.fileHandleForReading, stderr)]
-        {
-            readersDone.enter()
-            let done = readersDone
-            Thread.detachNewThread {
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    log.append(data)
-                }
-                log.close()
-                try? handle.close()
-                done.leave()
-            }
-        }
-    }
-
-    /// `countries arguments...`, optionally inside network namespace `namespace`.
-    static func countries(_ arguments: [String], namespace: String? = nil) throws -> FaultProcess {
-        if let namespace {
-            guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
-            return try FaultProcess(
-                ip, ["netns", "exec", namespace, FaultBinary.countries] + arguments,
-                environment: FaultBinary.environment)
-        }
-        return try FaultProcess(FaultBinary.countries, arguments, environment: FaultBinary.environment)
-    }
-
-    var pid: pid_t { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
-
-    /// Waits up to `timeout` for the exit; the exit status (128 + n for signal n), or nil.
-    func wait(timeout: Duration) -> Int32? {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        guard exited.wait(timeout: .now() + seconds) == .success else { return nil }
-        exited.signal()  // later waits return at once
-        _ = readersDone.wait(timeout: .now() + 2)
-        return process.terminationReason == .uncaughtSignal
-            ? 128 + process.terminationStatus : process.terminationStatus
-    }
-
-    /// Sends `signal` by pid while the process runs.
-    func signal(_ signal: Int32) {
-        if process.isRunning { kill(pid, signal) }
-    }
-
-    /// SIGTERM, up to `grace` to exit, then SIGKILL; returns the exit status. Safe to call twice.
-    @discardableResult
-    func stop(grace: Duration = .seconds(3)) -> Int32? {
-        signal(SIGTERM)
-        if let status = wait(timeout: grace) { return status }
-        signal(SIGKILL)
-        return wait(timeout: .seconds(5))
-    }
+extension Execution {
+    /// The exit code, as the fault tests call it.
+    var status: Int32 { exitCode }
 }
 
 /// A command run to its end (killed after `timeout`).
 enum FaultCommand {
-    struct Result: CustomStringConvertible {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var duration: Duration
+    typealias Result = Execution
 
-        var description: String {
-            "exit \(status) after \(duration)\n--- stdout\n\(stdout)--- stderr\n\(stderr)---"
-        }
-    }
-
+    /// Runs `executable arguments...` to its end (with the test's whole environment by default).
     static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         timeout: Duration = .seconds(15)
     ) throws -> Result {
-        let started = ContinuousClock.now
-        let child = try FaultProcess(executable, arguments, environment: environment)
-        guard let status = child.wait(timeout: timeout) else {
-            child.stop(grace: .milliseconds(200))
-            throw FaultError("timed out after \(timeout): \(child.description)")
-        }
-        return Result(
-            status: status, stdout: child.stdout.text, stderr: child.stderr.text,
-            duration: ContinuousClock.now - started)
+        try ChildProcess.run(
+            executable, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+            timeout: timeout)
     }
 
     /// Runs a command that must succeed.
@@ -279,99 +109,41 @@ enum FaultCommand {
     static func countries(
         _ arguments: [String], namespace: String? = nil, timeout: Duration = .seconds(20)
     ) throws -> Result {
-        if let namespace {
-            guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
-            return try run(
-                ip, ["netns", "exec", namespace, FaultBinary.countries] + arguments,
-                environment: FaultBinary.environment, timeout: timeout)
-        }
-        return try run(
-            FaultBinary.countries, arguments, environment: FaultBinary.environment, timeout: timeout)
+        try ChildProcess.countries(arguments, namespace: namespace).finish(timeout: timeout)
     }
 }
 
-/// A fresh directory under the system's temporary directory; ``remove()`` deletes it.
-final class FaultTemporaryDirectory: Sendable {
-    let path: String
+/// A fresh directory under /tmp (the shared scratch directory); ``ScratchDirectory/remove()``
+/// deletes it.
+typealias FaultTemporaryDirectory = ScratchDirectory
 
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "/countries-fault-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw FaultError("mkdtemp failed: errno \(errno)")
-        }
-        path = String(cString: made)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-/// Two network namespaces of our own, "service" and "client", joined by a veth pair with a
-/// /30 between them. Nothing is put in the root namespace; ``remove()`` deletes both
-/// namespaces (and with them the veth pair).
+/// Two hosts of our own, "service" and "client" (network namespaces), joined by a veth pair
+/// with a /30 between them (a ``VirtualNetwork``). Nothing is put in the root namespace;
+/// ``remove()`` deletes both namespaces (and with them the veth pair).
 final class FaultNetworkPair: Sendable {
-    let serviceNamespace: String
-    let clientNamespace: String
-    let serviceAddress = "10.203.0.1"
-    let clientAddress = "10.203.0.2"
-    let serviceInterface = "cfsvc0"
-    let clientInterface = "cfcli0"
-    private let ip: String
+    let network: VirtualNetwork
 
     init() throws {
-        guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
-        self.ip = ip
-        let tag = "\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
-        serviceNamespace = "cf-svc-\(tag)"
-        clientNamespace = "cf-cli-\(tag)"
-        do {
-            try FaultCommand.check(ip, ["netns", "add", serviceNamespace])
-            try FaultCommand.check(ip, ["netns", "add", clientNamespace])
-            try FaultCommand.check(
-                ip,
-                [
-                    "-n", serviceNamespace, "link", "add", serviceInterface, "type", "veth", "peer", "name",
-                    clientInterface, "netns", clientNamespace,
-                ])
-            for (namespace, interface, address) in [
-                (serviceNamespace, serviceInterface, serviceAddress),
-                (clientNamespace, clientInterface, clientAddress),
-            ] {
-                try FaultCommand.check(ip, ["-n", namespace, "link", "set", "lo", "up"])
-                try FaultCommand.check(
-                    ip, ["-n", namespace, "addr", "add", "\(address)/30", "dev", interface])
-                try FaultCommand.check(ip, ["-n", namespace, "link", "set", interface, "up"])
-            }
-        } catch {
-            remove()
-            throw error
-        }
+        network = try VirtualNetwork(
+            hosts: ["svc", "cli"], links: [("svc", "cli")], prefix: "cf", subnet: "10.203")
     }
+
+    var serviceNamespace: String { network.namespace("svc") }
+    var clientNamespace: String { network.namespace("cli") }
+    var serviceAddress: String { network.address(of: "svc", toward: "cli") }
+    var clientAddress: String { network.address(of: "cli", toward: "svc") }
 
     /// Takes both ends of the link down, or brings them back up.
-    func setLink(up: Bool) throws {
-        for (namespace, interface) in [
-            (serviceNamespace, serviceInterface), (clientNamespace, clientInterface),
-        ] {
-            try FaultCommand.check(ip, ["-n", namespace, "link", "set", interface, up ? "up" : "down"])
-        }
-    }
+    func setLink(up: Bool) throws { try network.setLink("svc", "cli", up: up) }
 
     /// Drops everything the service's host sends to the client's host (a blackhole route), or
     /// stops dropping it: a one-way partition where requests arrive and replies are lost.
     func setServiceToClientDropped(_ dropped: Bool) throws {
-        try FaultCommand.check(
-            ip,
-            ["-n", serviceNamespace, "route", dropped ? "add" : "del", "blackhole", "\(clientAddress)/32"])
+        try network.run(on: "svc", ["route", dropped ? "add" : "del", "blackhole", "\(clientAddress)/32"])
     }
 
     /// Deletes both namespaces; the veth pair goes with them. Safe to call twice.
-    func remove() {
-        for namespace in [serviceNamespace, clientNamespace] {
-            _ = try? FaultCommand.run(ip, ["netns", "del", namespace], timeout: .seconds(10))
-        }
-    }
+    func remove() { network.remove() }
 }
 
 /// A tmpfs of a fixed size mounted on a directory of our own; ``remove()`` unmounts it.
@@ -529,9 +301,7 @@ func faultSeq(_ output: String) -> UInt64? {
 }
 
 /// Milliseconds in a duration, for figures in test output.
-func faultMilliseconds(_ duration: Duration) -> Int {
-    Int(duration / .milliseconds(1))
-}
+func faultMilliseconds(_ duration: Duration) -> Int { duration.milliseconds }
 
 /// SQLite's WAL write lock on a store, held from this process: byte 120 of the `-shm` file
 /// (the WAL_WRITE_LOCK of https://www.sqlite.org/walformat.html), an fcntl lock. A writer

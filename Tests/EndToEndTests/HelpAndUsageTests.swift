@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 /// Help, version and usage errors: no service needed.

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// The service and a subscriber on two hosts of their own (network namespaces joined by a veth

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// One writer per store, and the pid file: a second `serve` on the same store (or pid file) is
@@ -74,7 +75,7 @@ struct OneWriterTests {
         let running = racers.filter(\.isRunning)
         try #require(running.count == 1, "\(racers.map(\.stderrSoFar))")
         for loser in racers where !loser.isRunning {
-            let ended = try loser.wait(timeout: .seconds(5))
+            let ended = try loser.finish(timeout: .seconds(5))
             #expect(ended.exitCode == 73, "\(ended)")
             #expect(ended.stderr.contains("pid \(running[0].pid)"), "\(ended)")
         }
@@ -187,7 +188,7 @@ struct OneWriterTests {
         try #require(running.count == 1, "\(racers.map(\.stderrSoFar))")
         #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(running[0].pid)\n")
         for loser in racers where !loser.isRunning {
-            let ended = try loser.wait(timeout: .seconds(5))
+            let ended = try loser.finish(timeout: .seconds(5))
             #expect(ended.exitCode == 73, "\(ended)")
             #expect(ended.stderr.contains("held by process \(running[0].pid)"), "\(ended)")
         }

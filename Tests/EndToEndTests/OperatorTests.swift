@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// Service hygiene and fan-out, as an operator uses them: pid files, JSON logs, the status an
@@ -12,7 +13,7 @@ import Testing
         defer { service.stop(signal: SIGKILL) }
 
         let written = try String(contentsOfFile: pidFile, encoding: .utf8)
-        #expect(written == "\(service.process.process.processIdentifier)\n")
+        #expect(written == "\(service.process.pid)\n")
 
         // A second service with the same pid file is refused while the first runs.
         let second = try Countries.run(

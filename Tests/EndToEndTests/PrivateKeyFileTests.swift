@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -30,8 +31,8 @@ struct PrivateKeyFileTests {
         chmod("\(workspace.path)/server.key", 0o644)
         let relay = try securityRun(
             [
-                "relay", "--from", "tcp://127.0.0.1:\(try securityFreePort())", "--bind",
-                "tcp://127.0.0.1:\(try securityFreePort())", "--curve-key", "server.key", "--allow", "rw",
+                "relay", "--from", "tcp://127.0.0.1:\(try freeTCPPort())", "--bind",
+                "tcp://127.0.0.1:\(try freeTCPPort())", "--curve-key", "server.key", "--allow", "rw",
             ], in: workspace)
         #expect(relay.code == 78, "\(relay.stderr)")
         #expect(relay.stderr.contains("chmod 600 server.key"), "\(relay.stderr)")

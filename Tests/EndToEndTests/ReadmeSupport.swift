@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -21,9 +22,7 @@ struct ReadmeCommand: CustomStringConvertible {
     var description: String { "README.md:\(line): \(text)" }
 
     /// The README the tests read: the package's own.
-    static let readmePath = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md").path
+    static let readmePath = CountriesBinary.packageRoot + "/README.md"
 
     /// Every command in `markdown`, in the order they appear.
     static func extract(from markdown: String) -> [ReadmeCommand] {
@@ -114,23 +113,22 @@ struct ReadmeCommand: CustomStringConvertible {
 /// names the service's host (here the same namespace) through `/etc/netns/NAME/hosts`, which
 /// `ip netns exec` mounts over `/etc/hosts`. ``remove()`` deletes the namespace and that file.
 final class ReadmeHost: Sendable {
-    let namespace: String
     /// README.md's stand-in for "an address of the host" (TEST-NET-1, RFC 5737).
     let hostAddress = "192.0.2.10"
+    private let network: VirtualNetwork
     private let ip: String
 
+    var namespace: String { network.namespace("h") }
+
     init() throws {
-        guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
+        guard let ip = SystemTool.path("ip") else { throw FaultError("no ip(8) here") }
         self.ip = ip
-        namespace = "readme-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
+        network = try VirtualNetwork(hosts: ["h"], links: [], prefix: "readme")
         do {
-            try FaultCommand.check(ip, ["netns", "add", namespace])
-            try FaultCommand.check(ip, ["-n", namespace, "link", "set", "lo", "up"])
-            try FaultCommand.check(
-                ip, ["-n", namespace, "link", "add", "rdm0", "type", "veth", "peer", "name", "rdm1"])
-            try FaultCommand.check(ip, ["-n", namespace, "addr", "add", "\(hostAddress)/24", "dev", "rdm0"])
+            try network.run(on: "h", ["link", "add", "rdm0", "type", "veth", "peer", "name", "rdm1"])
+            try network.run(on: "h", ["addr", "add", "\(hostAddress)/24", "dev", "rdm0"])
             for interface in ["rdm0", "rdm1"] {
-                try FaultCommand.check(ip, ["-n", namespace, "link", "set", interface, "up"])
+                try network.run(on: "h", ["link", "set", interface, "up"])
             }
             try FileManager.default.createDirectory(
                 atPath: "/etc/netns/\(namespace)", withIntermediateDirectories: true)
@@ -143,18 +141,17 @@ final class ReadmeHost: Sendable {
     }
 
     /// Starts `sh -c script` in the namespace, in `directory`. The shell leads a process group of
-    /// its own (Foundation's Process makes every child one), so ``ReadmeShell/stop()`` reaches
-    /// every process of a pipeline, as Ctrl-C would.
+    /// its own, so ``ReadmeShell/stop()`` reaches every process of a pipeline, as Ctrl-C would.
     func shell(_ script: String, in directory: String, environment: [String: String]) throws -> ReadmeShell {
         ReadmeShell(
             script: script,
             process: try FaultProcess(
                 ip, ["netns", "exec", namespace, "env", "-C", directory, "/bin/sh", "-c", script],
-                environment: environment))
+                environment: environment, newProcessGroup: true))
     }
 
     func remove() {
-        _ = try? FaultCommand.run(ip, ["netns", "del", namespace], timeout: .seconds(10))
+        network.remove()
         try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
     }
 }
@@ -179,7 +176,7 @@ struct ReadmeShell {
         while ContinuousClock.now < deadline {
             if output.contains(text) { return true }
             if !process.isRunning { return output.contains(text) }
-            Thread.sleep(forTimeInterval: 0.05)
+            sleep(for: .milliseconds(50))
         }
         return false
     }
@@ -188,10 +185,8 @@ struct ReadmeShell {
     /// exit status (128 + n for signal n).
     @discardableResult
     func stop() -> Int32? {
-        let group = process.pid
-        if process.isRunning { kill(-group, SIGINT) }
+        process.signalGroup(SIGINT)
         if let status = process.wait(timeout: .seconds(5)) { return status }
-        kill(-group, SIGKILL)
-        return process.wait(timeout: .seconds(5))
+        return process.crash()
     }
 }

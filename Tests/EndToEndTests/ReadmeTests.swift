@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -180,8 +181,8 @@ final class ReadmeRun {
         let bin = directory.path + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(
-            atPath: bin + "/countries", withDestinationPath: FaultBinary.countries)
-        var environment = FaultBinary.environment
+            atPath: bin + "/countries", withDestinationPath: CountriesBinary.path)
+        var environment = CountriesBinary.environment
         environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["LANG"] = "C.UTF-8"
         environment["COUNTRIES_DEMO_SESSION"] = "countries-readme-\(getpid())"
@@ -323,7 +324,7 @@ final class ReadmeRun {
         let pane = try SecurityTmux(line, in: workspace)
         defer { pane.kill() }
         #expect(
-            securityEventually(within: .seconds(10)) { pane.capture().contains(expect) }, "\(pane.capture())")
+            eventually(within: .seconds(10)) { pane.capture().contains(expect) }, "\(pane.capture())")
     }
 
     private func lines(_ text: String) -> [String] {

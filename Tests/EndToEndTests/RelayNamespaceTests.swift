@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// `countries relay` across hosts (network namespaces joined by veth pairs): the service on one

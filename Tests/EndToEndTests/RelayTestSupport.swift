@@ -1,107 +1,14 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 // Hosts, a service, relays and subscribers for the relay tests in network namespaces. Built on
 // the fault harness (FaultProcess, FaultCommand, FaultList); everything here is prefixed `Relay`.
 // Every resource made here has a `stop()`/`remove()` that a test calls in `defer`.
 
-/// Hosts of our own (network namespaces) joined by veth pairs, one private /30 per pair: link i
-/// is 10.204.i.0/30, .1 on its first host and .2 on its second. No routes, no forwarding: a
-/// host reaches only its direct neighbours. Nothing is put in the root namespace; ``remove()``
-/// deletes every namespace, and the veth pairs go with them.
-final class RelayNetwork: Sendable {
-    struct Link: Sendable {
-        let first: String
-        let second: String
-        let firstAddress: String
-        let secondAddress: String
-
-        /// The interface on `host` that leads to `peer`: `to-PEER`.
-        func interface(on host: String) -> String {
-            "to-" + (host == first ? second : first)
-        }
-    }
-
-    let links: [Link]
-    private let namespaces: [String: String]
-    private let ip: String
-
-    /// `hosts` are short names (at most 8 characters); `links` join two of them each.
-    init(hosts: [String], links pairs: [(String, String)]) throws {
-        guard let ip = FaultTool.path("ip") else { throw FaultError("no ip(8) here") }
-        self.ip = ip
-        let tag = "\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
-        namespaces = Dictionary(uniqueKeysWithValues: hosts.map { ($0, "cr-\($0)-\(tag)") })
-        links = pairs.enumerated().map { index, pair in
-            Link(
-                first: pair.0, second: pair.1, firstAddress: "10.204.\(index).1",
-                secondAddress: "10.204.\(index).2")
-        }
-        do {
-            for host in hosts {
-                try FaultCommand.check(ip, ["netns", "add", namespace(host)])
-                try FaultCommand.check(ip, ["-n", namespace(host), "link", "set", "lo", "up"])
-            }
-            for link in links {
-                try FaultCommand.check(
-                    ip,
-                    [
-                        "-n", namespace(link.first), "link", "add", link.interface(on: link.first), "type",
-                        "veth", "peer", "name", link.interface(on: link.second), "netns",
-                        namespace(link.second),
-                    ])
-                for (host, address) in [(link.first, link.firstAddress), (link.second, link.secondAddress)] {
-                    try FaultCommand.check(
-                        ip,
-                        [
-                            "-n", namespace(host), "addr", "add", "\(address)/30", "dev",
-                            link.interface(on: host),
-                        ])
-                    try FaultCommand.check(
-                        ip, ["-n", namespace(host), "link", "set", link.interface(on: host), "up"])
-                }
-            }
-        } catch {
-            remove()
-            throw error
-        }
-    }
-
-    func namespace(_ host: String) -> String {
-        guard let namespace = namespaces[host] else { preconditionFailure("no host \(host)") }
-        return namespace
-    }
-
-    private func link(_ a: String, _ b: String) -> Link {
-        guard let link = links.first(where: { Set([$0.first, $0.second]) == Set([a, b]) }) else {
-            preconditionFailure("no link \(a)-\(b)")
-        }
-        return link
-    }
-
-    /// The address of `host` on its link to `peer`.
-    func address(of host: String, toward peer: String) -> String {
-        let link = link(host, peer)
-        return host == link.first ? link.firstAddress : link.secondAddress
-    }
-
-    /// Takes both ends of the link between `a` and `b` down, or brings them back up.
-    func setLink(_ a: String, _ b: String, up: Bool) throws {
-        let link = link(a, b)
-        for host in [link.first, link.second] {
-            try FaultCommand.check(
-                ip, ["-n", namespace(host), "link", "set", link.interface(on: host), up ? "up" : "down"])
-        }
-    }
-
-    /// Deletes every namespace; the veth pairs go with them. Safe to call twice.
-    func remove() {
-        for namespace in namespaces.values {
-            _ = try? FaultCommand.run(ip, ["netns", "del", namespace], timeout: .seconds(10))
-        }
-    }
-}
+/// Hosts of our own joined by veth pairs (the shared ``VirtualNetwork``).
+typealias RelayNetwork = VirtualNetwork
 
 /// `countries serve` (heartbeats every 200 ms; in memory, or on `store`) on one host of a
 /// ``RelayNetwork``: commands bound on the address toward one neighbour, events on the address
@@ -308,14 +215,10 @@ final class RelayToggler: @unchecked Sendable {
 
 /// Sleeps until `instant` (at once if it has passed).
 func relaySleep(until instant: ContinuousClock.Instant) {
-    let remaining = instant - .now
-    if remaining > .zero { Thread.sleep(forTimeInterval: Double(faultMilliseconds(remaining)) / 1000) }
+    sleep(for: instant - .now)
 }
 
 /// The heartbeat the relay tests run the service and subscribers with: 200 ms, doubled under
 /// the sanitizers (`COUNTRIES_TEST_SLOWDOWN`), whose slower processes otherwise miss three
 /// heartbeats now and then and go stale without any fault.
-let relayHeartbeatMilliseconds: String = {
-    let slowdown = Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1
-    return String(200 * min(max(slowdown, 1), 2))
-}()
+let relayHeartbeatMilliseconds = String(200 * min(testSlowdown, 2))

@@ -1,12 +1,13 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 import ZeroMQ
 
-// Helpers of ReliabilityTests: real `countries` processes (spawned, signalled and reaped by pid),
-// Lazy Pirate and pipelined DEALER clients, resident memory from /proc, and the sizes the tests
-// run at (small in `swift test`, larger from scripts/chaos through RELIABILITY_* variables).
+// Helpers of ReliabilityTests, on the shared harness (TestSupport: `countries` processes spawned,
+// signalled and reaped by pid; scratch directories; /proc figures): Lazy Pirate and pipelined
+// DEALER clients, and the sizes the tests run at (small in `swift test`, larger from scripts/chaos through RELIABILITY_* variables).
 
 /// A failure of the reliability harness itself (a process that would not start, a timeout).
 struct ReliabilityError: Error, CustomStringConvertible {
@@ -33,178 +34,31 @@ enum ReliabilitySizes {
     }
 }
 
-/// A value shared between threads under a lock.
-final class ReliabilityBox<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-
-    func update<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.withLock { body(&stored) }
-    }
-}
+/// A value shared between threads under a lock (the shared one).
+typealias ReliabilityBox = Box
 
 // MARK: - Processes
 
-/// The `countries` executable under test.
-enum ReliabilityBinary {
-    /// `COUNTRIES_BINARY`, else the one next to the test bundle, else `.build/debug/countries`.
-    static let path: String = {
-        if let override = ProcessInfo.processInfo.environment["COUNTRIES_BINARY"], !override.isEmpty {
-            return override
-        }
-        let bundle = Bundle.main.bundleURL
-        let argumentZero = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for directory in [
-            bundle, bundle.deletingLastPathComponent(), argumentZero,
-            argumentZero.deletingLastPathComponent(),
-        ] {
-            let candidate = directory.appendingPathComponent("countries").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/countries").path
-    }()
-}
+/// A private directory for one test: ipc sockets, the store, process output (the shared one).
+typealias ReliabilityScratch = ScratchDirectory
 
-/// A private directory for one test: ipc sockets, the store, process output. Short, since ipc
-/// paths are limited to about 100 bytes.
-final class ReliabilityScratch {
-    let path: String
+/// A `countries` process whose stdout and stderr are appended to files (the shared child
+/// process); stopped and reaped by its pid only.
+typealias ReliabilityChild = ChildProcess
 
-    init() throws {
-        path = "/tmp/rel-\(UUID().uuidString.prefix(8).lowercased())"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// A child process started with posix_spawn, its stdout and stderr appended to files; stopped
-/// and reaped by its pid only.
-final class ReliabilityChild {
-    let pid: pid_t
-    let arguments: [String]
-    let stdoutPath: String
-    let stderrPath: String
-    private(set) var exitStatus: Int32?
-
-    init(_ arguments: [String], stdout stdoutPath: String, stderr stderrPath: String) throws {
-        self.arguments = arguments
-        self.stdoutPath = stdoutPath
-        self.stderrPath = stderrPath
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["COUNTRIES_COMMAND", "COUNTRIES_EVENTS", "LC_ALL", "LC_CTYPE"] { environment[key] = nil }
-        environment["LANG"] = "C"
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        let argv = ([ReliabilityBinary.path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, ReliabilityBinary.path, &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            throw ReliabilityError(
-                "cannot start \(ReliabilityBinary.path): \(String(cString: strerror(result)))")
-        }
-        self.pid = pid
-    }
-
-    /// Sends `signal` if the process has not been reaped yet.
-    func signal(_ signal: Int32) {
-        guard exitStatus == nil else { return }
-        kill(pid, signal)
-    }
-
-    /// Reaps the process if it has exited within `timeout`; true when it has.
-    @discardableResult
-    func waitForExit(timeout: Duration) -> Bool {
-        if exitStatus != nil { return true }
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            var status: Int32 = 0
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid || (result < 0 && errno == ECHILD) {
-                exitStatus = status
-                return true
-            }
-            if ContinuousClock.now >= deadline { return false }
-            usleep(5_000)
-        }
-    }
-
-    /// SIGKILL and reap: the crash.
-    func crash() {
-        signal(SIGKILL)
-        waitForExit(timeout: .seconds(10))
-    }
-
-    /// SIGCONT (in case it is stopped), SIGTERM, then SIGKILL after `grace`; always reaps.
-    func stop(grace: Duration = .seconds(3)) {
-        guard exitStatus == nil else { return }
-        signal(SIGCONT)
-        signal(SIGTERM)
-        if !waitForExit(timeout: grace) { crash() }
-    }
-
-    var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
-
-    /// Resident memory in KiB (`VmRSS` in /proc/PID/status), nil once the process is gone.
-    var residentKilobytes: Int? { ReliabilityMemory.residentKilobytes(of: pid) }
-}
-
-enum ReliabilityMemory {
-    /// CPU time `pid` has used (user + system), from /proc/PID/stat, in clock ticks (1/100 s).
-    static func cpuTicks(of pid: pid_t) -> Int? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        // After "pid (comm)": state is field 3, utime field 14, stime field 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
-        return user + system
-    }
-
-    /// `VmRSS` of `pid` in KiB.
-    static func residentKilobytes(of pid: pid_t) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
-            return nil
-        }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        }
-        return nil
+extension ChildProcess {
+    /// Starts `countries arguments...`, stdout and stderr appended to files; without Swift's
+    /// backtracer, so a crash test's SIGKILL ends it at once.
+    convenience init(_ arguments: [String], stdout: String, stderr: String) throws {
+        try self.init(
+            CountriesBinary.path, arguments,
+            environment: CountriesBinary.environment(adding: ["SWIFT_BACKTRACE": "enable=no"]),
+            stdout: .file(stdout), stderr: .file(stderr))
     }
 }
+
+/// Figures from /proc (the shared ones).
+typealias ReliabilityMemory = ProcessMemory
 
 /// `countries serve` on ipc endpoints and a store in a scratch directory; killed and restarted
 /// on the same store at will.
@@ -246,7 +100,7 @@ final class ReliabilityService {
             _ = try probe.request(
                 Data(#"{"op":"status"}"#.utf8), perTry: .milliseconds(300), budget: .seconds(15))
         } catch {
-            throw ReliabilityError("the service did not answer within 15 s of starting: \(child.stderrText)")
+            throw ReliabilityError("the service did not answer within 15 s of starting: \(child.stderr.text)")
         }
     }
 
@@ -367,10 +221,6 @@ func reliabilityConcurrently(_ count: Int, timeout: Duration, _ body: @escaping 
     }
 }
 
-extension Duration {
-    var milliseconds: Int { Int(self / .milliseconds(1)) }
-}
-
 /// A pipelined toggler: a DEALER socket keeping `window` toggles in flight until `stopAt`;
 /// returns how many were answered, how many of those were errors, and the longest wait between
 /// two replies (a service that stalls shows there, whatever the machine's load).
@@ -450,7 +300,9 @@ final class ReliabilityWatcher {
 
     /// The last complete state the watcher printed.
     var latest: CountriesState? {
-        guard let handle = FileHandle(forReadingAtPath: child.stdoutPath) else { return nil }
+        guard let path = child.stdout.path, let handle = FileHandle(forReadingAtPath: path) else {
+            return nil
+        }
         defer { try? handle.close() }
         // The last line fits in the tail: a state of a few rows is a few hundred bytes.
         let size = (try? handle.seekToEnd()) ?? 0

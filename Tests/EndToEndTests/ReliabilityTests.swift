@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -254,8 +255,8 @@ import ZeroMQ
                 otherLag != nil,
                 "the running watcher shows seq \(other.latest?.seq ?? 0) of \(duringStop.seq)")
             #expect(
-                !other.child.stderrText.contains("stale"),
-                "the running watcher went stale: \(other.child.stderrText)")
+                !other.child.stderr.text.contains("stale"),
+                "the running watcher went stale: \(other.child.stderr.text)")
             #expect((stuck.latest?.seq ?? 0) <= beforeStop.seq, "the stopped watcher printed while stopped")
 
             stuck.child.signal(SIGCONT)
@@ -264,7 +265,7 @@ import ZeroMQ
             #expect(
                 caughtUp != nil,
                 "the stopped watcher shows seq \(stuck.latest?.seq ?? 0) of \(duringStop.seq) after SIGCONT")
-            noticedGaps.append(stuck.child.stderrText.contains("stale"))
+            noticedGaps.append(stuck.child.stderr.text.contains("stale"))
             stuck.stop()
         }
         without.append(try flood())
@@ -418,19 +419,13 @@ import ZeroMQ
 /// Malformed requests of every kind the issue names, as the frames a DEALER sends (the service's
 /// ROUTER sees them after the DEALER's routing id). None of them is a valid change.
 struct ReliabilityBadInput {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    private mutating func random() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func random() -> UInt64 { generator.next() }
 
-    private mutating func below(_ bound: Int) -> Int { Int(random() % UInt64(bound)) }
+    private mutating func below(_ bound: Int) -> Int { generator.below(bound) }
 
     private mutating func bytes(_ count: Int) -> Data {
         Data((0..<count).map { _ in UInt8(truncatingIfNeeded: random()) })

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -89,8 +90,8 @@ struct SecurityEndToEndTests {
         let workspace = try SecurityWorkspace()
         defer { workspace.remove() }
         let keys = try SecurityKeys(workspace, readWrite: ["alice"], readOnly: [], others: [])
-        let port = try securityFreePort()
-        let events = "tcp://127.0.0.1:\(try securityFreePort())"
+        let port = try freeTCPPort()
+        let events = "tcp://127.0.0.1:\(try freeTCPPort())"
         let refused = try securityRun(
             ["serve", "--in-memory", "--command", "tcp://0.0.0.0:\(port)", "--events", events], in: workspace)
         #expect(refused.code == 64)
@@ -144,15 +145,15 @@ struct SecurityEndToEndTests {
         defer { watcher.stop() }
 
         var toggles = 0
-        let seen = try securityEventually(within: .seconds(8)) {
+        let seen = try eventually(within: .seconds(8)) {
             let toggle = try securityRun(
                 ["toggle", "Italy"] + service.quickClient + keys.client("rw/alice"), in: workspace)
             #expect(toggle.code == 0, "\(toggle.stderr)")
             toggles += 1
-            return watcher.exitCode(within: .milliseconds(400)) == 0
+            return watcher.wait(timeout: .milliseconds(400)) == 0
         }
-        #expect(seen, "the read-only subscriber saw no event: \(watcher.stderr)")
-        #expect(watcher.stdout.contains("\"name\":\"Italy\""))
+        #expect(seen, "the read-only subscriber saw no event: \(watcher.stderr.text)")
+        #expect(watcher.stdout.text.contains("\"name\":\"Italy\""))
 
         let list = try securityRun(
             ["list", "--json"] + service.quickClient + keys.client("ro/bob"), in: workspace)
@@ -193,7 +194,7 @@ struct SecurityEndToEndTests {
             #expect(run.stdout.isEmpty)
         }
         let eveKey = try keys.certificate("others/eve.pub").publicKey
-        #expect(securityEventually { service.log.contains("refused connection: key \(eveKey)") })
+        #expect(eventually { service.log.contains("refused connection: key \(eveKey)") })
         #expect(
             service.log.contains(
                 "refused connection: a client on \(service.command) failed the CURVE handshake"))
@@ -229,7 +230,7 @@ struct SecurityEndToEndTests {
             subscribers.append(socket)
             if !secure {
                 #expect(
-                    securityEventually {
+                    eventually {
                         service.log.contains(
                             "refused connection: a client on \(service.events) failed the CURVE handshake")
                     }, "\(service.log)")
@@ -263,7 +264,7 @@ struct SecurityEndToEndTests {
         try FileManager.default.copyItem(
             atPath: "\(workspace.path)/others/carol.pub", toPath: "\(workspace.path)/rw/carol.pub")
         service.process.signal(SIGHUP)
-        #expect(securityEventually { reloads() == 1 })
+        #expect(eventually { reloads() == 1 })
         #expect(service.log.contains("(2 read-write, 0 read-only keys)"))
         let added = try securityRun(
             ["toggle", "France"] + service.quickClient + keys.client("others/carol"), in: workspace)
@@ -286,17 +287,17 @@ struct SecurityEndToEndTests {
 
         try FileManager.default.removeItem(atPath: "\(workspace.path)/rw/alice.pub")
         service.process.signal(SIGHUP)
-        #expect(securityEventually { reloads() == 2 })
+        #expect(eventually { reloads() == 2 })
         let removed = try securityRun(
             ["count"] + service.quickClient + keys.client("rw/alice"), in: workspace)
         #expect(removed.code == 69)
-        #expect(securityEventually { service.log.contains("refused connection: key \(alice.publicKey)") })
+        #expect(eventually { service.log.contains("refused connection: key \(alice.publicKey)") })
 
         // What SIGHUP does not do: the connection made before the removal still works, with its access.
         #expect(try socket.send([Data(#"{"op":"toggle","name":"Spain"}"#.utf8)]))
         let reply = try socket.receive().map { String(decoding: $0.last ?? Data(), as: UTF8.self) }
         #expect(reply?.contains("\"ok\":true") == true, "\(reply ?? "no reply")")
-        #expect(service.process.process.isRunning)
+        #expect(service.process.isRunning)
     }
 
     // MARK: Terminal views
@@ -310,7 +311,7 @@ struct SecurityEndToEndTests {
         let keys = try SecurityKeys(workspace)
         let service = try SecurityService(workspace)
         defer { service.stop() }
-        let watch = [SecurityBinary.path, "watch", "--heartbeat-ms", "100"] + service.endpoints
+        let watch = [CountriesBinary.path, "watch", "--heartbeat-ms", "100"] + service.endpoints
         let viaOptions = securityShellQuote(watch + keys.client("ro/bob"))
         let viaEnvironment = securityShellQuote(
             [
@@ -322,7 +323,7 @@ struct SecurityEndToEndTests {
             let pane = try SecurityTmux(command, in: workspace)
             defer { pane.kill() }
             #expect(
-                securityEventually {
+                eventually {
                     pane.capture().contains("live · seq \(index)") && pane.capture().contains("Italy")
                 },
                 "\(how): \(pane.capture())")
@@ -331,7 +332,7 @@ struct SecurityEndToEndTests {
                 ["toggle", country] + service.quickClient + keys.client("rw/alice"), in: workspace)
             #expect(toggle.code == 0)
             #expect(
-                securityEventually {
+                eventually {
                     let screen = pane.capture()
                     return screen.contains("live · seq \(index + 1)") && screen.contains("✓ \(country)")
                 }, "\(how): \(pane.capture())")

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// `countries serve` itself: start-up, seeds, stores, signals, and durability across a crash.

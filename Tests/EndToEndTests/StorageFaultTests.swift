@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// The store cannot be used: at start the service says what is wrong with which file and exits

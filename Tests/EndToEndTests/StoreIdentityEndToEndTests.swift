@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// Store identity and positions that outlive a process, on the built binary (docs/PROTOCOL.md,
@@ -21,8 +22,9 @@ struct StoreIdentityEndToEndTests {
         for _ in 0..<3 { #expect(sandbox.run(["toggle", "France"]).status == 0) }
         let watcher = try sandbox.launch(["watch", "--json", "--heartbeat-ms", "100"])
         #expect(
-            subscriberWait(upTo: .seconds(5)) {
-                Support.parseObject(watcher.standardOutput.lines.last { !$0.isEmpty } ?? "")?["seq"] as? Int
+            eventually(within: .seconds(5)) {
+                Support.parseObject(watcher.standardOutput.textLines.last { !$0.isEmpty } ?? "")?["seq"]
+                    as? Int
                     == 3
             })
         kill(watcher.pid, SIGSTOP)
@@ -34,8 +36,8 @@ struct StoreIdentityEndToEndTests {
         #expect(expected["seq"] as? Int == 5)
         kill(watcher.pid, SIGCONT)
         var last: NSDictionary?
-        let converged = subscriberWait(upTo: .seconds(5)) {
-            last = Support.parseObject(watcher.standardOutput.lines.last { !$0.isEmpty } ?? "").map {
+        let converged = eventually(within: .seconds(5)) {
+            last = Support.parseObject(watcher.standardOutput.textLines.last { !$0.isEmpty } ?? "").map {
                 $0 as NSDictionary
             }
             return last == expected
@@ -51,24 +53,24 @@ struct StoreIdentityEndToEndTests {
         defer { sandbox.stopAll() }
         var service = try sandbox.startService(inMemory: true)
         let events = try sandbox.launch(["events", "--heartbeat-ms", "100"])
-        #expect(subscriberWait(upTo: .seconds(5)) { events.standardError.text.contains("live at seq 0") })
+        #expect(eventually(within: .seconds(5)) { events.standardError.text.contains("live at seq 0") })
         for _ in 0..<3 { #expect(sandbox.run(["toggle", "France"]).status == 0) }
         #expect(
-            subscriberWait(upTo: .seconds(5)) {
-                events.standardOutput.lines.filter { !$0.isEmpty }.count == 3
+            eventually(within: .seconds(5)) {
+                events.standardOutput.textLines.filter { !$0.isEmpty }.count == 3
             })
         #expect(service.stop())
         service = try sandbox.startService(inMemory: true)
         #expect(
-            subscriberWait(upTo: .seconds(5)) { events.standardError.text.contains("another store") },
+            eventually(within: .seconds(5)) { events.standardError.text.contains("another store") },
             "\(events.standardError.text)")
-        #expect(subscriberWait(upTo: .seconds(5)) { events.standardError.text.hasSuffix("live at seq 0\n") })
+        #expect(eventually(within: .seconds(5)) { events.standardError.text.hasSuffix("live at seq 0\n") })
         for _ in 0..<3 { #expect(sandbox.run(["toggle", "Italy"]).status == 0) }
         #expect(
-            subscriberWait(upTo: .seconds(5)) {
-                events.standardOutput.lines.filter { !$0.isEmpty }.count == 6
+            eventually(within: .seconds(5)) {
+                events.standardOutput.textLines.filter { !$0.isEmpty }.count == 6
             })
-        let printed = events.standardOutput.lines.filter { !$0.isEmpty }
+        let printed = events.standardOutput.textLines.filter { !$0.isEmpty }
         #expect(
             printed.map { $0.split(separator: " ").first.map(String.init) ?? "" } == [
                 "1", "2", "3", "1", "2", "3",
@@ -94,19 +96,19 @@ struct StoreIdentityEndToEndTests {
         ]
 
         var runner = try sandbox.launch(arguments)
-        #expect(subscriberWait(upTo: .seconds(5)) { runner.standardError.text.contains("live at seq 0") })
+        #expect(eventually(within: .seconds(5)) { runner.standardError.text.contains("live at seq 0") })
         #expect(sandbox.run(["toggle", "France"]).status == 0)
-        #expect(subscriberWait(upTo: .seconds(5)) { Self.lines(log) == ["1 changed France"] })
-        #expect(subscriberWait(upTo: .seconds(5)) { Self.lines(cursor).first?.contains("\"seq\":1") == true })
+        #expect(eventually(within: .seconds(5)) { Self.lines(log) == ["1 changed France"] })
+        #expect(eventually(within: .seconds(5)) { Self.lines(cursor).first?.contains("\"seq\":1") == true })
         runner.signal(SIGKILL)
         for name in ["Italy", "Spain"] { #expect(sandbox.run(["toggle", name]).status == 0) }
 
         runner = try sandbox.launch(arguments)
         #expect(
-            subscriberWait(upTo: .seconds(5)) { Self.lines(log).count == 3 },
+            eventually(within: .seconds(5)) { Self.lines(log).count == 3 },
             "\(Self.lines(log)) \(runner.standardError.text)")
         #expect(sandbox.run(["toggle", "Moldova"]).status == 0)
-        #expect(subscriberWait(upTo: .seconds(5)) { Self.lines(cursor).first?.contains("\"seq\":4") == true })
+        #expect(eventually(within: .seconds(5)) { Self.lines(cursor).first?.contains("\"seq\":4") == true })
         #expect(
             Self.lines(log) == [
                 "1 changed France", "2 changed Italy", "3 changed Spain", "4 changed Moldova",
@@ -133,7 +135,7 @@ struct StoreIdentityEndToEndTests {
             "on-change", "--cursor", cursor, "--heartbeat-ms", "100", "--", "/bin/sh", "-c",
             #"echo "$COUNTRIES_SEQ $COUNTRIES_EVENT" >> "$0""#, log,
         ])
-        #expect(subscriberWait(upTo: .seconds(5)) { Self.lines(log) == ["0 reset"] }, "\(Self.lines(log))")
+        #expect(eventually(within: .seconds(5)) { Self.lines(log) == ["0 reset"] }, "\(Self.lines(log))")
         #expect(runner.standardError.text.contains("another store"), "\(runner.standardError.text)")
         #expect(runner.stop())
     }

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import TestSupport
 import Testing
 
 /// `watch`, `select` and `on-change` as a person and a script use them: the built binary, real
@@ -29,7 +30,7 @@ struct SubscriberEndToEndTests {
         try sandbox.startService()
         let pane = try sandbox.tmux(
             """
-            echo before watch; S=$(stty -g); \(subscriberBinary) watch --heartbeat-ms 100; \
+            echo before watch; S=$(stty -g); \(CountriesBinary.path) watch --heartbeat-ms 100; \
             echo "watch exited $?"; [ "$(stty -g)" = "$S" ] && echo "terminal restored"; sleep 60
             """)
         let (live, screen) = pane.waitForScreen { $0.contains("live · seq 0") && $0.contains("France") }
@@ -58,7 +59,7 @@ struct SubscriberEndToEndTests {
         let sandbox = try SubscriberSandbox()
         defer { sandbox.stopAll() }
         try sandbox.startService()
-        let pane = try sandbox.tmux("\(subscriberBinary) select --heartbeat-ms 100; sleep 60")
+        let pane = try sandbox.tmux("\(CountriesBinary.path) select --heartbeat-ms 100; sleep 60")
         let (live, screen) = pane.waitForScreen { $0.contains("live · seq 0") && $0.contains("> 0") }
         #expect(live, "\(screen)")
 
@@ -81,8 +82,8 @@ struct SubscriberEndToEndTests {
         defer { sandbox.stopAll() }
         let service = try sandbox.startService()
         #expect(sandbox.run(["toggle", "Italy"]).status == 0)
-        let watch = try sandbox.tmux("\(subscriberBinary) watch --heartbeat-ms 100; sleep 60")
-        let select = try sandbox.tmux("\(subscriberBinary) select --heartbeat-ms 100; sleep 60")
+        let watch = try sandbox.tmux("\(CountriesBinary.path) watch --heartbeat-ms 100; sleep 60")
+        let select = try sandbox.tmux("\(CountriesBinary.path) select --heartbeat-ms 100; sleep 60")
         for pane in [watch, select] {
             let (live, screen) = pane.waitForScreen { $0.contains("live · seq 1") && $0.contains("✓ Italy") }
             #expect(live, "\(pane.name): \(screen)")
@@ -119,10 +120,10 @@ struct SubscriberEndToEndTests {
         defer { sandbox.stopAll() }
         try sandbox.startService()
         let watch = try sandbox.launch(["watch", "--heartbeat-ms", "100"])
-        #expect(subscriberWait(upTo: .seconds(5)) { watch.standardOutput.text.contains("Romania") })
+        #expect(eventually(within: .seconds(5)) { watch.standardOutput.text.contains("Romania") })
         #expect(sandbox.run(["toggle", "France"]).status == 0)
         #expect(
-            subscriberWait(upTo: .seconds(5)) {
+            eventually(within: .seconds(5)) {
                 watch.standardOutput.text.components(separatedBy: "Romania").count == 3
             })
         #expect(watch.stop(), "watch must stop on SIGTERM")
@@ -156,7 +157,7 @@ struct SubscriberEndToEndTests {
             try sandbox.launch(["watch", "--json", "--heartbeat-ms", "100"])
         }
         for watcher in watchers {
-            #expect(subscriberWait(upTo: .seconds(5)) { !watcher.standardOutput.text.isEmpty })
+            #expect(eventually(within: .seconds(5)) { !watcher.standardOutput.text.isEmpty })
         }
         // Several scripts toggling at once.
         let togglers = try (0..<3).map { index in
@@ -164,7 +165,7 @@ struct SubscriberEndToEndTests {
                 ["toggle"] + Array(repeating: Self.seedNames[index * 2], count: 7) + ["Moldova"])
         }
         for toggler in togglers {
-            #expect(subscriberWait(upTo: .seconds(10)) { !toggler.isRunning })
+            #expect(eventually(within: .seconds(10)) { !toggler.isRunning })
             toggler.waitForExit()
             #expect(toggler.status == 0)
         }
@@ -172,14 +173,14 @@ struct SubscriberEndToEndTests {
         #expect(expected["seq"] as? Int == 24)
         for (index, watcher) in watchers.enumerated() {
             var last: NSDictionary?
-            let converged = subscriberWait(upTo: .seconds(5)) {
-                let lines = watcher.standardOutput.lines.filter { !$0.isEmpty }
+            let converged = eventually(within: .seconds(5)) {
+                let lines = watcher.standardOutput.textLines.filter { !$0.isEmpty }
                 last = lines.last.flatMap(Self.parseObject).map { $0 as NSDictionary }
                 return last == expected
             }
             #expect(converged, "watcher \(index): \(String(describing: last))")
             // One line per event after the snapshot, in seq order.
-            let seqs = watcher.standardOutput.lines.compactMap { Self.parseObject($0)?["seq"] as? Int }
+            let seqs = watcher.standardOutput.textLines.compactMap { Self.parseObject($0)?["seq"] as? Int }
             #expect(seqs == Array(0...24), "watcher \(index)")
         }
     }
@@ -206,7 +207,7 @@ struct SubscriberEndToEndTests {
         ])
         for process in [plain, initial] {
             #expect(
-                subscriberWait(upTo: .seconds(5)) { process.standardError.text.contains("live at seq 0") })
+                eventually(within: .seconds(5)) { process.standardError.text.contains("live at seq 0") })
         }
         for name in ["France", "Italy", "Spain", "France"] {
             #expect(sandbox.run(["toggle", name]).status == 0)
@@ -218,7 +219,7 @@ struct SubscriberEndToEndTests {
         }
         // Each run leaves two lines: the environment, then the event's JSON from stdin.
         #expect(
-            subscriberWait(upTo: .seconds(5)) { lines(plainLog).count >= 8 && lines(initialLog).count >= 10 })
+            eventually(within: .seconds(5)) { lines(plainLog).count >= 8 && lines(initialLog).count >= 10 })
         let expected = [
             "1 changed France true", "2 changed Italy true", "3 changed Spain true", "4 changed France false",
         ]

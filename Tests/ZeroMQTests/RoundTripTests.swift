@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -6,7 +7,7 @@ import ZeroMQ
 struct RoundTripTests {
     @Test("REQ/REP round trip", arguments: Transport.allCases)
     func requestReply(over transport: Transport) throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory(prefix: "zmqt")
         defer { directory.remove() }
         let context = try Context()
         let rep = try context.testSocket(.rep)

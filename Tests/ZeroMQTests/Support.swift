@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -32,42 +33,12 @@ enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// A private directory for ipc:// sockets, removed by `remove()`.
-///
-/// Kept short: ipc paths are limited to about 100 bytes by `sockaddr_un`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = "/tmp/zmqt-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
 /// An endpoint to bind for `transport` that no other test uses.
-func uniqueEndpoint(_ transport: Transport, in directory: TemporaryDirectory) -> String {
+func uniqueEndpoint(_ transport: Transport, in directory: ScratchDirectory) -> String {
     switch transport {
     case .inproc: "inproc://test-\(UUID().uuidString)"
     case .ipc: "ipc://\(directory.path)/\(UUID().uuidString.prefix(8)).sock"
     case .tcp: "tcp://127.0.0.1:*"
-    }
-}
-
-/// A value handed back from another thread.
-final class Box<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }
 

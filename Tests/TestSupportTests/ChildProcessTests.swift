@@ -1,0 +1,76 @@
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+
+/// The shared harness's own promises: output captured, waits bounded, children stopped by pid
+/// (their process group too, when asked), nothing of the test process leaked into a child.
+@Suite("TestSupport: child processes")
+struct ChildProcessTests {
+    @Test func runCapturesBothStreamsAndTheExitCode() throws {
+        let run = try ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"])
+        #expect(run.exitCode == 3)
+        #expect(run.stdout == "out\n")
+        #expect(run.stderr == "err\n")
+    }
+
+    @Test func aSignalledChildReportsOneHundredTwentyEightPlusTheSignal() throws {
+        let child = try ChildProcess("/bin/sleep", ["30"])
+        #expect(child.isRunning)
+        #expect(child.stop(grace: .seconds(5)) == 128 + SIGTERM)
+        #expect(!child.isRunning)
+    }
+
+    @Test func finishKillsAChildThatRunsOverItsTime() throws {
+        let child = try ChildProcess("/bin/sleep", ["30"])
+        let started = ContinuousClock.now
+        #expect(throws: HarnessFailure.self) { try child.finish(timeout: .milliseconds(200)) }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(child.exitStatus == 128 + SIGKILL)
+    }
+
+    @Test func aGroupLeaderTakesItsWholePipelineDown() throws {
+        let shell = try ChildProcess(
+            "/bin/sh", ["-c", "sleep 30 & echo $!; wait"], newProcessGroup: true)
+        let line = try #require(shell.stdout.waitFor(timeout: .seconds(5)) { !$0.isEmpty })
+        let grandchild = try #require(pid_t(line.line.text))
+        shell.signalGroup(SIGTERM)
+        #expect(shell.wait(timeout: .seconds(5)) != nil)
+        // The grandchild was in the group: gone (or a zombie awaiting init) soon after.
+        #expect(eventually(within: .seconds(5)) { ProcessMemory.isGone(grandchild) })
+    }
+
+    @Test func aChildInheritsNoDescriptorOfTheTestProcess() throws {
+        // A descriptor the test holds open without close-on-exec.
+        let scratch = try ScratchDirectory(prefix: "tst")
+        let fd = open(scratch.file("held"), O_WRONLY | O_CREAT, 0o600)
+        #expect(fd > 2)
+        defer { close(fd) }
+        let run = try ChildProcess.run("/bin/sh", ["-c", "ls /proc/self/fd"])
+        let descriptors = run.lines.compactMap { Int32($0) }
+        // 0, 1, 2 and the one `ls` opens to list the directory; never `fd`.
+        #expect(!descriptors.contains(fd), "\(descriptors)")
+        #expect(descriptors.allSatisfy { $0 <= 3 }, "\(descriptors)")
+    }
+
+    @Test func fileOutputIsReadBackAndTheDirectoryGoesWithTheScratch() throws {
+        var path = ""
+        do {
+            let scratch = try ScratchDirectory(prefix: "tst")
+            path = scratch.path
+            let child = try ChildProcess(
+                "/bin/sh", ["-c", "echo to-file"], stdout: .file(scratch.file("out")), stderr: .discard)
+            #expect(child.wait(timeout: .seconds(5)) == 0)
+            #expect(child.stdout.text == "to-file\n")
+            #expect(scratch.read("out") == "to-file\n")
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func eventuallyIsBounded() {
+        let started = ContinuousClock.now
+        #expect(!eventually(within: .milliseconds(100)) { false })
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(eventually { true })
+    }
+}
