@@ -43,7 +43,9 @@ struct StoreIdentityEndToEndTests {
             return last == expected
         }
         #expect(converged, "the watcher shows \(String(describing: last)), the service \(expected)")
-        #expect(watcher.standardError.text.contains("another store"), "\(watcher.standardError.text)")
+        #expect(
+            eventually(within: .seconds(5)) { watcher.standardError.text.contains("another store") },
+            "\(watcher.standardError.text)")
         _ = service
     }
 
@@ -136,7 +138,10 @@ struct StoreIdentityEndToEndTests {
             #"echo "$COUNTRIES_SEQ $COUNTRIES_EVENT" >> "$0""#, log,
         ])
         #expect(eventually(within: .seconds(5)) { Self.lines(log) == ["0 reset"] }, "\(Self.lines(log))")
-        #expect(runner.standardError.text.contains("another store"), "\(runner.standardError.text)")
+        // stderr is read on its own thread: wait for it rather than race it.
+        #expect(
+            eventually(within: .seconds(5)) { runner.standardError.text.contains("another store") },
+            "\(runner.standardError.text)")
         #expect(runner.stop())
     }
 
