@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesTerminal
 import Foundation
 import ZeroMQ
 
@@ -127,9 +128,9 @@ struct ClientCommand {
         case "list":
             let rows = reply.countries ?? []
             let visited = rows.filter(\.visited).count
-            return Output.table(rows) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
+            return TableText.lines(rows, glyphs: Output.glyphs) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
         case "get":
-            return reply.country.map { Output.table([$0]) } ?? []
+            return reply.country.map { TableText.lines([$0], glyphs: Output.glyphs) } ?? []
         case "count":
             return ["\(reply.count ?? 0)"]
         case "set":

@@ -21,9 +21,9 @@ struct EventsCommand {
         let fetcher = HistoryFetcher(client: setup.options.makeClient(context: setup.context))
         var feed = EventFeed(start: since.map { .after(.init(store: nil, seq: $0)) } ?? .now)
         var printed = 0
-        try StateStream(subscription: setup.subscription).pump { notifications in
+        try setup.follow { update in
             let deliveries = try feed.deliveries(
-                for: notifications, replica: setup.subscription.replica, store: setup.subscription.store,
+                for: update.notifications, replica: update.replica, store: update.store,
                 history: fetcher.page(after:))
             for delivery in deliveries where printed < limit {
                 switch delivery {

@@ -48,16 +48,16 @@ struct OnChangeCommand {
             saved = position
         }
 
-        try StateStream(subscription: setup.subscription).pump { notifications in
+        try setup.follow { update in
             let deliveries = try feed.deliveries(
-                for: notifications, replica: setup.subscription.replica, store: setup.subscription.store,
+                for: update.notifications, replica: update.replica, store: update.store,
                 history: fetcher.page(after:))
             for delivery in deliveries {
                 switch delivery {
                 case .event(let event):
                     runner.run(event: event)
                     try save(
-                        .init(store: event.store ?? saved?.store ?? setup.subscription.store, seq: event.seq))
+                        .init(store: event.store ?? saved?.store ?? update.store, seq: event.seq))
                 case .restart(let state, let reason):
                     if reason != .initial {
                         Output.error(
@@ -65,7 +65,7 @@ struct OnChangeCommand {
                         )
                     }
                     runner.run(reset: state)
-                    try save(.init(store: setup.subscription.store, seq: state.seq))
+                    try save(.init(store: update.store, seq: state.seq))
                 }
             }
             // A snapshot with nothing to run still moves the cursor: a restart goes on from here.

@@ -38,37 +38,33 @@ struct SubscriberSetup {
 }
 
 /// `countries watch`: the data source. A live table on a terminal; otherwise the whole table
-/// (or, with `--json`, the whole list as one JSON line) after every applied event.
+/// (or, with `--json`, the whole list as one JSON line) after every change.
 struct WatchCommand {
     let command: ParsedCommand
 
     func run() throws -> Int32 {
         let setup = try SubscriberSetup(command)
-        let environment = ProcessInfo.processInfo.environment
         let terminal = Terminal()
         if !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal {
-            let capabilities = TerminalCapabilities(environment: environment, outputIsTerminal: true)
-            try TableScreen(
-                mode: .watch, subscription: setup.subscription, toggles: nil, terminal: terminal,
-                capabilities: capabilities
-            ).run()
+            try setup.screen(.watch, toggles: nil, terminal: terminal)
             return ExitCode.success
         }
-        let glyphs = TerminalCapabilities(environment: environment, outputIsTerminal: false).glyphs
         let asJSON = command.flag("json")
-        try StateStream(subscription: setup.subscription).run { state, _ in
+        try setup.follow { update in
+            guard update.changedReplica, let state = update.replica else { return true }
             if asJSON {
                 var snapshot = Reply(seq: state.seq, countries: state.rows)
-                snapshot.store = setup.subscription.store
+                snapshot.store = update.store
                 var line = String(decoding: snapshot.encoded(), as: UTF8.self)
                 // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
                 line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
                 Output.line(line)
             } else {
-                Output.line("seq \(state.seq)\(glyphs.separator)\(FooterModel.summary(of: state))")
-                for line in TableText.lines(state, glyphs: glyphs) { Output.line(line) }
+                Output.line("seq \(state.seq)\(Output.glyphs.separator)\(FooterModel.summary(of: state))")
+                for line in TableText.lines(state.rows, glyphs: Output.glyphs) { Output.line(line) }
                 Output.line("")
             }
+            return true
         }
         return ExitCode.success
     }
@@ -90,88 +86,54 @@ struct SelectCommand {
         let toggles = PendingRequests<IndexedCountry>(
             context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
             tries: setup.options.tries, security: setup.options.security)
-        let capabilities = TerminalCapabilities(
-            environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
-        try TableScreen(
-            mode: .select, subscription: setup.subscription, toggles: toggles, terminal: terminal,
-            capabilities: capabilities
-        ).run()
+        try setup.screen(.select, toggles: toggles, terminal: terminal)
         return ExitCode.success
     }
 }
 
-/// Follows a subscription without a terminal and hands each state to `body`, in seq order:
-/// first the snapshot, then the state after every event (replayed one by one, so no
-/// intermediate state is skipped), then a fresh snapshot after a resync.
-struct StateStream {
-    let subscription: LiveSubscription
-
-    /// What the state just became.
-    enum Cause {
-        case snapshot
-        case event(Event)
+extension SubscriberSetup {
+    /// Runs the live table on `terminal`.
+    func screen(
+        _ mode: TableScreenModel.Mode, toggles: PendingRequests<IndexedCountry>?, terminal: Terminal
+    ) throws {
+        let capabilities = TerminalCapabilities(
+            environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+        let endpoints = subscription.endpoints
+        let model = TableScreenModel(
+            mode: mode, glyphs: capabilities.glyphs,
+            endpoints: "commands \(endpoints.command)\(capabilities.glyphs.separator)events \(endpoints.events)",
+            size: terminal.size())
+        let loop = SubscriptionLoop(
+            subscription: subscription, requests: toggles, fileDescriptors: [signals.fileDescriptor, terminal.input])
+        try TableScreen(
+            model: model, loop: loop, toggles: toggles, terminal: terminal, capabilities: capabilities
+        ).run(signals: signals)
     }
 
-    func run(_ body: (CountriesState, Cause) throws -> Void) throws {
-        var copy: CountriesState?
-        try pump { notifications in
-            for notification in notifications {
-                switch notification {
-                case .replaced:
-                    copy = subscription.replica
-                    if let copy { try body(copy, .snapshot) }
-                case .applied(let event):
-                    // A snapshot taken together with its buffered events already holds them.
-                    if let copy, event.seq <= copy.seq { continue }
-                    guard var state = copy, (try? state.replay(event)) != nil else {
-                        copy = subscription.replica
-                        if let copy { try body(copy, .snapshot) }
-                        continue
-                    }
-                    copy = state
-                    try body(state, .event(event))
-                case .phaseChanged:
-                    break
-                }
-            }
-            return true
-        }
-    }
-
-    /// Polls the subscription until SIGINT or SIGTERM, or until `handle` returns false; says on
-    /// stderr when the view goes stale and live again.
-    func pump(_ handle: ([SubscriptionMachine.Notification]) throws -> Bool) throws {
+    /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
+    /// returns false; says on stderr when the view goes stale and live again.
+    func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var lastPhase = subscription.phase
-        var now = ContinuousClock.now
-
-        func deliver(_ notifications: [SubscriptionMachine.Notification]) throws -> Bool {
-            // What the notifications made the consumer say comes before the phase they end in.
-            let goOn = try handle(notifications)
-            for case .phaseChanged(let phase) in notifications where phase != lastPhase {
-                lastPhase = phase
-                switch phase {
-                case .stale(let reason): Output.error("stale: \(reason); catching up")
-                case .live: Output.error("live at seq \(subscription.replica?.seq ?? 0)")
-                case .connecting: break
+        try SubscriptionLoop(subscription: subscription, fileDescriptors: [signals.fileDescriptor]).run {
+            happening, _ in
+            switch happening {
+            case .readable: return signals.drain().isEmpty
+            case .replies, .tick: return true
+            case .update(let update):
+                // What the notifications made the consumer say comes before the phase they end in.
+                let goOn = try handle(update)
+                for case .phaseChanged(let phase) in update.notifications where phase != lastPhase {
+                    lastPhase = phase
+                    switch phase {
+                    case .stale(let reason): Output.error("stale: \(reason); catching up")
+                    case .live: Output.error("live at seq \(update.replica?.seq ?? 0)")
+                    case .connecting: break
+                    }
                 }
+                return goOn
             }
-            return goOn
-        }
-
-        guard try deliver(subscription.start(now: now)) else { return }
-        while true {
-            var poller = Poller()
-            let registration = subscription.register(in: &poller)
-            let signalIndex = poller.add(fileDescriptor: signals.fileDescriptor)
-            now = ContinuousClock.now
-            let deadline = subscription.nextDeadline ?? now + .seconds(1)
-            let timeout = max(0, Int((deadline - now) / .milliseconds(1)) + 1)
-            let ready = try poller.poll(timeoutMilliseconds: timeout)
-            if ready.isReadable(signalIndex), !signals.drain().isEmpty { return }
-            now = ContinuousClock.now
-            guard try deliver(subscription.process(ready, registration, now: now)) else { return }
-            guard try deliver(subscription.tick(now: now)) else { return }
         }
     }
 }
