@@ -269,7 +269,8 @@ public struct TableScreenModel: Sendable {
             return isFollowing ? "countries watch" : "countries watch  (scrolled; f follows changes)"
         case .select:
             let arrows = glyphs == .unicode ? "↑/↓" : "up/down"
-            return "countries select  (\(arrows) move\(glyphs.separator)space toggles\(glyphs.separator)q quits)"
+            return
+                "countries select  (\(arrows) move\(glyphs.separator)space toggles\(glyphs.separator)q quits)"
         }
     }
 

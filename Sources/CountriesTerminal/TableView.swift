@@ -49,7 +49,8 @@ public struct TableView: Equatable, Sendable {
         let bodyHeight = max(0, size.rows - chrome.top.count - chrome.bottom.count)
         let rowCount = dataSource.numberOfRows
         let offset = Self.scroll(
-            offset: scrollOffset, focus: cursor ?? (scrollsToHighlight ? highlighted : nil), rowCount: rowCount,
+            offset: scrollOffset, focus: cursor ?? (scrollsToHighlight ? highlighted : nil),
+            rowCount: rowCount,
             bodyHeight: bodyHeight)
 
         var lines = chrome.top

@@ -128,7 +128,9 @@ struct ClientCommand {
         case "list":
             let rows = reply.countries ?? []
             let visited = rows.filter(\.visited).count
-            return TableText.lines(rows, glyphs: Output.glyphs) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
+            return TableText.lines(rows, glyphs: Output.glyphs) + [
+                "\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"
+            ]
         case "get":
             return reply.country.map { TableText.lines([$0], glyphs: Output.glyphs) } ?? []
         case "count":

@@ -102,10 +102,12 @@ extension SubscriberSetup {
         let endpoints = subscription.endpoints
         let model = TableScreenModel(
             mode: mode, glyphs: capabilities.glyphs,
-            endpoints: "commands \(endpoints.command)\(capabilities.glyphs.separator)events \(endpoints.events)",
+            endpoints:
+                "commands \(endpoints.command)\(capabilities.glyphs.separator)events \(endpoints.events)",
             size: terminal.size())
         let loop = SubscriptionLoop(
-            subscription: subscription, requests: toggles, fileDescriptors: [signals.fileDescriptor, terminal.input])
+            subscription: subscription, requests: toggles,
+            fileDescriptors: [signals.fileDescriptor, terminal.input])
         try TableScreen(
             model: model, loop: loop, toggles: toggles, terminal: terminal, capabilities: capabilities
         ).run(signals: signals)

@@ -31,7 +31,8 @@ struct TableScreen {
                     return false
                 case .toggle(let country):
                     // A fresh id per selection: the retries of this one toggle cannot apply twice.
-                    let request = Request(id: RequestID.make(), command: .change(.toggle(.name(country.name))))
+                    let request = Request(
+                        id: RequestID.make(), command: .change(.toggle(.name(country.name))))
                     for outcome in toggles?.send(request, tag: country, now: now) ?? [] {
                         guard perform(model.handle(input(outcome), now: now), now: now) else { return false }
                     }
@@ -54,14 +55,17 @@ struct TableScreen {
         _ = perform(model.handle(.resize(terminal.size()), now: .now), now: .now)
         try loop.run(deadline: { now in
             // A lone ESC: nothing followed it within 50 ms, so it is the key itself.
-            [model.nextDeadline(now: now), keys.hasPending ? now + .milliseconds(50) : nil].compactMap { $0 }.min()
+            [model.nextDeadline(now: now), keys.hasPending ? now + .milliseconds(50) : nil].compactMap { $0 }
+                .min()
         }) { happening, now in
             switch happening {
             case .readable(signals.fileDescriptor):
                 for signal in signals.drain() {
                     guard signal == SIGWINCH else { return false }
                     renderer.invalidate()
-                    guard perform(model.handle(.resize(terminal.size()), now: now), now: now) else { return false }
+                    guard perform(model.handle(.resize(terminal.size()), now: now), now: now) else {
+                        return false
+                    }
                 }
                 return true
             case .readable:
@@ -82,7 +86,8 @@ struct TableScreen {
                 case .stale(let reason): link = .stale(reason)
                 }
                 return perform(
-                    model.handle(.update(replica: update.replica, link: link, applied: update.applied), now: now),
+                    model.handle(
+                        .update(replica: update.replica, link: link, applied: update.applied), now: now),
                     now: now)
             case .tick:
                 defer { typed = false }
