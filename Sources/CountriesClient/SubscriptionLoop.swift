@@ -16,20 +16,15 @@ public final class SubscriptionLoop<Tag> {
     public struct Update {
         /// What changed, in order.
         public var notifications: [SubscriptionMachine.Notification]
-        /// The replica after them; nil before the first snapshot.
+        /// The replica right after each ``SubscriptionMachine/Notification/replaced(seq:)`` and
+        /// ``SubscriptionMachine/Notification/applied(_:)``, in order: every state, none skipped.
+        public var states: [CountriesState]
+        /// The replica after them all; nil before the first snapshot.
         public var replica: CountriesState?
         /// The store the replica belongs to.
         public var store: String?
         /// The phase after them.
         public var phase: SubscriptionMachine.Phase
-
-        /// Whether the replica changed (a snapshot or an event).
-        public var changedReplica: Bool {
-            notifications.contains {
-                if case .phaseChanged = $0 { return false }
-                return true
-            }
-        }
 
         /// The events applied, in seq order.
         public var applied: [Event] {
@@ -76,7 +71,7 @@ public final class SubscriptionLoop<Tag> {
         _ handle: (Happening, ContinuousClock.Instant) throws -> Bool
     ) throws {
         var now = ContinuousClock.now
-        guard try deliver(subscription.start(now: now), now: now, to: handle) else { return }
+        guard try deliver(subscription.started(now: now), now: now, to: handle) else { return }
         guard try handle(.tick, now) else { return }
         while true {
             var poller = Poller()
@@ -97,9 +92,9 @@ public final class SubscriptionLoop<Tag> {
                 outcomes += requests.tick(now: now)
                 if !outcomes.isEmpty { guard try handle(.replies(outcomes), now) else { return } }
             }
-            guard try deliver(subscription.process(ready, registration, now: now), now: now, to: handle)
+            guard try deliver(subscription.processed(ready, registration, now: now), now: now, to: handle)
             else { return }
-            guard try deliver(subscription.tick(now: now), now: now, to: handle) else { return }
+            guard try deliver(subscription.ticked(now: now), now: now, to: handle) else { return }
             guard try handle(.tick, now) else { return }
         }
     }
@@ -112,13 +107,13 @@ public final class SubscriptionLoop<Tag> {
     }
 
     private func deliver(
-        _ notifications: [SubscriptionMachine.Notification], now: ContinuousClock.Instant,
+        _ output: SubscriptionMachine.Output, now: ContinuousClock.Instant,
         to handle: (Happening, ContinuousClock.Instant) throws -> Bool
     ) throws -> Bool {
-        guard !notifications.isEmpty else { return true }
+        guard !output.notifications.isEmpty else { return true }
         let update = Update(
-            notifications: notifications, replica: subscription.replica, store: subscription.store,
-            phase: subscription.phase)
+            notifications: output.notifications, states: output.states, replica: subscription.replica,
+            store: subscription.store, phase: subscription.phase)
         return try handle(.update(update), now)
     }
 }

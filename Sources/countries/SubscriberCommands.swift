@@ -51,22 +51,26 @@ struct WatchCommand {
         }
         let asJSON = command.flag("json")
         try setup.follow { update in
-            guard update.changedReplica, let state = update.replica else { return true }
-            if asJSON {
-                var snapshot = Reply(seq: state.seq, countries: state.rows)
-                snapshot.store = update.store
-                var line = String(decoding: snapshot.encoded(), as: UTF8.self)
-                // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
-                line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
-                Output.line(line)
-            } else {
-                Output.line("seq \(state.seq)\(Output.glyphs.separator)\(FooterModel.summary(of: state))")
-                for line in TableText.lines(state.rows, glyphs: Output.glyphs) { Output.line(line) }
-                Output.line("")
-            }
+            for state in update.states { show(state, store: update.store, asJSON: asJSON) }
             return true
         }
         return ExitCode.success
+    }
+
+    /// Prints one state: the list as one JSON line, or the table.
+    private func show(_ state: CountriesState, store: String?, asJSON: Bool) {
+        if asJSON {
+            var snapshot = Reply(seq: state.seq, countries: state.rows)
+            snapshot.store = store
+            var line = String(decoding: snapshot.encoded(), as: UTF8.self)
+            // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
+            line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
+            Output.line(line)
+        } else {
+            Output.line("seq \(state.seq)\(Output.glyphs.separator)\(FooterModel.summary(of: state))")
+            for line in TableText.lines(state.rows, glyphs: Output.glyphs) { Output.line(line) }
+            Output.line("")
+        }
     }
 }
 
