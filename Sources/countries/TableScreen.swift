@@ -53,11 +53,12 @@ struct TableScreen {
         }
 
         _ = perform(model.handle(.resize(terminal.size()), now: .now), now: .now)
-        try loop.run(deadline: { now in
+        func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
             // A lone ESC: nothing followed it within 50 ms, so it is the key itself.
             [model.nextDeadline(now: now), keys.hasPending ? now + .milliseconds(50) : nil].compactMap { $0 }
                 .min()
-        }) { happening, now in
+        }
+        try loop.run(deadline: deadline(now:)) { happening, now in
             switch happening {
             case .readable(signals.fileDescriptor):
                 for signal in signals.drain() {
