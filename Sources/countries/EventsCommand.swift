@@ -18,13 +18,13 @@ struct EventsCommand {
             throw command.usageError("--count must be at least 1")
         }
         let setup = try SubscriberSetup(command)
-        let fetcher = HistoryFetcher(client: setup.options.makeClient(context: setup.context))
         var feed = EventFeed(start: since.map { .after(.init(store: nil, seq: $0)) } ?? .now)
         var printed = 0
+        let history = setup.history()
         try setup.follow { update in
             let deliveries = try feed.deliveries(
                 for: update.notifications, replica: update.replica, store: update.store,
-                history: fetcher.page(after:))
+                history: history)
             for delivery in deliveries where printed < limit {
                 switch delivery {
                 case .event(let event):
@@ -32,7 +32,7 @@ struct EventsCommand {
                         asJSON ? String(decoding: event.encoded(), as: UTF8.self) : Output.describe(event))
                     printed += 1
                 case .restart(let state, let reason):
-                    Output.error(HistoryFetcher.describe(reason, now: state.seq))
+                    Output.error(reason.describe(now: state.seq))
                 }
             }
             return printed < limit

@@ -117,6 +117,24 @@ extension SubscriberSetup {
         ).run(signals: signals)
     }
 
+    /// The history an ``EventFeed`` catches up with, one client for every page; a failure
+    /// ends the command with its exit code.
+    func history() -> (UInt64) throws -> EventFeed.HistoryPage? {
+        let fetcher = HistoryFetcher(client: options.makeClient(context: context))
+        return { since in
+            do throws(HistoryFetcher.Failure) {
+                return try fetcher.page(after: since)
+            } catch {
+                switch error {
+                case .unreachable(let error):
+                    throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)
+                case .refused(let message):
+                    throw CommandFailure(message: message, exitCode: ExitCode.refused)
+                }
+            }
+        }
+    }
+
     /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
     /// returns false; says on stderr when the view goes stale and live again.
     func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
@@ -140,42 +158,6 @@ extension SubscriberSetup {
                 }
                 return goOn
             }
-        }
-    }
-}
-
-/// The history fetch an ``EventFeed`` catches up with: pages of `history` through a command
-/// client; nil when the service no longer keeps them.
-struct HistoryFetcher {
-    let client: CommandClient
-
-    func page(after since: UInt64) throws -> EventFeed.HistoryPage? {
-        let reply: Reply
-        do {
-            reply = try client.send(.history(since: since))
-        } catch {
-            throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)
-        }
-        guard reply.ok, let events = reply.events else {
-            if reply.failure?.code == .historyTruncated { return nil }
-            throw CommandFailure(
-                message: reply.failure?.message ?? "history was refused", exitCode: ExitCode.refused)
-        }
-        return (events, reply.store, reply.more ?? false)
-    }
-
-    /// What a restart means, for stderr.
-    static func describe(_ reason: EventFeed.RestartReason, now seq: UInt64) -> String {
-        switch reason {
-        case .initial:
-            return "the list at seq \(seq)"
-        case .storeChanged(let from, let to):
-            return
-                "the service now runs on another store (\(to), was \(from)); its seqs mean other changes, so going on from its seq \(seq)"
-        case .historyGone(let after, let upTo):
-            return after < upTo
-                ? "events \(after + 1) to \(upTo) are no longer kept by the service; going on from seq \(seq)"
-                : "the service is at seq \(upTo), behind \(after) (a new store?); going on from seq \(seq)"
         }
     }
 }
