@@ -378,3 +378,14 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
         }
     }
 }
+
+// A failed expectation names the model in one line, not with all 249 countries.
+extension TableScreenModel: CustomTestStringConvertible {
+    public var testDescription: String {
+        "TableScreenModel(\(mode), offset \(scrollOffset), following \(isFollowing), cursor \(cursor))"
+    }
+}
+
+extension ScreenHarness: CustomTestStringConvertible {
+    var testDescription: String { "\(model.testDescription) at\n\(screen)" }
+}
