@@ -34,6 +34,7 @@ public final class LiveSubscription {
     private let subscriber: Socket
     private let requests: PendingRequests<SubscriptionMachine.Action>
     private var machine: SubscriptionMachine
+    private let keepsStates: Bool
 
     /// The replica, nil before the first snapshot.
     public var replica: CountriesState? { machine.replica }
@@ -45,12 +46,19 @@ public final class LiveSubscription {
 
     /// Connects the SUB socket (subscribed to every topic, heartbeats included) and prepares
     /// the request channel; call ``start(now:)`` next.
+    ///
+    /// With `keepsStates`, ``SubscriptionLoop`` hands over the state after every change
+    /// (``SubscriptionLoop/Update/states``). Off, they are dropped as soon as the machine makes
+    /// them: each kept state costs a copy of the list when the next event of the same batch is
+    /// applied (measured: 10,000 events on a 10,000-row list in one batch, 2.8 s without,
+    /// 7.6 s with, debug build).
     public init(
         context: Context, endpoints: Endpoints, heartbeatInterval: Duration = .seconds(1),
         requestTimeout: Duration = .seconds(2), security: ClientSecurity? = nil,
-        eventsSecurity: ClientSecurity? = nil
+        eventsSecurity: ClientSecurity? = nil, keepsStates: Bool = false
     ) throws(ClientError) {
         self.endpoints = endpoints
+        self.keepsStates = keepsStates
         machine = SubscriptionMachine(heartbeatInterval: heartbeatInterval)
         requests = PendingRequests(
             context: context, endpoint: endpoints.command, timeout: requestTimeout, tries: 1,
@@ -162,7 +170,8 @@ public final class LiveSubscription {
     private func perform(
         _ output: SubscriptionMachine.Output, now: ContinuousClock.Instant
     ) -> SubscriptionMachine.Output {
-        var out = SubscriptionMachine.Output(notifications: output.notifications, states: output.states)
+        var out = SubscriptionMachine.Output(
+            notifications: output.notifications, states: keepsStates ? output.states : [])
         for action in output.actions {
             let command: Command
             switch action {

@@ -17,7 +17,8 @@ public final class SubscriptionLoop<Tag> {
         /// What changed, in order.
         public var notifications: [SubscriptionMachine.Notification]
         /// The replica right after each ``SubscriptionMachine/Notification/replaced(seq:)`` and
-        /// ``SubscriptionMachine/Notification/applied(_:)``, in order: every state, none skipped.
+        /// ``SubscriptionMachine/Notification/applied(_:)``, in order: every state, none skipped
+        /// (empty unless the subscription was made with `keepsStates`).
         public var states: [CountriesState]
         /// The replica after them all; nil before the first snapshot.
         public var replica: CountriesState?

@@ -17,7 +17,8 @@ struct SubscriberSetup {
     let subscription: LiveSubscription
     let options: ClientOptions
 
-    init(_ command: ParsedCommand) throws {
+    /// With `keepsStates`, each update carries the state after every change (piped `watch`).
+    init(_ command: ParsedCommand, keepsStates: Bool = false) throws {
         options = try ClientOptions(command)
         guard let heartbeat = try command.int("heartbeat-ms"), heartbeat >= 10 else {
             throw command.usageError("--heartbeat-ms must be at least 10")
@@ -30,7 +31,7 @@ struct SubscriberSetup {
                     command: options.commandEndpoint, events: options.eventsEndpoint ?? "tcp://127.0.0.1:5556"
                 ),
                 heartbeatInterval: .milliseconds(heartbeat), requestTimeout: options.timeout,
-                security: options.security, eventsSecurity: options.eventsSecurity)
+                security: options.security, eventsSecurity: options.eventsSecurity, keepsStates: keepsStates)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.usage)
         }
@@ -43,9 +44,10 @@ struct WatchCommand {
     let command: ParsedCommand
 
     func run() throws -> Int32 {
-        let setup = try SubscriberSetup(command)
         let terminal = Terminal()
-        if !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal {
+        let onScreen = !command.flag("json") && terminal.outputIsTerminal && terminal.inputIsTerminal
+        let setup = try SubscriberSetup(command, keepsStates: !onScreen)
+        if onScreen {
             try setup.screen(.watch, toggles: nil, terminal: terminal)
             return ExitCode.success
         }
