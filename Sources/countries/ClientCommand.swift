@@ -21,7 +21,7 @@ struct ClientCommand {
             var exitCode = ExitCode.success
             for target in command.arguments("target") {
                 let reply = try send(client, .change(.toggle(command.reference(target), ifSeq: ifSeq)))
-                if !report(reply, asJSON: asJSON, describe: changedLine) { exitCode = ExitCode.refused }
+                if !report(reply, asJSON: asJSON, describe: ReplyText.changed) { exitCode = ExitCode.refused }
             }
             return exitCode
         case "history":
@@ -72,7 +72,7 @@ struct ClientCommand {
             if asJSON {
                 all += events
             } else {
-                for line in events.map(Output.describe) { Output.line(line) }
+                for event in events { Output.line(ReplyText.event(event, glyphs: Output.glyphs)) }
             }
             guard reply.more == true, let last = events.last else {
                 if asJSON { Output.json(Reply(seq: reply.seq, events: all)) }
@@ -118,57 +118,18 @@ struct ClientCommand {
         return true
     }
 
-    private func changedLine(_ reply: Reply) -> [String] {
-        guard let country = reply.country else { return [] }
-        return ["\(country.name): \(Output.visitedWord(country.visited)) (seq \(reply.seq ?? 0))"]
-    }
-
     private func describe(_ reply: Reply) -> [String] {
         switch command.path.last ?? "" {
-        case "list":
-            let rows = reply.countries ?? []
-            let visited = rows.filter(\.visited).count
-            return TableText.lines(rows, glyphs: Output.glyphs) + [
-                "\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"
-            ]
-        case "get":
-            return reply.country.map { TableText.lines([$0], glyphs: Output.glyphs) } ?? []
-        case "count":
-            return ["\(reply.count ?? 0)"]
-        case "set":
-            return changedLine(reply)
-        case "add":
-            guard let country = reply.country else { return [] }
-            return ["Added \(country.name) at index \(country.index) (seq \(reply.seq ?? 0))"]
-        case "remove":
-            guard let country = reply.country else { return [] }
-            return ["Removed \(country.name) from index \(country.index) (seq \(reply.seq ?? 0))"]
-        case "reset":
-            return ["Reset to \(reply.countries?.count ?? 0) countries (seq \(reply.seq ?? 0))"]
-        case "history":
-            return (reply.events ?? []).map(Output.describe)
-        case "status":
-            return statusLines(reply)
-        default:
-            return []
+        case "list": return ReplyText.list(reply, glyphs: Output.glyphs)
+        case "get": return ReplyText.get(reply, glyphs: Output.glyphs)
+        case "count": return ["\(reply.count ?? 0)"]
+        case "set": return ReplyText.changed(reply)
+        case "add": return ReplyText.added(reply)
+        case "remove": return ReplyText.removed(reply)
+        case "reset": return ReplyText.reset(reply)
+        case "history": return (reply.events ?? []).map { ReplyText.event($0, glyphs: Output.glyphs) }
+        case "status": return ReplyText.status(reply)
+        default: return []
         }
-    }
-
-    private func statusLines(_ reply: Reply) -> [String] {
-        var lines = [
-            "version:          \(reply.version ?? "?")",
-            "seq:              \(reply.seq ?? 0)",
-            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
-            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
-            "commands served:  \(reply.commandsServed ?? 0)",
-            "commands refused: \(reply.commandsRefused ?? 0)",
-            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
-        ]
-        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
-        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
-        if let endpoints = reply.endpoints {
-            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
-        }
-        return lines
     }
 }

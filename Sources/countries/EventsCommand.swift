@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesTerminal
 import Foundation
 
 /// `countries events`: print each change as it happens, in seq order, none twice and none
@@ -29,7 +30,9 @@ struct EventsCommand {
                 switch delivery {
                 case .event(let event):
                     Output.line(
-                        asJSON ? String(decoding: event.encoded(), as: UTF8.self) : Output.describe(event))
+                        asJSON
+                            ? String(decoding: event.encoded(), as: UTF8.self)
+                            : ReplyText.event(event, glyphs: Output.glyphs))
                     printed += 1
                 case .restart(let state, let reason):
                     Output.error(reason.describe(now: state.seq))

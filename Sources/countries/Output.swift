@@ -28,17 +28,4 @@ enum Output {
     static let glyphs = TerminalCapabilities(
         environment: ProcessInfo.processInfo.environment, outputIsTerminal: false
     ).glyphs
-
-    /// One event as a line: `12  country.changed  2 France ✓`.
-    static func describe(_ event: Event) -> String {
-        switch event.kind {
-        case .changed(let row), .added(let row), .removed(let row):
-            return
-                "\(event.seq)  \(event.topic.rawValue)  \(row.index) \(row.name)\(row.visited ? " " + glyphs.visited : "")"
-        case .reset(let rows):
-            return "\(event.seq)  \(event.topic.rawValue)  \(rows.count) countries"
-        }
-    }
-
-    static func visitedWord(_ visited: Bool) -> String { visited ? "visited" : "not visited" }
 }
