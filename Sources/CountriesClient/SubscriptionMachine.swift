@@ -45,17 +45,29 @@ public struct SubscriptionMachine: Sendable {
         case replaced(seq: UInt64)
     }
 
-    /// What one input produced: requests to send and things to show.
+    /// What one input produced: requests to send, things to show, and the states they left.
     public struct Output: Equatable, Sendable {
         /// Requests for the driver to send, in order (never more than one at a time).
         public var actions: [Action]
         /// Changes for the view, in the order they happened.
         public var notifications: [Notification]
+        /// The replica right after each ``Notification/replaced(seq:)`` and
+        /// ``Notification/applied(_:)`` in ``notifications``, in the same order: a consumer that
+        /// shows every state (`watch` piped) needs no replica of its own.
+        public var states: [CountriesState]
 
         /// Creates an output.
-        public init(actions: [Action] = [], notifications: [Notification] = []) {
+        public init(actions: [Action] = [], notifications: [Notification] = [], states: [CountriesState] = [])
+        {
             self.actions = actions
             self.notifications = notifications
+            self.states = states
+        }
+
+        /// Outputs are equal when they ask for and report the same things; ``states`` follow
+        /// from the notifications.
+        public static func == (lhs: Output, rhs: Output) -> Bool {
+            lhs.actions == rhs.actions && lhs.notifications == rhs.notifications
         }
     }
 
@@ -217,6 +229,7 @@ extension SubscriptionMachine {
             buffer.removeAll { $0.store != nil && $0.store != store }
         }
         out.notifications.append(.replaced(seq: seq))
+        if let replica { out.states.append(replica) }
         restarted = false
         snapshotNeeded = false
         pubBehindSince = nil
@@ -417,6 +430,7 @@ extension SubscriptionMachine {
         do {
             try state.replay(event)
             out.notifications.append(.applied(event))
+            out.states.append(state)
             return true
         } catch {
             snapshotNeeded = true

@@ -1,26 +1,24 @@
 import CountriesCore
 
-/// The table as plain lines, for when standard output is not a terminal: no escape sequences,
-/// no header or footer, one country per line as `index  mark name` (the same columns as the
-/// live table, without the gutter), trailing blanks trimmed.
+/// The table as plain lines, for `list` and for `watch` when standard output is not a
+/// terminal: no escape sequences, one country per line as `index  name  mark` (the name padded
+/// so the marks line up, nothing after an unvisited name), trailing blanks trimmed.
 public enum TableText {
-    /// Every row of `dataSource`.
-    public static func lines(_ dataSource: some TableDataSource) -> [String] {
-        let count = dataSource.numberOfRows
-        let indexWidth = String(max(0, count - 1)).count
-        let rows = (0..<count).map { dataSource.row(at: $0) }
-        let markWidth = rows.map { DisplayWidth.of($0.mark) }.max() ?? 0
+    /// One line per row, with `glyphs`' mark for a visited country.
+    public static func lines(_ rows: [IndexedCountry], glyphs: Glyphs = .unicode) -> [String] {
+        let indexWidth = String(max(0, (rows.map(\.index).max() ?? 0))).count
+        let nameWidth = rows.map { DisplayWidth.of($0.name) }.max() ?? 0
         return rows.map { row in
             let line =
-                DisplayWidth.padLeft(row.indexText, to: indexWidth) + "  "
-                + DisplayWidth.pad(row.mark, to: markWidth) + " " + row.name
+                DisplayWidth.padLeft(String(row.index), to: indexWidth) + "  "
+                + DisplayWidth.pad(row.name, to: nameWidth) + "  " + (row.visited ? glyphs.visited : "")
             return String(line.reversed().drop(while: { $0 == " " }).reversed())
         }
     }
 
-    /// Every country of `state`, with `glyphs`' marks.
+    /// Every country of `state`.
     public static func lines(_ state: CountriesState, glyphs: Glyphs = .unicode) -> [String] {
-        lines(LiveDataSource(state: state, glyphs: glyphs))
+        lines(state.rows, glyphs: glyphs)
     }
 
     /// The lines joined, each ending with a newline.

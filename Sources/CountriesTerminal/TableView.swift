@@ -16,17 +16,21 @@ public struct TableView: Equatable, Sendable {
     /// The first row shown. ``layout(_:in:)`` returns the offset it settled on; keep it for the
     /// next frame.
     public var scrollOffset: Int
+    /// Whether the view scrolls to show the highlighted row (a `watch` that follows changes);
+    /// false keeps the offset where the person scrolled it.
+    public var scrollsToHighlight: Bool
 
     /// Creates a view.
     public init(
         header: HeaderModel, footer: FooterModel = FooterModel(), cursor: Int? = nil,
-        highlighted: Int? = nil, scrollOffset: Int = 0
+        highlighted: Int? = nil, scrollOffset: Int = 0, scrollsToHighlight: Bool = true
     ) {
         self.header = header
         self.footer = footer
         self.cursor = cursor
         self.highlighted = highlighted
         self.scrollOffset = scrollOffset
+        self.scrollsToHighlight = scrollsToHighlight
     }
 
     /// The result of a layout.
@@ -45,7 +49,9 @@ public struct TableView: Equatable, Sendable {
         let bodyHeight = max(0, size.rows - chrome.top.count - chrome.bottom.count)
         let rowCount = dataSource.numberOfRows
         let offset = Self.scroll(
-            offset: scrollOffset, focus: cursor ?? highlighted, rowCount: rowCount, bodyHeight: bodyHeight)
+            offset: scrollOffset, focus: cursor ?? (scrollsToHighlight ? highlighted : nil),
+            rowCount: rowCount,
+            bodyHeight: bodyHeight)
 
         var lines = chrome.top
         let visible = offset..<min(rowCount, offset + bodyHeight)

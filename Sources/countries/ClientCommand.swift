@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesTerminal
 import Foundation
 import ZeroMQ
 
@@ -69,7 +70,7 @@ struct ClientCommand {
             if asJSON {
                 all += events
             } else {
-                for line in events.map(Output.describe) { Output.line(line) }
+                for event in events { Output.line(ReplyText.event(event, glyphs: Output.glyphs)) }
             }
             guard reply.more == true, let last = events.last else {
                 if asJSON { Output.json(Reply(seq: reply.seq, events: all)) }
@@ -113,11 +114,5 @@ struct ClientCommand {
             for line in describe(reply) { Output.line(line) }
         }
         return true
-    }
-
-    /// `France: visited (seq 12)`: what a change of the flag says.
-    static func changedLine(_ reply: Reply) -> [String] {
-        guard let country = reply.country else { return [] }
-        return ["\(country.name): \(Output.visitedWord(country.visited)) (seq \(reply.seq ?? 0))"]
     }
 }

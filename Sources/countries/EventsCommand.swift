@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesTerminal
 import Foundation
 
 /// `countries events`: print each change as it happens, in seq order, none twice and none
@@ -15,21 +16,23 @@ struct EventsCommand {
         let since = command[\.since]
         let limit = command[\.count] ?? Int.max
         let setup = try SubscriberSetup(command)
-        let fetcher = HistoryFetcher(client: setup.options.makeClient(context: setup.context))
         var feed = EventFeed(start: since.map { .after(.init(store: nil, seq: $0)) } ?? .now)
         var printed = 0
-        try StateStream(subscription: setup.subscription).pump { notifications in
+        let history = setup.history()
+        try setup.follow { update in
             let deliveries = try feed.deliveries(
-                for: notifications, replica: setup.subscription.replica, store: setup.subscription.store,
-                history: fetcher.page(after:))
+                for: update.notifications, replica: update.replica, store: update.store,
+                history: history)
             for delivery in deliveries where printed < limit {
                 switch delivery {
                 case .event(let event):
                     Output.line(
-                        asJSON ? String(decoding: event.encoded(), as: UTF8.self) : Output.describe(event))
+                        asJSON
+                            ? String(decoding: event.encoded(), as: UTF8.self)
+                            : ReplyText.event(event, glyphs: Output.glyphs))
                     printed += 1
                 case .restart(let state, let reason):
-                    Output.error(HistoryFetcher.describe(reason, now: state.seq))
+                    Output.error(reason.describe(now: state.seq))
                 }
             }
             return printed < limit

@@ -32,8 +32,7 @@ struct OnChangeCommand {
             throw CommandFailure(message: error.description, exitCode: ExitCode.dataError)
         }
         let setup = try SubscriberSetup(command)
-        let fetcher = HistoryFetcher(client: setup.options.makeClient(context: setup.context))
-        let runner = CommandRunner(executable: executable, arguments: arguments)
+        let runner = EventCommandRunner(executable: executable, arguments: arguments) { Output.error($0) }
         var feed = EventFeed(start: start)
         var saved: EventFeed.Position?
         if case .after(let position) = start { saved = position }
@@ -48,24 +47,25 @@ struct OnChangeCommand {
             saved = position
         }
 
-        try StateStream(subscription: setup.subscription).pump { notifications in
+        let history = setup.history()
+        try setup.follow { update in
             let deliveries = try feed.deliveries(
-                for: notifications, replica: setup.subscription.replica, store: setup.subscription.store,
-                history: fetcher.page(after:))
+                for: update.notifications, replica: update.replica, store: update.store,
+                history: history)
             for delivery in deliveries {
                 switch delivery {
                 case .event(let event):
                     runner.run(event: event)
                     try save(
-                        .init(store: event.store ?? saved?.store ?? setup.subscription.store, seq: event.seq))
+                        .init(store: event.store ?? saved?.store ?? update.store, seq: event.seq))
                 case .restart(let state, let reason):
                     if reason != .initial {
                         Output.error(
-                            "on-change: \(HistoryFetcher.describe(reason, now: state.seq)); running once for the whole list as a reset"
+                            "on-change: \(reason.describe(now: state.seq)); running once for the whole list as a reset"
                         )
                     }
                     runner.run(reset: state)
-                    try save(.init(store: setup.subscription.store, seq: state.seq))
+                    try save(.init(store: update.store, seq: state.seq))
                 }
             }
             // A snapshot with nothing to run still moves the cursor: a restart goes on from here.
@@ -73,84 +73,5 @@ struct OnChangeCommand {
             return true
         }
         return ExitCode.success
-    }
-}
-
-/// Runs the user's command for one event, waits for it, and logs a failure without stopping.
-struct CommandRunner {
-    let executable: String
-    let arguments: [String]
-
-    func run(event: Event) {
-        var environment = [
-            "COUNTRIES_SEQ": "\(event.seq)",
-            "COUNTRIES_EVENT": Self.name(of: event),
-        ]
-        if let row = event.country {
-            environment["COUNTRY_INDEX"] = "\(row.index)"
-            environment["COUNTRY_NAME"] = row.name
-            environment["COUNTRY_VISITED"] = row.visited ? "true" : "false"
-        }
-        launch(environment: environment, input: event.encoded(), seq: event.seq)
-    }
-
-    func run(reset state: CountriesState) {
-        let event = Event(seq: state.seq, kind: .reset(state.rows))
-        launch(
-            environment: ["COUNTRIES_SEQ": "\(state.seq)", "COUNTRIES_EVENT": "reset"],
-            input: event.encoded(), seq: state.seq)
-    }
-
-    private static func name(of event: Event) -> String {
-        switch event.kind {
-        case .changed: return "changed"
-        case .added: return "added"
-        case .removed: return "removed"
-        case .reset: return "reset"
-        }
-    }
-
-    private func launch(environment extra: [String: String], input: Data, seq: UInt64) {
-        let process = Process()
-        let path = resolve(executable)
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        // Variables of an earlier event must not leak into one that has no row.
-        for key in ["COUNTRY_INDEX", "COUNTRY_NAME", "COUNTRY_VISITED"] { environment[key] = nil }
-        environment.merge(extra) { _, new in new }
-        process.environment = environment
-        let stdin = Pipe()
-        process.standardInput = stdin
-        do {
-            try process.run()
-        } catch {
-            Output.error("on-change: cannot run \(executable): \(error.localizedDescription)")
-            return
-        }
-        var body = input
-        body.append(0x0A)
-        // The command may not read its stdin; a closed pipe is not our failure.
-        try? stdin.fileHandleForWriting.write(contentsOf: body)
-        try? stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        if process.terminationReason == .uncaughtSignal {
-            Output.error(
-                "on-change: \(executable) was killed by signal \(process.terminationStatus) (seq \(seq))")
-        } else if process.terminationStatus != 0 {
-            Output.error(
-                "on-change: \(executable) exited with status \(process.terminationStatus) (seq \(seq))")
-        }
-    }
-
-    /// A bare name is looked up on PATH, as a shell would.
-    private func resolve(_ name: String) -> String {
-        guard !name.contains("/") else { return name }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return name
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import CountriesCore
+import CountriesTerminal
 import Foundation
 
 // The one-shot client subcommands, one type each: their options, what they send and what they
@@ -22,11 +23,7 @@ struct ListCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.query(.list)] }
 
-    func describe(_ reply: Reply) -> [String] {
-        let rows = reply.countries ?? []
-        let visited = rows.filter(\.visited).count
-        return Output.table(rows) + ["\(visited) of \(rows.count) visited (seq \(reply.seq ?? 0))"]
-    }
+    func describe(_ reply: Reply) -> [String] { ReplyText.list(reply, glyphs: Output.glyphs) }
 }
 
 /// `countries get TARGET`.
@@ -44,9 +41,7 @@ struct GetCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.query(.get(command[\.target]))] }
 
-    func describe(_ reply: Reply) -> [String] {
-        reply.country.map { Output.table([$0]) } ?? []
-    }
+    func describe(_ reply: Reply) -> [String] { ReplyText.get(reply, glyphs: Output.glyphs) }
 }
 
 /// `countries count`.
@@ -82,7 +77,7 @@ struct ToggleCommand: RequestSubcommand {
         command[\.targets].map { .change(.toggle($0, ifSeq: command[\.ifSeq])) }
     }
 
-    func describe(_ reply: Reply) -> [String] { ClientCommand.changedLine(reply) }
+    func describe(_ reply: Reply) -> [String] { ReplyText.changed(reply) }
 }
 
 /// `countries set TARGET --visited BOOL`.
@@ -115,7 +110,7 @@ struct SetCommand: RequestSubcommand {
         [.change(.set(command[\.target], visited: command[\.visited], ifSeq: command[\.ifSeq]))]
     }
 
-    func describe(_ reply: Reply) -> [String] { ClientCommand.changedLine(reply) }
+    func describe(_ reply: Reply) -> [String] { ReplyText.changed(reply) }
 }
 
 /// `countries add NAME`.
@@ -135,10 +130,7 @@ struct AddCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.change(.add(name: command[\.name], visited: command[\.visited]))] }
 
-    func describe(_ reply: Reply) -> [String] {
-        guard let country = reply.country else { return [] }
-        return ["Added \(country.name) at index \(country.index) (seq \(reply.seq ?? 0))"]
-    }
+    func describe(_ reply: Reply) -> [String] { ReplyText.added(reply) }
 }
 
 /// `countries remove TARGET`.
@@ -157,10 +149,7 @@ struct RemoveCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.change(.remove(command[\.target]))] }
 
-    func describe(_ reply: Reply) -> [String] {
-        guard let country = reply.country else { return [] }
-        return ["Removed \(country.name) from index \(country.index) (seq \(reply.seq ?? 0))"]
-    }
+    func describe(_ reply: Reply) -> [String] { ReplyText.removed(reply) }
 }
 
 /// `countries reset`.
@@ -178,9 +167,7 @@ struct ResetCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.change(.reset)] }
 
-    func describe(_ reply: Reply) -> [String] {
-        ["Reset to \(reply.countries?.count ?? 0) countries (seq \(reply.seq ?? 0))"]
-    }
+    func describe(_ reply: Reply) -> [String] { ReplyText.reset(reply) }
 }
 
 /// `countries history`: pages through the kept events (``ClientCommand/history(since:describe:)``).
@@ -208,7 +195,9 @@ struct HistoryCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.history(since: command[\.since])] }
 
-    func describe(_ reply: Reply) -> [String] { (reply.events ?? []).map(Output.describe) }
+    func describe(_ reply: Reply) -> [String] {
+        (reply.events ?? []).map { ReplyText.event($0, glyphs: Output.glyphs) }
+    }
 }
 
 /// `countries status`.
@@ -222,21 +211,5 @@ struct StatusCommand: RequestSubcommand {
 
     func requests() -> [Command] { [.status] }
 
-    func describe(_ reply: Reply) -> [String] {
-        var lines = [
-            "version:          \(reply.version ?? "?")",
-            "seq:              \(reply.seq ?? 0)",
-            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
-            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
-            "commands served:  \(reply.commandsServed ?? 0)",
-            "commands refused: \(reply.commandsRefused ?? 0)",
-            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
-        ]
-        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
-        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
-        if let endpoints = reply.endpoints {
-            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
-        }
-        return lines
-    }
+    func describe(_ reply: Reply) -> [String] { ReplyText.status(reply) }
 }

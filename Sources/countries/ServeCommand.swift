@@ -91,7 +91,12 @@ struct ServeCommand: Subcommand {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         // Claimed before the store is opened, so a second service with the same pid file
         // touches nothing; removed at any exit but SIGKILL (whose stale file the next one takes).
-        let pidFile = try command[\.pidfile].map(PidFile.claim)
+        let pidFile: PidFile?
+        do {
+            pidFile = try command[\.pidfile].map(PidFile.claim)
+        } catch {
+            throw CommandFailure(message: "\(error)", exitCode: ExitCode.cantCreate)
+        }
         defer { pidFile?.release() }
         let service: StateService
         do {

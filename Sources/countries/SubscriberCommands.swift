@@ -17,7 +17,8 @@ struct SubscriberSetup {
     let subscription: LiveSubscription
     let options: ClientOptions
 
-    init<Options: SubscriberOptions>(_ command: ParsedValues<Options>) throws {
+    /// With `keepsStates`, each update carries the state after every change (piped `watch`).
+    init<Options: SubscriberOptions>(_ command: ParsedValues<Options>, keepsStates: Bool = false) throws {
         options = try ClientOptions(command)
         let heartbeat = command[\.heartbeat]
         context = try Context()
@@ -27,7 +28,7 @@ struct SubscriberSetup {
                 endpoints: .init(
                     command: options.commandEndpoint, events: options.eventsEndpoint),
                 heartbeatInterval: heartbeat, requestTimeout: options.timeout,
-                security: options.security, eventsSecurity: options.eventsSecurity)
+                security: options.security, eventsSecurity: options.eventsSecurity, keepsStates: keepsStates)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.usage)
         }
@@ -35,39 +36,40 @@ struct SubscriberSetup {
 }
 
 /// `countries watch`: the data source. A live table on a terminal; otherwise the whole table
-/// (or, with `--json`, the whole list as one JSON line) after every applied event.
+/// (or, with `--json`, the whole list as one JSON line) after every change.
 struct WatchCommand {
     let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
-        let setup = try SubscriberSetup(command)
-        let environment = ProcessInfo.processInfo.environment
         let terminal = Terminal()
-        if !command[\.json] && terminal.outputIsTerminal && terminal.inputIsTerminal {
-            let capabilities = TerminalCapabilities(environment: environment, outputIsTerminal: true)
-            try TableScreen(
-                mode: .watch, subscription: setup.subscription, toggles: nil, terminal: terminal,
-                capabilities: capabilities
-            ).run()
+        let onScreen = !command[\.json] && terminal.outputIsTerminal && terminal.inputIsTerminal
+        let setup = try SubscriberSetup(command, keepsStates: !onScreen)
+        if onScreen {
+            try setup.screen(.watch, toggles: nil, terminal: terminal)
             return ExitCode.success
         }
-        let glyphs = TerminalCapabilities(environment: environment, outputIsTerminal: false).glyphs
         let asJSON = command[\.json]
-        try StateStream(subscription: setup.subscription).run { state, _ in
-            if asJSON {
-                var snapshot = Reply(seq: state.seq, countries: state.rows)
-                snapshot.store = setup.subscription.store
-                var line = String(decoding: snapshot.encoded(), as: UTF8.self)
-                // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
-                line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
-                Output.line(line)
-            } else {
-                Output.line("seq \(state.seq)\(glyphs.separator)\(FooterModel.summary(of: state))")
-                for line in TableText.lines(state, glyphs: glyphs) { Output.line(line) }
-                Output.line("")
-            }
+        try setup.follow { update in
+            for state in update.states { show(state, store: update.store, asJSON: asJSON) }
+            return true
         }
         return ExitCode.success
+    }
+
+    /// Prints one state: the list as one JSON line, or the table.
+    private func show(_ state: CountriesState, store: String?, asJSON: Bool) {
+        if asJSON {
+            var snapshot = Reply(seq: state.seq, countries: state.rows)
+            snapshot.store = store
+            var line = String(decoding: snapshot.encoded(), as: UTF8.self)
+            // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
+            line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
+            Output.line(line)
+        } else {
+            Output.line("seq \(state.seq)\(Output.glyphs.separator)\(FooterModel.summary(of: state))")
+            for line in TableText.lines(state.rows, glyphs: Output.glyphs) { Output.line(line) }
+            Output.line("")
+        }
     }
 }
 
@@ -87,124 +89,74 @@ struct SelectCommand {
         let toggles = PendingRequests<IndexedCountry>(
             context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
             tries: setup.options.tries, security: setup.options.security)
-        let capabilities = TerminalCapabilities(
-            environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
-        try TableScreen(
-            mode: .select, subscription: setup.subscription, toggles: toggles, terminal: terminal,
-            capabilities: capabilities
-        ).run()
+        try setup.screen(.select, toggles: toggles, terminal: terminal)
         return ExitCode.success
     }
 }
 
-/// Follows a subscription without a terminal and hands each state to `body`, in seq order:
-/// first the snapshot, then the state after every event (replayed one by one, so no
-/// intermediate state is skipped), then a fresh snapshot after a resync.
-struct StateStream {
-    let subscription: LiveSubscription
-
-    /// What the state just became.
-    enum Cause {
-        case snapshot
-        case event(Event)
+extension SubscriberSetup {
+    /// Runs the live table on `terminal`.
+    func screen(
+        _ mode: TableScreenModel.Mode, toggles: PendingRequests<IndexedCountry>?, terminal: Terminal
+    ) throws {
+        let capabilities = TerminalCapabilities(
+            environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+        let endpoints = subscription.endpoints
+        let model = TableScreenModel(
+            mode: mode, glyphs: capabilities.glyphs,
+            endpoints:
+                "commands \(endpoints.command)\(capabilities.glyphs.separator)events \(endpoints.events)",
+            size: terminal.size())
+        let loop = SubscriptionLoop(
+            subscription: subscription, requests: toggles,
+            fileDescriptors: [signals.fileDescriptor, terminal.input])
+        try TableScreen(
+            model: model, loop: loop, toggles: toggles, terminal: terminal, capabilities: capabilities
+        ).run(signals: signals)
     }
 
-    func run(_ body: (CountriesState, Cause) throws -> Void) throws {
-        var copy: CountriesState?
-        try pump { notifications in
-            for notification in notifications {
-                switch notification {
-                case .replaced:
-                    copy = subscription.replica
-                    if let copy { try body(copy, .snapshot) }
-                case .applied(let event):
-                    // A snapshot taken together with its buffered events already holds them.
-                    if let copy, event.seq <= copy.seq { continue }
-                    guard var state = copy, (try? state.replay(event)) != nil else {
-                        copy = subscription.replica
-                        if let copy { try body(copy, .snapshot) }
-                        continue
-                    }
-                    copy = state
-                    try body(state, .event(event))
-                case .phaseChanged:
-                    break
+    /// The history an ``EventFeed`` catches up with, one client for every page; a failure
+    /// ends the command with its exit code.
+    func history() -> (UInt64) throws -> EventFeed.HistoryPage? {
+        let fetcher = HistoryFetcher(client: options.makeClient(context: context))
+        return { since in
+            do throws(HistoryFetcher.Failure) {
+                return try fetcher.page(after: since)
+            } catch {
+                switch error {
+                case .unreachable(let error):
+                    throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)
+                case .refused(let message):
+                    throw CommandFailure(message: message, exitCode: ExitCode.refused)
                 }
             }
-            return true
         }
     }
 
-    /// Polls the subscription until SIGINT or SIGTERM, or until `handle` returns false; says on
-    /// stderr when the view goes stale and live again.
-    func pump(_ handle: ([SubscriptionMachine.Notification]) throws -> Bool) throws {
+    /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
+    /// returns false; says on stderr when the view goes stale and live again.
+    func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var lastPhase = subscription.phase
-        var now = ContinuousClock.now
-
-        func deliver(_ notifications: [SubscriptionMachine.Notification]) throws -> Bool {
-            // What the notifications made the consumer say comes before the phase they end in.
-            let goOn = try handle(notifications)
-            for case .phaseChanged(let phase) in notifications where phase != lastPhase {
-                lastPhase = phase
-                switch phase {
-                case .stale(let reason): Output.error("stale: \(reason); catching up")
-                case .live: Output.error("live at seq \(subscription.replica?.seq ?? 0)")
-                case .connecting: break
+        try SubscriptionLoop(subscription: subscription, fileDescriptors: [signals.fileDescriptor]).run {
+            happening, _ in
+            switch happening {
+            case .readable: return signals.drain().isEmpty
+            case .replies, .tick: return true
+            case .update(let update):
+                // What the notifications made the consumer say comes before the phase they end in.
+                let goOn = try handle(update)
+                for case .phaseChanged(let phase) in update.notifications where phase != lastPhase {
+                    lastPhase = phase
+                    switch phase {
+                    case .stale(let reason): Output.error("stale: \(reason); catching up")
+                    case .live: Output.error("live at seq \(update.replica?.seq ?? 0)")
+                    case .connecting: break
+                    }
                 }
+                return goOn
             }
-            return goOn
-        }
-
-        guard try deliver(subscription.start(now: now)) else { return }
-        while true {
-            var poller = Poller()
-            let registration = subscription.register(in: &poller)
-            let signalIndex = poller.add(fileDescriptor: signals.fileDescriptor)
-            now = ContinuousClock.now
-            let deadline = subscription.nextDeadline ?? now + .seconds(1)
-            let timeout = max(0, Int((deadline - now) / .milliseconds(1)) + 1)
-            let ready = try poller.poll(timeoutMilliseconds: timeout)
-            if ready.isReadable(signalIndex), !signals.drain().isEmpty { return }
-            now = ContinuousClock.now
-            guard try deliver(subscription.process(ready, registration, now: now)) else { return }
-            guard try deliver(subscription.tick(now: now)) else { return }
-        }
-    }
-}
-
-/// The history fetch an ``EventFeed`` catches up with: pages of `history` through a command
-/// client; nil when the service no longer keeps them.
-struct HistoryFetcher {
-    let client: CommandClient
-
-    func page(after since: UInt64) throws -> EventFeed.HistoryPage? {
-        let reply: Reply
-        do {
-            reply = try client.send(.history(since: since))
-        } catch {
-            throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)
-        }
-        guard reply.ok, let events = reply.events else {
-            if reply.failure?.code == .historyTruncated { return nil }
-            throw CommandFailure(
-                message: reply.failure?.message ?? "history was refused", exitCode: ExitCode.refused)
-        }
-        return (events, reply.store, reply.more ?? false)
-    }
-
-    /// What a restart means, for stderr.
-    static func describe(_ reason: EventFeed.RestartReason, now seq: UInt64) -> String {
-        switch reason {
-        case .initial:
-            return "the list at seq \(seq)"
-        case .storeChanged(let from, let to):
-            return
-                "the service now runs on another store (\(to), was \(from)); its seqs mean other changes, so going on from its seq \(seq)"
-        case .historyGone(let after, let upTo):
-            return after < upTo
-                ? "events \(after + 1) to \(upTo) are no longer kept by the service; going on from seq \(seq)"
-                : "the service is at seq \(upTo), behind \(after) (a new store?); going on from seq \(seq)"
         }
     }
 }

@@ -143,6 +143,9 @@ private struct Simulation {
     var duplicatePercent = 2.0
     var stats: [String: Int] = [:]
 
+    /// The state after the last replica change, as the outputs' states told it.
+    var shownState: CountriesState?
+
     init(seed: UInt64, namesStore: Bool) {
         random = SplitMix64(seed: seed)
         service = SimulatedService(seq: UInt64(random.below(1000)), namesStore: namesStore)
@@ -163,12 +166,24 @@ private struct Simulation {
             pending = (action, now, now + 1 + random.below(150))
             stats["\(action)".hasPrefix("requestSnapshot") ? "snapshots" : "histories", default: 0] += 1
         }
+        // Each replica change comes with the state it left: a snapshot's, or the one before
+        // with the event replayed (the oracle keeps its own copy; the consumers need none).
+        var states = output.states.makeIterator()
         for notification in output.notifications {
             switch notification {
             case .replaced(let seq):
+                let next = states.next()
+                let state = try #require(next, "no state for the snapshot at \(seq)")
+                try #require(state.seq == seq, "the snapshot's state is at \(state.seq), not \(seq)")
+                shownState = state
                 notifiedSeq = seq
                 stats["replaced", default: 0] += 1
             case .applied(let event):
+                var expected = try #require(shownState, "applied \(event.seq) before any state")
+                try expected.replay(event)
+                try #require(
+                    states.next() == expected, "the state after \(event.seq) is not the one before plus it")
+                shownState = expected
                 let previous = try #require(notifiedSeq, "applied \(event.seq) before any snapshot")
                 try #require(event.seq == previous + 1, "applied \(event.seq) after \(previous)")
                 try #require(
@@ -180,7 +195,10 @@ private struct Simulation {
                 if case .stale = phase { stats["stale", default: 0] += 1 }
             }
         }
+        let extra = states.next()
+        try #require(extra == nil, "more states than replica changes")
         try #require(machine.replica?.seq == notifiedSeq, "notifications disagree with the replica")
+        if !output.states.isEmpty { try #require(output.states.last == machine.replica) }
         if machine.phase == .live, let replica = machine.replica {
             if service.namesStore {
                 // With store ids the replica must be a state of the very store it names.

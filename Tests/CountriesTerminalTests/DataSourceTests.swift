@@ -66,11 +66,12 @@ import Testing
     @Test func tableTextListsEveryCountry() {
         let lines = TableText.lines(state)
         #expect(lines.count == 8)
-        #expect(lines[0] == "0  ✓ United States")
-        #expect(lines[1] == "1    United Kingdom")
+        // The columns of `countries list`: the name padded so the marks line up.
+        #expect(lines[0] == "0  United States   ✓")
+        #expect(lines[1] == "1  United Kingdom")
         let ascii = TableText.lines(state, glyphs: .ascii)
-        #expect(ascii[0] == "0  [x] United States")
-        #expect(ascii[2] == "2  [ ] France")
+        #expect(ascii[0] == "0  United States   [x]")
+        #expect(ascii[2] == "2  France")
         #expect(TableText.text(state).hasSuffix("Romania\n"))
         #expect(!TableText.text(state).contains("\u{1B}"))
     }

@@ -114,6 +114,52 @@ struct SubscriberEndToEndTests {
         }
     }
 
+    @Test(
+        "watch scrolls a list longer than the terminal by hand, says it stopped following, follows again on f"
+    )
+    func watchScrollsByHand() throws {
+        let sandbox = try SubscriberSandbox()
+        defer { sandbox.stopAll() }
+        // 249 rows in a 30-row pane.
+        let service = try sandbox.launch([
+            "serve", "--in-memory", "--seed", "world", "--command", sandbox.commandEndpoint, "--events",
+            sandbox.eventsEndpoint, "--heartbeat-ms", "100",
+        ])
+        let ready = eventually(within: .seconds(10)) {
+            !service.isRunning || sandbox.run(["list", "--timeout", "200", "--retries", "1"]).status == 0
+        }
+        #expect(ready && service.isRunning, "\(service.standardError.text)")
+        let pane = try sandbox.tmux("\(CountriesBinary.path) watch --heartbeat-ms 100; sleep 60")
+        var (held, screen) = pane.waitForScreen { $0.contains("live · seq 0") && $0.contains("Afghanistan") }
+        #expect(held, "\(screen)")
+        #expect(!screen.contains("Zimbabwe"))
+
+        pane.send("End")
+        (held, screen) = pane.waitForScreen { $0.contains("Zimbabwe") && !$0.contains("Afghanistan") }
+        #expect(held, "End shows the last rows: \(screen)")
+        #expect(!screen.contains("f follows"), "at the end it follows changes")
+
+        pane.send("Home")
+        (held, screen) = pane.waitForScreen { $0.contains("Afghanistan") && $0.contains("f follows changes") }
+        #expect(held, "scrolled by hand, the header says it no longer follows: \(screen)")
+        #expect(sandbox.run(["toggle", "Zimbabwe"]).status == 0)
+        (held, screen) = pane.waitForScreen { $0.contains("live · seq 1") && $0.contains("last: Zimbabwe ✓") }
+        #expect(held, "\(screen)")
+        #expect(
+            screen.contains("Afghanistan") && !screen.contains("✓ Zimbabwe"), "the view stays put: \(screen)")
+
+        pane.send("f")
+        (held, screen) = pane.waitForScreen { $0.contains("✓ Zimbabwe") && !$0.contains("f follows") }
+        #expect(held, "f follows again and shows the change: \(screen)")
+
+        pane.send("Home", "PageDown")
+        (held, screen) = pane.waitForScreen { !$0.contains("Afghanistan") && $0.contains("f follows") }
+        #expect(held, "\(screen)")
+        pane.send("q")
+        (held, screen) = pane.waitForScreen { !$0.contains("countries watch") }
+        #expect(held, "\(screen)")
+    }
+
     @Test("watch without a terminal prints the whole table after each event, and stops on SIGTERM")
     func watchToAPipePrintsTables() throws {
         let sandbox = try SubscriberSandbox()

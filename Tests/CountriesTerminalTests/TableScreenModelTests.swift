@@ -1,0 +1,391 @@
+import CountriesCore
+import Testing
+
+@testable import CountriesTerminal
+
+/// Drives a ``TableScreenModel`` with made-up instants: `advance` moves the clock, every input
+/// returns the model's output, and `frame` is the last frame it drew.
+private struct ScreenHarness {
+    var model: TableScreenModel
+    var now: ContinuousClock.Instant
+    var frame: Frame?
+    var effects: [TableScreenModel.Effect] = []
+
+    init(_ mode: TableScreenModel.Mode, rows: Int = 20, columns: Int = 60, glyphs: Glyphs = .unicode) {
+        model = TableScreenModel(
+            mode: mode, glyphs: glyphs, endpoints: "commands tcp://c · events tcp://e",
+            size: ViewportSize(rows: rows, columns: columns))
+        // One reading of the clock as an origin; every later instant is made up from it.
+        now = .now
+    }
+
+    @discardableResult
+    mutating func send(_ input: TableScreenModel.Input) -> TableScreenModel.Output {
+        let output = model.handle(input, now: now)
+        if let frame = output.frame { self.frame = frame }
+        effects += output.effects
+        return output
+    }
+
+    /// Lets time pass, then ticks until no frame is due (as the loop does).
+    mutating func advance(_ duration: Duration) {
+        now += duration
+        send(.tick)
+    }
+
+    mutating func live(_ state: CountriesState, applied: [Event] = []) {
+        send(.update(replica: state, link: .live, applied: applied))
+        advance(.milliseconds(20))
+    }
+
+    mutating func keys(_ keys: Key...) {
+        send(.keys(keys))
+        advance(.milliseconds(20))
+    }
+
+    var texts: [String] { frame?.texts ?? [] }
+    var screen: String { texts.joined(separator: "\n") }
+    /// The indexes of the body rows shown (the lines that start with a gutter and a number).
+    var shownIndexes: [Int] {
+        texts.compactMap { line in
+            guard ["  ", "> ", "* "].contains(String(line.prefix(2))) else { return nil }
+            let body = line.dropFirst(2).drop { $0 == " " }
+            return Int(body.prefix { $0.isNumber })
+        }
+    }
+}
+
+private let world = CountriesState(countries: SeedList.world, seq: 0)
+
+/// The event that toggled row `index` of `state`, and the state after it.
+private func toggled(_ state: CountriesState, _ index: Int) -> (Event, CountriesState) {
+    let row = state.rows[index]
+    let event = Event(
+        seq: state.seq + 1,
+        kind: .changed(IndexedCountry(index: index, name: row.name, visited: !row.visited)))
+    var next = state
+    try? next.replay(event)
+    return (event, next)
+}
+
+@Suite struct TableScreenModelTests {
+    @Test func connectingShowsSkeletonRowsThenTheLiveList() {
+        var screen = ScreenHarness(.watch)
+        screen.send(.resize(ViewportSize(rows: 20, columns: 60)))
+        #expect(screen.screen.contains("connecting…"))
+        #expect(screen.screen.contains("░"))
+        screen.live(CountriesState(countries: SeedList.standard, seq: 4))
+        #expect(screen.texts.first?.hasSuffix("live · seq 4") == true)
+        #expect(screen.screen.contains("France"))
+        #expect(!screen.screen.contains("░"))
+        #expect(screen.screen.contains("1 of 8 visited"))
+    }
+
+    @Test func aChangeIsHighlightedForAMomentAndNamedInTheFooter() {
+        var screen = ScreenHarness(.watch)
+        let start = CountriesState(countries: SeedList.standard, seq: 0)
+        screen.live(start)
+        let (event, after) = toggled(start, 2)
+        screen.live(after, applied: [event])
+        #expect(screen.model.highlighted == 2)
+        #expect(screen.texts.contains { $0.hasPrefix("* 2") && $0.contains("✓ France") })
+        #expect(screen.screen.contains("last: France ✓ · seq 1 · just now"))
+
+        screen.advance(.seconds(1))
+        #expect(screen.screen.contains("seq 1 · 1 s ago"), "the footer's clock ages by itself")
+        screen.advance(.milliseconds(600))
+        #expect(screen.model.highlighted == nil)
+        #expect(!screen.texts.contains { $0.hasPrefix("* ") })
+    }
+
+    @Test func staleSaysSinceWhenWithoutReadingAClock() {
+        var screen = ScreenHarness(.watch)
+        screen.live(CountriesState(countries: SeedList.standard, seq: 3))
+        screen.send(.update(replica: screen.model.replica, link: .stale("no heartbeat for 3 s"), applied: []))
+        screen.advance(.milliseconds(20))
+        #expect(screen.texts.first?.hasSuffix("stale: no heartbeat for 3 s") == true)
+        #expect(!screen.screen.contains("France"), "never old data posing as live")
+        screen.advance(.seconds(3))
+        #expect(screen.texts.first?.hasSuffix("stale: no heartbeat for 3 s (3 s ago)") == true)
+        screen.live(CountriesState(countries: SeedList.standard, seq: 3))
+        #expect(screen.texts.first?.hasSuffix("live · seq 3") == true)
+    }
+
+    @Test func framesAreCoalescedAndTheDeadlineSaysWhenTheNextIsDue() {
+        var screen = ScreenHarness(.watch)
+        let start = CountriesState(countries: SeedList.standard, seq: 0)
+        #expect(screen.send(.update(replica: start, link: .live, applied: [])).frame != nil)
+        let (event, after) = toggled(start, 1)
+        // A change within the frame interval is folded into the next frame.
+        screen.now += .milliseconds(5)
+        #expect(screen.send(.update(replica: after, link: .live, applied: [event])).frame == nil)
+        let due = screen.model.nextDeadline(now: screen.now)
+        #expect(due.map { $0 > screen.now && $0 <= screen.now + .milliseconds(17) } == true)
+        screen.now = due ?? screen.now
+        #expect(screen.send(.tick).frame?.texts.contains { $0.contains("✓ United Kingdom") } == true)
+        #expect(screen.send(.tick).frame == nil, "nothing new: no frame")
+    }
+
+    @Test func quitKeysQuitWithoutDrawing() {
+        for key in [Key.char("q"), .char("Q"), .ctrlC, .escape] {
+            for mode in [TableScreenModel.Mode.watch, .select] {
+                var screen = ScreenHarness(mode)
+                screen.live(world)
+                let output = screen.send(.keys([.down, key, .down]))
+                #expect(output.effects == [.quit])
+                #expect(output.frame == nil)
+            }
+        }
+    }
+
+    @Test func resizeLaysOutForTheNewSize() {
+        var screen = ScreenHarness(.watch)
+        screen.live(world)
+        screen.send(.resize(ViewportSize(rows: 8, columns: 30)))
+        screen.advance(.milliseconds(20))
+        #expect(screen.frame?.size == ViewportSize(rows: 8, columns: 30))
+        #expect(screen.texts.count == 8)
+        #expect(screen.texts.allSatisfy { DisplayWidth.of($0) <= 30 })
+    }
+}
+
+@Suite struct WatchScrollingTests {
+    /// A 20-row terminal shows 16 of the world's 249 rows (title, endpoints, summary, last).
+    @Test func pagesThroughALongListAndStopsFollowing() throws {
+        var screen = ScreenHarness(.watch)
+        screen.live(world)
+        #expect(screen.model.isFollowing)
+        #expect(screen.shownIndexes.first == 0)
+        let page = screen.shownIndexes.count
+        #expect(page >= 10)
+
+        screen.keys(.pageDown)
+        #expect(screen.shownIndexes.first == page)
+        #expect(!screen.model.isFollowing)
+        #expect(screen.texts.first?.contains("f follows changes") == true, "the header says it")
+
+        screen.keys(.down, .char("j"))
+        #expect(screen.shownIndexes.first == page + 2)
+        screen.keys(.up)
+        #expect(screen.shownIndexes.first == page + 1)
+        screen.keys(.pageUp, .pageUp)
+        #expect(screen.shownIndexes.first == 0)
+        #expect(!screen.model.isFollowing, "the top is not the end")
+
+        screen.keys(.end)
+        #expect(screen.shownIndexes.last == 248)
+        #expect(screen.model.isFollowing, "back at the end: following again")
+        #expect(screen.texts.first?.contains("f follows") == false)
+
+        screen.keys(.home)
+        #expect(screen.shownIndexes.first == 0)
+        #expect(!screen.model.isFollowing)
+        screen.keys(.char("G"))
+        #expect(screen.shownIndexes.last == 248)
+        screen.keys(.char("g"), .char("k"))
+        #expect(screen.shownIndexes.first == 0)
+    }
+
+    @Test func scrollingDownToTheEndFollowsAgain() {
+        var screen = ScreenHarness(.watch)
+        screen.live(world)
+        screen.keys(.pageDown)
+        #expect(!screen.model.isFollowing)
+        for _ in 0..<40 { screen.keys(.pageDown) }
+        #expect(screen.shownIndexes.last == 248)
+        #expect(screen.model.isFollowing)
+    }
+
+    @Test func aScrolledViewStaysPutOnChangesUntilFPressed() {
+        var screen = ScreenHarness(.watch)
+        var state = world
+        screen.live(state)
+        screen.keys(.pageDown)
+        let shown = screen.shownIndexes
+
+        var event: Event
+        (event, state) = toggled(state, 200)
+        screen.live(state, applied: [event])
+        #expect(screen.shownIndexes == shown, "not following: the view does not jump to row 200")
+        #expect(screen.screen.contains("last: \(state.rows[200].name) ✓"), "the footer still names it")
+
+        screen.keys(.char("f"))
+        #expect(screen.model.isFollowing)
+        #expect(screen.shownIndexes.contains(200), "following again shows the highlighted row")
+        (event, state) = toggled(state, 5)
+        screen.live(state, applied: [event])
+        #expect(screen.shownIndexes.contains(5), "and the next change")
+    }
+
+    @Test func aFollowingViewJumpsToEachChange() {
+        var screen = ScreenHarness(.watch)
+        var state = world
+        screen.live(state)
+        for index in [120, 3, 248, 77] {
+            let event: Event
+            (event, state) = toggled(state, index)
+            screen.live(state, applied: [event])
+            #expect(screen.shownIndexes.contains(index))
+            #expect(
+                screen.texts.contains {
+                    $0.hasPrefix("* ") && $0.dropFirst(2).drop { $0 == " " }.hasPrefix("\(index) ")
+                })
+        }
+    }
+
+    @Test func aListThatFitsNeverStopsFollowing() {
+        var screen = ScreenHarness(.watch, rows: 30)
+        screen.live(CountriesState(countries: SeedList.standard, seq: 0))
+        screen.keys(.pageDown, .down, .home, .up)
+        #expect(screen.model.isFollowing)
+        #expect(screen.shownIndexes == Array(0..<8))
+        #expect(screen.texts.first?.hasPrefix("countries watch ") == true)
+    }
+}
+
+@Suite struct SelectModelTests {
+    @Test func spaceAsksForAToggleAndTheStatusLineFollowsTheReply() {
+        var screen = ScreenHarness(.select)
+        let start = CountriesState(countries: SeedList.standard, seq: 0)
+        screen.live(start)
+        #expect(screen.texts.contains { $0.hasPrefix("> 0") })
+        screen.keys(.char("j"), .down)
+        #expect(screen.model.cursor == 2)
+        screen.keys(.space)
+        let france = IndexedCountry(index: 2, name: "France", visited: false)
+        #expect(screen.effects == [.toggle(france)])
+        #expect(screen.screen.contains("Toggling France…"))
+
+        screen.send(
+            .toggleReplied(Reply(seq: 1, country: IndexedCountry(index: 2, name: "France", visited: true))))
+        screen.advance(.milliseconds(20))
+        #expect(screen.screen.contains("Selected country: France (now visited)"))
+
+        screen.send(.toggleFailed(france, message: "no reply within 2 s"))
+        screen.advance(.milliseconds(20))
+        #expect(screen.screen.contains("France was not toggled: no reply within 2 s"))
+        #expect(screen.model.status?.isError == true)
+    }
+
+    @Test func skeletonRowsCannotBeToggled() {
+        var screen = ScreenHarness(.select)
+        screen.send(.update(replica: nil, link: .connecting, applied: []))
+        screen.keys(.space, .enter)
+        #expect(screen.effects.isEmpty)
+    }
+
+    @Test func theCursorStaysOnItsCountryWhenRowsMove() throws {
+        var screen = ScreenHarness(.select)
+        var state = CountriesState(countries: SeedList.standard, seq: 0)
+        screen.live(state)
+        screen.keys(.char("j"), .char("j"), .char("j"))
+        #expect(screen.model.cursor == 3)  // Italy
+        let removed = Event(
+            seq: 1, kind: .removed(IndexedCountry(index: 0, name: "United States", visited: true)))
+        try state.replay(removed)
+        screen.live(state, applied: [removed])
+        #expect(screen.model.cursor == 2)
+        #expect(screen.texts.contains { $0.hasPrefix("> 2") && $0.hasSuffix("Italy") })
+    }
+
+    @Test func theCursorScrollsTheView() {
+        var screen = ScreenHarness(.select)
+        screen.live(world)
+        screen.keys(.end)
+        #expect(screen.model.cursor == 248)
+        #expect(screen.shownIndexes.last == 248)
+        screen.keys(.pageUp)
+        #expect(screen.shownIndexes.contains(screen.model.cursor))
+    }
+}
+
+/// Seeded runs of random inputs: whatever happens, the screen keeps its invariants.
+@Suite struct TableScreenModelSimulationTests {
+    private struct Generator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    }
+
+    private static let keys: [Key] = [
+        .up, .down, .pageUp, .pageDown, .home, .end, .char("j"), .char("k"), .char("g"), .char("G"),
+        .char("f"), .space, .enter, .char("x"),
+    ]
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func invariantsHold(seed: UInt64) throws {
+        var random = Generator(state: seed)
+        for mode in [TableScreenModel.Mode.watch, .select] {
+            var screen = ScreenHarness(mode, rows: 6 + random.below(30), columns: 20 + random.below(80))
+            var state = world
+            for _ in 0..<400 {
+                switch random.below(10) {
+                case 0..<4:
+                    screen.send(.keys([Self.keys[random.below(Self.keys.count)]]))
+                case 4..<6:
+                    let event: Event
+                    if random.below(5) == 0, state.count > 1 {
+                        let row = state.rows[random.below(state.count)]
+                        event = Event(seq: state.seq + 1, kind: .removed(row))
+                    } else {
+                        let index = random.below(state.count)
+                        let row = state.rows[index]
+                        event = Event(
+                            seq: state.seq + 1,
+                            kind: .changed(
+                                IndexedCountry(index: index, name: row.name, visited: !row.visited)))
+                    }
+                    try state.replay(event)
+                    screen.send(.update(replica: state, link: .live, applied: [event]))
+                case 6:
+                    screen.send(.update(replica: state, link: .stale("missed events"), applied: []))
+                case 7:
+                    screen.send(
+                        .resize(ViewportSize(rows: 6 + random.below(30), columns: 20 + random.below(80))))
+                default:
+                    screen.now += .milliseconds(random.below(2_000))
+                    screen.send(.tick)
+                }
+                #expect(!screen.effects.contains(.quit))
+                let next = screen.model.nextDeadline(now: screen.now)
+                #expect(next.map { $0 >= screen.now } ?? true, "seed \(seed)")
+                screen.now += .milliseconds(20)
+                screen.send(.tick)
+                guard let frame = screen.frame else { continue }
+                #expect(frame.lines.count == screen.model.size.rows, "seed \(seed)")
+                #expect(frame.texts.allSatisfy { DisplayWidth.of($0) <= screen.model.size.columns })
+                #expect(screen.model.scrollOffset >= 0)
+                #expect(screen.model.scrollOffset <= max(0, state.count - 1))
+                if mode == .select, case .live = screen.model.link {
+                    #expect(screen.model.cursor < state.count, "seed \(seed)")
+                    #expect(
+                        screen.shownIndexes.isEmpty || screen.shownIndexes.contains(screen.model.cursor),
+                        "seed \(seed): the cursor is on screen")
+                }
+                if mode == .watch, screen.model.isFollowing, case .live = screen.model.link,
+                    let highlighted = screen.model.highlighted, !screen.shownIndexes.isEmpty
+                {
+                    #expect(
+                        screen.shownIndexes.contains(highlighted), "seed \(seed): following shows the change")
+                }
+            }
+        }
+    }
+}
+
+// A failed expectation names the model in one line, not with all 249 countries.
+extension TableScreenModel: CustomTestStringConvertible {
+    public var testDescription: String {
+        "TableScreenModel(\(mode), offset \(scrollOffset), following \(isFollowing), cursor \(cursor))"
+    }
+}
+
+extension ScreenHarness: CustomTestStringConvertible {
+    var testDescription: String { "\(model.testDescription) at\n\(screen)" }
+}
