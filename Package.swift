@@ -14,6 +14,9 @@ let package = Package(
         .executable(name: "countries", targets: ["countries"]),
         .executable(name: "countries-bench", targets: ["countries-bench"]),
         .library(name: "CountriesCore", targets: ["CountriesCore"]),
+        // A live subscriber (the subscription machine and its driver) for Swift programs of
+        // your own: docs/EMBEDDING.md.
+        .library(name: "CountriesClient", targets: ["CountriesClient"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
     ],
     targets: [
@@ -70,6 +73,12 @@ let package = Package(
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "ZeroMQ",
             ],
+            swiftSettings: strictSettings
+        ),
+        // docs/EMBEDDING.md's example, built with the package and run by EmbeddingTests.
+        .executableTarget(
+            name: "countries-embedding-example",
+            dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ"],
             swiftSettings: strictSettings
         ),
         // The libFuzzer target for the request decoder and the state controller (scripts/fuzz);
@@ -130,7 +139,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["countries", "ZeroMQ", "CountriesCore", "SQLite", "TestSupport"],
+            dependencies: [
+                "countries", "countries-embedding-example", "ZeroMQ", "CountriesCore", "SQLite",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
     ]
