@@ -152,20 +152,10 @@ struct ClientCommand {
     }
 
     private func statusLines(_ reply: Reply) -> [String] {
-        var lines = [
-            "version:          \(reply.version ?? "?")",
-            "seq:              \(reply.seq ?? 0)",
-            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
-            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
-            "commands served:  \(reply.commandsServed ?? 0)",
-            "commands refused: \(reply.commandsRefused ?? 0)",
-            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
-        ]
-        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
-        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
-        if let endpoints = reply.endpoints {
-            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
+        let rows =
+            [("seq", "\(reply.seq ?? 0)"), ("countries", "\(reply.count ?? 0)")] + (reply.status?.lines ?? [])
+        return rows.map { label, value in
+            "\(label):".padding(toLength: 18, withPad: " ", startingAt: 0) + value
         }
-        return lines
     }
 }
