@@ -115,14 +115,22 @@ struct JSONWriter {
     }
 
     /// The state of one object being written: whether a member was written yet, and the
-    /// `status` fields still to be merged in among the others.
+    /// `status` fields still to be merged in among the others, sorted by key.
     struct Object {
         fileprivate var empty = true
-        fileprivate var status: ServiceStatus?
-        fileprivate var nextStatusField = 0
+        fileprivate var pending: [(key: String, value: ServiceStatus.Value)]
+        fileprivate var next = 0
 
+        /// An object with no fields but those written with ``JSONWriter/member(_:of:)``, and the
+        /// fields `status` has set.
         init(status: ServiceStatus? = nil) {
-            self.status = status
+            guard let status else {
+                pending = []
+                return
+            }
+            pending = ServiceStatus.fieldsByKey.compactMap { field in
+                field.get(status).map { (field.key, $0) }
+            }
         }
     }
 
@@ -132,34 +140,33 @@ struct JSONWriter {
         return object
     }
 
-    /// Writes `"key":` (after a comma unless it is the first member); keys must come sorted.
-    /// The object's `status` fields that sort before `key` are written first.
+    /// Writes a member's key, given quoted with its colon (`#""count":"#`), after a comma unless
+    /// it is the first; keys must come sorted. The object's `status` fields that sort before it
+    /// are written first.
+    @inline(__always)
     mutating func member(_ key: StaticString, of object: inout Object) {
-        if object.status != nil { statusFields(before: key.description, of: &object) }
+        if object.next < object.pending.count {
+            pendingMembers(before: String(key.description.dropFirst().dropLast(2)), of: &object)
+        }
         if !object.empty { bytes.append(UInt8(ascii: ",")) }
         object.empty = false
-        bytes.append(UInt8(ascii: "\""))
         raw(key)
-        raw(#"":"#)
     }
 
     /// Closes an object, after the `status` fields it has left.
     mutating func close(_ object: inout Object) {
-        if object.status != nil { statusFields(before: nil, of: &object) }
+        if object.next < object.pending.count { pendingMembers(before: nil, of: &object) }
         bytes.append(UInt8(ascii: "}"))
     }
 
-    private mutating func statusFields(before key: String?, of object: inout Object) {
-        guard let status = object.status else { return }
-        let fields = ServiceStatus.fieldsByKey
-        while object.nextStatusField < fields.count {
-            let field = fields[object.nextStatusField]
-            if let key, field.key >= key { return }
-            object.nextStatusField += 1
-            guard let value = field.get(status) else { continue }
+    private mutating func pendingMembers(before key: String?, of object: inout Object) {
+        while object.next < object.pending.count {
+            let (name, value) = object.pending[object.next]
+            if let key, name >= key { return }
+            object.next += 1
             if !object.empty { bytes.append(UInt8(ascii: ",")) }
             object.empty = false
-            string(field.key)
+            string(name)
             bytes.append(UInt8(ascii: ":"))
             self.value(value)
         }
@@ -200,21 +207,21 @@ struct JSONWriter {
     /// A reply, keys sorted: count, countries, country, error, events, more, ok, seq, store, with
     /// the `status` fields among them.
     mutating func reply(_ reply: Reply) {
-        var object = open(Object(status: reply.status))
+        var object = open(reply.hasStatus ? Object(status: reply.status) : Object())
         if let count = reply.count {
-            member("count", of: &object)
+            member(#""count":"#, of: &object)
             integer(count)
         }
         if let rows = reply.countries {
-            member("countries", of: &object)
+            member(#""countries":"#, of: &object)
             countries(rows)
         }
         if let row = reply.country {
-            member("country", of: &object)
+            member(#""country":"#, of: &object)
             country(row)
         }
         if let error = reply.error {
-            member("error", of: &object)
+            member(#""error":"#, of: &object)
             raw(#"{"code":"#)
             string(error.code)
             raw(#","message":"#)
@@ -222,7 +229,7 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: "}"))
         }
         if let events = reply.events {
-            member("events", of: &object)
+            member(#""events":"#, of: &object)
             bytes.append(UInt8(ascii: "["))
             for (offset, item) in events.enumerated() {
                 if offset > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -231,17 +238,17 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: "]"))
         }
         if let more = reply.more {
-            member("more", of: &object)
+            member(#""more":"#, of: &object)
             bool(more)
         }
-        member("ok", of: &object)
+        member(#""ok":"#, of: &object)
         bool(reply.ok)
         if let seq = reply.seq {
-            member("seq", of: &object)
+            member(#""seq":"#, of: &object)
             unsigned(seq)
         }
         if let store = reply.store {
-            member("store", of: &object)
+            member(#""store":"#, of: &object)
             string(store)
         }
         close(&object)
@@ -250,13 +257,13 @@ struct JSONWriter {
     /// `{"seq":S,"store":ID,"topic":"heartbeat"}` (`store` only when it has one).
     mutating func heartbeat(_ heartbeat: Heartbeat) {
         var object = open()
-        member("seq", of: &object)
+        member(#""seq":"#, of: &object)
         unsigned(heartbeat.seq)
         if let store = heartbeat.store {
-            member("store", of: &object)
+            member(#""store":"#, of: &object)
             string(store)
         }
-        member("topic", of: &object)
+        member(#""topic":"#, of: &object)
         string(heartbeat.topic.rawValue)
         close(&object)
     }
@@ -294,33 +301,33 @@ struct JSONWriter {
         }
         var object = open()
         if let id = request.id {
-            member("id", of: &object)
+            member(#""id":"#, of: &object)
             string(id)
         }
         if let ifSeq {
-            member("if_seq", of: &object)
+            member(#""if_seq":"#, of: &object)
             unsigned(ifSeq)
         }
         if let ifStore = request.ifStore {
-            member("if_store", of: &object)
+            member(#""if_store":"#, of: &object)
             string(ifStore)
         }
         if let index {
-            member("index", of: &object)
+            member(#""index":"#, of: &object)
             integer(index)
         }
         if let name {
-            member("name", of: &object)
+            member(#""name":"#, of: &object)
             string(name)
         }
-        member("op", of: &object)
+        member(#""op":"#, of: &object)
         string(request.command.op)
         if let since {
-            member("since", of: &object)
+            member(#""since":"#, of: &object)
             unsigned(since)
         }
         if let visited {
-            member("visited", of: &object)
+            member(#""visited":"#, of: &object)
             bool(visited)
         }
         close(&object)

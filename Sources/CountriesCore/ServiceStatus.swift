@@ -48,6 +48,9 @@ public struct ServiceStatus: Equatable, Sendable {
     /// ``fields`` sorted by key, as `JSONEncoder` with `.sortedKeys` wrote them.
     static let fieldsByKey = fields.sorted { $0.key < $1.key }
 
+    /// ``fields`` by key, for the reply decoder.
+    static let fieldsByName = Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0) })
+
     /// The fields that are set, as a label and a value for people, e.g. `("uptime", "3.2 s")`.
     public var lines: [(label: String, value: String)] {
         Self.fields.compactMap { field in field.get(self).map { (field.label, $0.description) } }

@@ -132,26 +132,32 @@ enum WireDecoding {
     static func reply(_ value: JSONValue) throws -> Reply {
         let fields = try object(value, "a reply")
         var reply = Reply()
-        reply.ok = try bool(try required(fields, "ok"), "ok")
-        reply.seq = try present(fields, "seq").map { try unsigned($0, "seq") }
-        reply.store = try present(fields, "store").map { try string($0, "store") }
-        reply.country = try present(fields, "country").map(country)
-        reply.countries = try present(fields, "countries").map { try countries($0, "countries") }
-        reply.count = try present(fields, "count").map { try int($0, "count") }
-        reply.events = try present(fields, "events").map { try array($0, "events").map(event) }
-        reply.more = try present(fields, "more").map { try bool($0, "more") }
-        if let body = present(fields, "error") {
-            let error = try object(body, "\"error\"")
-            reply.error = Reply.ErrorBody(
-                code: try string(try required(error, "code"), "code"),
-                message: try string(try required(error, "message"), "message"))
+        var ok: Bool?
+        // One pass over the members: a reply to a toggle does not look up ten status keys.
+        for (key, value) in fields where value != .null {
+            switch key {
+            case "ok": ok = try bool(value, key)
+            case "seq": reply.seq = try unsigned(value, key)
+            case "store": reply.store = try string(value, key)
+            case "country": reply.country = try country(value)
+            case "countries": reply.countries = try countries(value, key)
+            case "count": reply.count = try int(value, key)
+            case "events": reply.events = try array(value, key).map(event)
+            case "more": reply.more = try bool(value, key)
+            case "error":
+                let error = try object(value, "\"error\"")
+                reply.error = Reply.ErrorBody(
+                    code: try string(try required(error, "code"), "code"),
+                    message: try string(try required(error, "message"), "message"))
+            default:
+                guard let field = ServiceStatus.fieldsByName[key] else { continue }  // a later field
+                var status = reply.status ?? ServiceStatus()
+                field.set(&status, try statusValue(value, field.kind, key))
+                reply.status = status
+            }
         }
-        for field in ServiceStatus.fields {
-            guard let value = present(fields, field.key) else { continue }
-            var status = reply.status ?? ServiceStatus()
-            field.set(&status, try statusValue(value, field.kind, field.key))
-            reply.status = status
-        }
+        guard let ok else { throw WireDecodingError("\"ok\" is missing") }
+        reply.ok = ok
         return reply
     }
 
