@@ -189,8 +189,9 @@ struct JSONWriter {
     }
 
     /// Milliseconds as a number of seconds, exactly: `1500` is `1.5`, `2000` is `2`, `1` is
-    /// `0.001`. These are the bytes `JSONEncoder` wrote for the `Double` nearest to that number
-    /// (the shortest decimal that reads back as it), for any value below 2^53 seconds.
+    /// `0.001`. Below 10^15 ms (31,000 years) that is at most 15 significant digits, which a
+    /// `Double` keeps, so these are the bytes `JSONEncoder` wrote for the `Double` of the seconds
+    /// (the shortest decimal that reads back as it).
     mutating func seconds(milliseconds: UInt64) {
         unsigned(milliseconds / 1000)
         var fraction = milliseconds % 1000

@@ -132,7 +132,7 @@ import Testing
     @Test func uptimeIsWrittenAsJSONEncoderWroteItsSeconds() {
         var random = SplitMix64(seed: 6)
         var milliseconds: [UInt64] = (0..<2_000).map { _ in
-            UInt64.random(in: 0..<1 << 53, using: &random) / 1000
+            UInt64.random(in: 0..<1_000_000_000_000_000, using: &random)
         }
         milliseconds += (0..<2_000).map { _ in UInt64.random(in: 0..<100_000_000, using: &random) }
         milliseconds += [0, 1, 9, 10, 11, 100, 101, 110, 999, 1_000, 1_001, 1_010, 1_100]
