@@ -4,7 +4,7 @@
 /// This is the `error` object of protocol v1: `{"code": C, "message": M}`.
 public struct CountriesError: Error, Equatable, Hashable, Sendable {
     /// What kind of refusal this is. The raw values are the protocol's error codes.
-    public enum Code: String, Equatable, Hashable, Sendable, CaseIterable, Codable {
+    public enum Code: String, Equatable, Hashable, Sendable, CaseIterable {
         /// Not JSON, not an object, a field missing or of the wrong type.
         case badRequest = "bad_request"
         /// The `op` is not one the service knows.

@@ -2,7 +2,7 @@
 ///
 /// A plain value, as in the seed's `Country`, but immutable from outside the state
 /// controller so that a row can only change through a command.
-public struct Country: Equatable, Hashable, Sendable, Codable {
+public struct Country: Equatable, Hashable, Sendable {
     /// The display name, already validated and trimmed.
     public var name: String
     /// Whether the country has been visited (the seed's checkmark).
@@ -18,7 +18,7 @@ public struct Country: Equatable, Hashable, Sendable, Codable {
 /// A country together with its position in the list, as the protocol sends it.
 ///
 /// `index` is 0-based, like `indexPath.row` in the seed.
-public struct IndexedCountry: Equatable, Hashable, Sendable, Codable {
+public struct IndexedCountry: Equatable, Hashable, Sendable {
     /// The 0-based position in the list.
     public var index: Int
     /// The display name.

@@ -1,5 +1,5 @@
 /// The topic frame of an event on the PUB channel.
-public enum Topic: String, Equatable, Hashable, Sendable, CaseIterable, Codable {
+public enum Topic: String, Equatable, Hashable, Sendable, CaseIterable {
     /// A country's `visited` flag changed.
     case countryChanged = "country.changed"
     /// A country was appended.
@@ -62,46 +62,8 @@ public struct Event: Equatable, Hashable, Sendable {
     }
 }
 
-extension Event: Codable {
-    private enum CodingKeys: String, CodingKey {
-        case topic, seq, country, countries, store
-    }
-
-    /// Decodes the wire form: `{"topic", "seq", "country"}` or `{"topic", "seq", "countries"}`,
-    /// with `store` since v1.1.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        seq = try container.decode(UInt64.self, forKey: .seq)
-        store = try container.decodeIfPresent(String.self, forKey: .store)
-        let topic = try container.decode(Topic.self, forKey: .topic)
-        switch topic {
-        case .countryChanged: kind = .changed(try container.decode(IndexedCountry.self, forKey: .country))
-        case .countryAdded: kind = .added(try container.decode(IndexedCountry.self, forKey: .country))
-        case .countryRemoved: kind = .removed(try container.decode(IndexedCountry.self, forKey: .country))
-        case .countriesReset: kind = .reset(try container.decode([IndexedCountry].self, forKey: .countries))
-        case .heartbeat:
-            throw DecodingError.dataCorruptedError(
-                forKey: .topic, in: container, debugDescription: "a heartbeat is not a change event")
-        }
-    }
-
-    /// Encodes the wire form, the topic included so that one line stands on its own.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(topic, forKey: .topic)
-        try container.encode(seq, forKey: .seq)
-        try container.encodeIfPresent(store, forKey: .store)
-        switch kind {
-        case .changed(let row), .added(let row), .removed(let row):
-            try container.encode(row, forKey: .country)
-        case .reset(let rows):
-            try container.encode(rows, forKey: .countries)
-        }
-    }
-}
-
 /// The once-a-second sign of life on the PUB channel, with the current seq and store.
-public struct Heartbeat: Equatable, Hashable, Sendable, Codable {
+public struct Heartbeat: Equatable, Hashable, Sendable {
     /// Always ``Topic/heartbeat``; kept in the body so one line stands on its own.
     public var topic: Topic = .heartbeat
     /// The service's current seq.

@@ -1,7 +1,11 @@
-/// A small, strict JSON parser (RFC 8259) from UTF-8 bytes to ``JSONValue``, for request frames.
+import Foundation
+
+/// A small, strict JSON parser (RFC 8259) from UTF-8 bytes to ``JSONValue``: every frame the
+/// project reads (requests, replies, events, heartbeats) and seed files go through it.
 ///
-/// It replaces `JSONDecoder` into `JSONValue`, which tried each type in turn and cost a third of
-/// the service's time per toggle. What it accepts and how it types numbers follow that decoder:
+/// It replaced `JSONDecoder`, which tried each type in turn and cost a third of the service's
+/// time per toggle. What it accepts and how it types numbers follow that decoder, which the tests
+/// keep as the reference:
 /// - an integer that fits `Int64` is `.integer`, one above that fits `UInt64` is `.unsigned`, a
 ///   larger one is `.number` (a `Double`); a number with a fraction or exponent whose decimal
 ///   value is *exactly* an integer in those ranges is typed the same way (`1.0` and `1e2` are
@@ -9,18 +13,29 @@
 ///   (`0.99999999999999999999` and `1e-400` are not integers);
 /// - a number out of `Double`'s range is refused; so are `NaN`, `Infinity` and leading zeros;
 /// - strings must be valid UTF-8 with no raw control characters; `\u` escapes must pair
-///   surrogates; a leading byte-order mark is skipped;
-/// - nesting is bounded (``maximumDepth``), so no input can exhaust the stack.
-/// Unlike that decoder it refuses trailing commas (`[1,]`), which are not JSON, and a key given
-/// twice in one object (parsers differ on which value counts; see docs/PROTOCOL.md).
+///   surrogates; a leading byte-order mark is skipped.
+/// Unlike that decoder it refuses trailing commas (`[1,]`), which are not JSON, a key given
+/// twice in one object (parsers differ on which value counts; see docs/PROTOCOL.md), and arrays
+/// and objects nested deeper than ``Limits/maximumNesting``, counted as it descends: the
+/// recursion stays that shallow whatever arrives, and the time stays linear in the input.
 struct JSONParser {
-    /// Arrays and objects nested deeper than this are refused (as `JSONDecoder` does).
-    static let maximumDepth = 512
+    /// Why a frame is not JSON, or not JSON the project reads; the request decoder turns each
+    /// into its own `bad_request` message.
+    enum Failure: Error, Equatable {
+        /// Not JSON (RFC 8259), or a number out of `Double`'s range.
+        case notJSON
+        /// An object has this key more than once.
+        case duplicateKey(String)
+        /// Arrays and objects nest deeper than ``Limits/maximumNesting``.
+        case tooDeep
+    }
 
-    /// Why a frame is not JSON; the request decoder turns it into one `bad_request` message.
-    struct Failure: Error {
-        /// The key an object has more than once, when that is what is wrong.
-        var duplicateKey: String?
+    /// Parses one JSON value that fills `data` (whitespace around it allowed).
+    static func parse(_ data: Data) throws(Failure) -> JSONValue {
+        let parsed = data.withUnsafeBytes { bytes in
+            Result { () throws(Failure) in try parse(bytes) }
+        }
+        return try parsed.get()
     }
 
     /// Parses one JSON value that fills `bytes` (whitespace around it allowed).
@@ -31,7 +46,7 @@ struct JSONParser {
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
-        guard parser.position == bytes.count else { throw Failure() }
+        guard parser.position == bytes.count else { throw .notJSON }
         return value
     }
 
@@ -54,20 +69,20 @@ struct JSONParser {
     }
 
     private mutating func expect(_ byte: UInt8) throws(Failure) {
-        guard position < bytes.count, bytes[position] == byte else { throw Failure() }
+        guard position < bytes.count, bytes[position] == byte else { throw .notJSON }
         position += 1
     }
 
     private mutating func literal(_ text: StaticString) throws(Failure) {
         let count = text.utf8CodeUnitCount
-        guard bytes.count - position >= count else { throw Failure() }
+        guard bytes.count - position >= count else { throw .notJSON }
         let start = text.utf8Start
-        for offset in 0..<count where bytes[position + offset] != start[offset] { throw Failure() }
+        for offset in 0..<count where bytes[position + offset] != start[offset] { throw .notJSON }
         position += count
     }
 
     private mutating func value(depth: Int) throws(Failure) -> JSONValue {
-        guard let byte = peek() else { throw Failure() }
+        guard let byte = peek() else { throw .notJSON }
         switch byte {
         case UInt8(ascii: "{"): return try object(depth: depth + 1)
         case UInt8(ascii: "["): return try array(depth: depth + 1)
@@ -82,12 +97,12 @@ struct JSONParser {
             try literal("null")
             return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw Failure()
+        default: throw .notJSON
         }
     }
 
     private mutating func object(depth: Int) throws(Failure) -> JSONValue {
-        guard depth <= JSONParser.maximumDepth else { throw Failure() }
+        guard depth <= Limits.maximumNesting else { throw .tooDeep }
         position += 1  // {
         var fields: [String: JSONValue] = [:]
         skipWhitespace()
@@ -96,24 +111,24 @@ struct JSONParser {
             return .object(fields)
         }
         while true {
-            guard peek() == UInt8(ascii: "\"") else { throw Failure() }
+            guard peek() == UInt8(ascii: "\"") else { throw .notJSON }
             let key = try string()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
             let element = try value(depth: depth)
-            if fields.updateValue(element, forKey: key) != nil { throw Failure(duplicateKey: key) }
+            if fields.updateValue(element, forKey: key) != nil { throw .duplicateKey(key) }
             skipWhitespace()
-            guard let next = peek() else { throw Failure() }
+            guard let next = peek() else { throw .notJSON }
             position += 1
             if next == UInt8(ascii: "}") { return .object(fields) }
-            guard next == UInt8(ascii: ",") else { throw Failure() }
+            guard next == UInt8(ascii: ",") else { throw .notJSON }
             skipWhitespace()
         }
     }
 
     private mutating func array(depth: Int) throws(Failure) -> JSONValue {
-        guard depth <= JSONParser.maximumDepth else { throw Failure() }
+        guard depth <= Limits.maximumNesting else { throw .tooDeep }
         position += 1  // [
         var elements: [JSONValue] = []
         skipWhitespace()
@@ -124,10 +139,10 @@ struct JSONParser {
         while true {
             elements.append(try value(depth: depth))
             skipWhitespace()
-            guard let next = peek() else { throw Failure() }
+            guard let next = peek() else { throw .notJSON }
             position += 1
             if next == UInt8(ascii: "]") { return .array(elements) }
-            guard next == UInt8(ascii: ",") else { throw Failure() }
+            guard next == UInt8(ascii: ",") else { throw .notJSON }
             skipWhitespace()
         }
     }
@@ -146,10 +161,10 @@ struct JSONParser {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw Failure() }
+            if byte < 0x20 { throw .notJSON }
             position += 1
         }
-        guard position < bytes.count else { throw Failure() }
+        guard position < bytes.count else { throw .notJSON }
         // Slow path: collect bytes, decoding escapes.
         var collected = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
         while position < bytes.count {
@@ -158,28 +173,28 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 let text = collected.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
-                guard let text else { throw Failure() }
+                guard let text else { throw .notJSON }
                 return text
             case UInt8(ascii: "\\"):
                 try escape(into: &collected)
             case 0..<0x20:
-                throw Failure()
+                throw .notJSON
             default:
                 collected.append(byte)
             }
         }
-        throw Failure()
+        throw .notJSON
     }
 
     private func validated(_ raw: UnsafeRawBufferPointer) throws(Failure) -> String {
         guard let text = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
-            throw Failure()
+            throw .notJSON
         }
         return text
     }
 
     private mutating func escape(into collected: inout [UInt8]) throws(Failure) {
-        guard let byte = peek() else { throw Failure() }
+        guard let byte = peek() else { throw .notJSON }
         position += 1
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): collected.append(byte)
@@ -195,20 +210,20 @@ struct JSONParser {
                 try expect(UInt8(ascii: "\\"))
                 try expect(UInt8(ascii: "u"))
                 let low = UInt32(try hex4())
-                guard (0xDC00...0xDFFF).contains(low) else { throw Failure() }
+                guard (0xDC00...0xDFFF).contains(low) else { throw .notJSON }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(scalar) {
-                throw Failure()
+                throw .notJSON
             }
-            guard let unicode = Unicode.Scalar(scalar) else { throw Failure() }
+            guard let unicode = Unicode.Scalar(scalar) else { throw .notJSON }
             collected.append(contentsOf: UTF8.encode(unicode)!)
         default:
-            throw Failure()
+            throw .notJSON
         }
     }
 
     private mutating func hex4() throws(Failure) -> UInt16 {
-        guard bytes.count - position >= 4 else { throw Failure() }
+        guard bytes.count - position >= 4 else { throw .notJSON }
         var result: UInt16 = 0
         for _ in 0..<4 {
             let byte = bytes[position]
@@ -217,7 +232,7 @@ struct JSONParser {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
             case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
             case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw Failure()
+            default: throw .notJSON
             }
             result = result << 4 | UInt16(digit)
             position += 1
@@ -232,7 +247,7 @@ struct JSONParser {
         let negative = peek() == UInt8(ascii: "-")
         if negative { position += 1 }
         // Integer part: 0, or a non-zero digit and more digits.
-        guard let first = peek(), isDigit(first) else { throw Failure() }
+        guard let first = peek(), isDigit(first) else { throw .notJSON }
         position += 1
         if first != UInt8(ascii: "0") {
             while let byte = peek(), isDigit(byte) { position += 1 }
@@ -244,7 +259,7 @@ struct JSONParser {
         if peek() == UInt8(ascii: ".") {
             integral = false
             position += 1
-            guard let byte = peek(), isDigit(byte) else { throw Failure() }
+            guard let byte = peek(), isDigit(byte) else { throw .notJSON }
             let fractionStart = position
             while let byte = peek(), isDigit(byte) { position += 1 }
             fraction = fractionStart..<position
@@ -257,7 +272,7 @@ struct JSONParser {
                 if sign == UInt8(ascii: "-") { exponentSign = -1 }
                 position += 1
             }
-            guard let byte = peek(), isDigit(byte) else { throw Failure() }
+            guard let byte = peek(), isDigit(byte) else { throw .notJSON }
             while let byte = peek(), isDigit(byte) {
                 // Saturated: beyond a few hundred the Double check below refuses or it is zero.
                 exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), 1_000_000)
@@ -265,13 +280,13 @@ struct JSONParser {
             }
             exponent *= exponentSign
         }
-        if let byte = peek(), isDigit(byte) { throw Failure() }  // "01"
+        if let byte = peek(), isDigit(byte) { throw .notJSON }  // "01"
         let digits = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
         let integerDigits = UnsafeRawBufferPointer(
             rebasing: bytes[(negative ? start + 1 : start)..<integerEnd])
         if integral, let exact = integer(integerDigits, negative: negative) { return exact }
         let text = String(decoding: digits, as: UTF8.self)
-        guard let double = Double(text), double.isFinite else { throw Failure() }
+        guard let double = Double(text), double.isFinite else { throw .notJSON }
         // An integer literal too large for both integer types stays a Double, as before; a
         // fraction or an exponent is an integer only when its decimal value is one exactly.
         if !integral,

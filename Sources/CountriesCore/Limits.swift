@@ -13,10 +13,12 @@ public enum Limits {
     public static let maximumRequestIDBytes = 64
     /// Largest request body, in bytes, that the service parses. Larger bodies get `too_large`.
     public static let maximumRequestBytes = 64 * 1024
-    /// Deepest nesting of arrays and objects in a request that the service parses. A request
-    /// needs 1; the JSON decoder takes time cubic in the depth (a 1 KiB request of 512 nested
-    /// arrays took seconds), so deeper requests get `bad_request` before they are parsed.
-    public static let maximumRequestNesting = 16
+    /// Deepest nesting of arrays and objects in any frame ``JSONParser`` reads (requests,
+    /// replies, events, heartbeats, seed files), the outermost object or array counting as 1.
+    /// A request needs 1 and the deepest reply 5 (`history`: reply, events, event, countries,
+    /// country); deeper input is refused while it is parsed, so the parser's recursion, and the
+    /// stack it takes, stay small whatever arrives.
+    public static let maximumNesting = 16
     /// Most events in one `history` reply; the reply says `"more": true` when it stops short.
     /// Bounds the work and the memory one request can cost: 500 events are about 40 KB.
     public static let historyPageEvents = 500

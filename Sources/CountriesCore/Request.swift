@@ -33,25 +33,19 @@ extension Request {
                 .tooLarge,
                 "the request has \(body.count) bytes; at most \(Limits.maximumRequestBytes) are accepted")
         }
-        if let depth = nestingDepth(of: body, above: Limits.maximumRequestNesting) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(body)
+        } catch .duplicateKey(let key) {
             throw CountriesError(
                 .badRequest,
-                "the request nests arrays or objects \(depth) levels deep; at most \(Limits.maximumRequestNesting) are accepted"
+                "the request has the key \(CountryName.quoted(key)) more than once; give each key once")
+        } catch .tooDeep {
+            throw CountriesError(
+                .badRequest,
+                "the request nests arrays or objects more than \(Limits.maximumNesting) levels deep; at most \(Limits.maximumNesting) are accepted"
             )
-        }
-        let parsed = body.withUnsafeBytes { bytes in
-            Result { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) }
-        }
-        let value: JSONValue
-        switch parsed {
-        case .success(let parsedValue):
-            value = parsedValue
-        case .failure(let failure):
-            if let key = failure.duplicateKey {
-                throw CountriesError(
-                    .badRequest,
-                    "the request has the key \(CountryName.quoted(key)) more than once; give each key once")
-            }
+        } catch {
             throw CountriesError(
                 .badRequest,
                 "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}")
@@ -63,37 +57,6 @@ extension Request {
         }
         return try RequestFields(fields).request()
     }
-}
-
-/// The nesting depth of `body` read as JSON (brackets inside strings do not count), if it goes
-/// beyond `limit`; nil when it stays within it. One pass, no allocation: it runs before the
-/// decoder, whose cost grows with the cube of the depth.
-private func nestingDepth(of body: Data, above limit: Int) -> Int? {
-    var depth = 0
-    var deepest = 0
-    var inString = false
-    var escaped = false
-    for byte in body {
-        if inString {
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inString = false
-            }
-            continue
-        }
-        switch byte {
-        case UInt8(ascii: "\""): inString = true
-        case UInt8(ascii: "["), UInt8(ascii: "{"):
-            depth += 1
-            deepest = max(deepest, depth)
-        case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-        default: break
-        }
-    }
-    return deepest > limit ? deepest : nil
 }
 
 /// The checks on each field of a request object.
@@ -241,52 +204,11 @@ private struct RequestFields {
 // MARK: - Encoding, for clients
 
 extension Request {
-    /// The request as one UTF-8 JSON frame.
+    /// The request as one UTF-8 JSON frame, keys sorted.
     public func encoded() -> Data {
-        var wire = WireRequest(op: command.op, id: id, ifStore: ifStore)
-        switch command {
-        case .query(.list), .query(.count), .change(.reset), .status:
-            break
-        case .query(.get(let reference)), .change(.remove(let reference)):
-            wire.set(reference)
-        case .change(.toggle(let reference, let ifSeq)):
-            wire.set(reference)
-            wire.ifSeq = ifSeq
-        case .change(.set(let reference, let visited, let ifSeq)):
-            wire.set(reference)
-            wire.visited = visited
-            wire.ifSeq = ifSeq
-        case .change(.add(let name, let visited)):
-            wire.name = name
-            wire.visited = visited
-        case .history(let since):
-            wire.since = since
-        }
-        return (try? WireJSON.encoder.encode(wire)) ?? Data()
-    }
-}
-
-private struct WireRequest: Encodable {
-    var op: String
-    var id: String?
-    var index: Int?
-    var name: String?
-    var visited: Bool?
-    var ifSeq: UInt64?
-    var since: UInt64?
-    var ifStore: String?
-
-    enum CodingKeys: String, CodingKey {
-        case op, id, index, name, visited, since
-        case ifSeq = "if_seq"
-        case ifStore = "if_store"
-    }
-
-    mutating func set(_ reference: CountryReference) {
-        switch reference {
-        case .index(let value): index = value
-        case .name(let value): name = value
-        }
+        var writer = JSONWriter(capacity: 64)
+        writer.request(self)
+        return writer.data
     }
 }
 
@@ -294,63 +216,9 @@ private struct WireRequest: Encodable {
 
 extension Change {
     /// What this change asks, in one form however the request was written: its request
-    /// without the id, keys sorted (the bytes ``Request/encoded()`` writes for it, by hand).
+    /// without the id, keys sorted (the bytes ``Request/encoded()`` writes for it).
     ///
     /// The service remembers it beside a request id, so that a retry (the same change again)
     /// gets the first reply and another change under the same id is refused with `conflict`.
-    public var canonicalForm: Data {
-        var writer = JSONWriter(capacity: 64)
-        var separator: StaticString = "{"
-        func key(_ name: StaticString) {
-            writer.raw(separator)
-            writer.raw(name)
-            separator = ","
-        }
-        func reference(_ reference: CountryReference) {
-            switch reference {
-            case .index(let index):
-                key(#""index":"#)
-                writer.integer(index)
-            case .name(let name):
-                key(#""name":"#)
-                writer.string(name)
-            }
-        }
-        func ifSeq(_ seq: UInt64?) {
-            guard let seq else { return }
-            key(#""if_seq":"#)
-            writer.unsigned(seq)
-        }
-        func op() {
-            key(#""op":"#)
-            writer.string(self.op)
-        }
-        func visited(_ flag: Bool) {
-            key(#""visited":"#)
-            writer.bool(flag)
-        }
-        switch self {
-        case .toggle(let target, let seq):
-            ifSeq(seq)
-            reference(target)
-            op()
-        case .set(let target, let flag, let seq):
-            ifSeq(seq)
-            reference(target)
-            op()
-            visited(flag)
-        case .add(let name, let flag):
-            key(#""name":"#)
-            writer.string(name)
-            op()
-            visited(flag)
-        case .remove(let target):
-            reference(target)
-            op()
-        case .reset:
-            op()
-        }
-        writer.raw("}")
-        return writer.data
-    }
+    public var canonicalForm: Data { Request(command: .change(self)).encoded() }
 }

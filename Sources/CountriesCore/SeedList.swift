@@ -24,7 +24,7 @@ public enum SeedList {
     /// with the line or element that is wrong.
     public static func parse(_ contents: Data) throws(CountriesError) -> [Country] {
         let entries: [(label: String, country: Country)]
-        if let json = try? WireJSON.decoder.decode(JSONValue.self, from: contents),
+        if let json = try? JSONParser.parse(contents),
             case .array(let items) = json
         {
             entries = try items.enumerated().map { (offset, item) throws(CountriesError) in

@@ -326,17 +326,19 @@ final class CommandHandler {
     private func status() -> Reply {
         let info = statusInfo()
         var reply = Reply(seq: state.seq, count: state.count)
-        reply.version = info.version
-        reply.uptimeSeconds = (info.uptimeSeconds * 1000).rounded() / 1000
-        reply.visited = state.visitedCount
-        reply.commandsServed = served
-        reply.commandsRefused = refused
         reply.store = store.identity
-        reply.storePath = store.path
-        reply.storeBytes = store.sizeOnDisk
-        reply.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
-        reply.endpoints = info.endpoints
-        reply.subscribers = subscribers
+        var status = ServiceStatus()
+        status.version = info.version
+        status.uptimeMilliseconds = UInt64((max(0, info.uptimeSeconds) * 1000).rounded())
+        status.visited = state.visitedCount
+        status.commandsServed = served
+        status.commandsRefused = refused
+        status.storePath = store.path
+        status.storeBytes = store.sizeOnDisk
+        status.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
+        status.endpoints = info.endpoints
+        status.subscribers = subscribers
+        reply.status = status
         return reply
     }
 }

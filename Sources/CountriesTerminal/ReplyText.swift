@@ -54,20 +54,11 @@ public enum ReplyText {
 
     /// `status`: one `name:  value` line per field the service reported.
     public static func status(_ reply: Reply) -> [String] {
-        var lines = [
-            "version:          \(reply.version ?? "?")",
-            "seq:              \(reply.seq ?? 0)",
-            "countries:        \(reply.count ?? 0) (\(reply.visited ?? 0) visited)",
-            "uptime:           \(String(format: "%.1f", reply.uptimeSeconds ?? 0)) s",
-            "commands served:  \(reply.commandsServed ?? 0)",
-            "commands refused: \(reply.commandsRefused ?? 0)",
-            "store:            \(reply.storePath ?? "?")\(reply.storeBytes.map { $0 > 0 ? " (\($0) bytes)" : "" } ?? "")",
-        ]
-        if let from = reply.historyFrom { lines.append("history from:     seq \(from)") }
-        if let subscribers = reply.subscribers { lines.append("subscribers:      \(subscribers)") }
-        if let endpoints = reply.endpoints {
-            lines.append("endpoints:        \(endpoints.joined(separator: ", "))")
+        let rows =
+            [("seq", "\(reply.seq ?? 0)"), ("countries", "\(reply.count ?? 0)")] + (reply.status?.lines ?? [])
+            + [("store id", reply.store ?? "?")]
+        return rows.map { label, value in
+            "\(label):".padding(toLength: 18, withPad: " ", startingAt: 0) + value
         }
-        return lines
     }
 }

@@ -31,10 +31,9 @@ import Testing
         #"{"a":1 "b":2}"#,
         #"{"a"}"#, #"{"a":}"#, #"{1:2}"#, #"{'a':1}"#, #"[1 2]"#, #"[,1]"#, #"[1,,2]"#, "{\"a\":1}\n",
         "\u{FEFF}{}", "{} {}", "{}x", "[", "]", "{", "}", "",
-        "[" + String(repeating: "[", count: 511) + String(repeating: "]", count: 512),
-        "[" + String(repeating: "[", count: 512) + String(repeating: "]", count: 513),
-        String(repeating: "{\"a\":", count: 512) + "1" + String(repeating: "}", count: 512),
-        String(repeating: "{\"a\":", count: 513) + "1" + String(repeating: "}", count: 513),
+        String(repeating: "[", count: 16) + String(repeating: "]", count: 16),
+        String(repeating: "{\"a\":", count: 16) + "1" + String(repeating: "}", count: 16),
+        String(repeating: "[", count: 513) + String(repeating: "]", count: 513),
     ]
 
     @Test(arguments: corpus)
@@ -49,7 +48,8 @@ import Testing
                 _ = try JSONParser.parse(buffer)
                 return false
             } catch {
-                return (error as? JSONParser.Failure)?.duplicateKey != nil
+                if case .duplicateKey = error as? JSONParser.Failure { return true }
+                return false
             }
         }
     }
@@ -86,6 +86,35 @@ import Testing
         #expect(parse("1.8446744073709551616e19") == .number(1.8446744073709551616e19))
         #expect(parse("-9.223372036854775809e18") == .number(-9.223372036854775809e18))
         #expect(parse("1e99999999999999999999") == nil, "out of Double's range, as before")
+    }
+
+    /// One depth limit, counted while parsing: JSONDecoder took 512 levels, the parser takes
+    /// ``Limits/maximumNesting`` (the outermost array or object counting as 1) and refuses more
+    /// as it reaches them, so a deep frame costs no more than a shallow one of its size.
+    @Test func nestingIsBoundedWhileParsing() {
+        func failure(_ text: String) -> JSONParser.Failure? {
+            Array(text.utf8).withUnsafeBytes { buffer in
+                do {
+                    _ = try JSONParser.parse(buffer)
+                    return nil
+                } catch {
+                    return error as? JSONParser.Failure
+                }
+            }
+        }
+        let limit = Limits.maximumNesting
+        #expect(parse(String(repeating: "[", count: limit) + String(repeating: "]", count: limit)) != nil)
+        #expect(
+            failure(String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1))
+                == .tooDeep)
+        #expect(
+            failure(
+                String(repeating: "{\"a\":", count: limit + 1) + "1"
+                    + String(repeating: "}", count: limit + 1)) == .tooDeep)
+        // Unclosed, and a megabyte deep: refused at the limit, not read to the end.
+        #expect(failure(String(repeating: "[", count: 1 << 20)) == .tooDeep)
+        #expect(failure("[" + String(repeating: "[", count: limit) + "1,") == .tooDeep)
+        #expect(failure(#"["[[[[[[[[[[[[[[[[[[[[[[[["]"#) == nil, "brackets in a string are text")
     }
 
     @Test func trailingCommasAreNotJSON() {

@@ -75,21 +75,124 @@ import Testing
 
     @Test func heartbeatMatchesJSONEncoder() throws {
         for seq: UInt64 in [0, 9, 10, .max] {
-            let beat = Heartbeat(seq: seq)
-            #expect(text(beat.encoded()) == text(try WireJSON.encoder.encode(beat)))
+            for store in [nil, "7f3a", "a/\"b"] {
+                let beat = Heartbeat(seq: seq, store: store)
+                #expect(text(beat.encoded()) == text(try WireJSON.encoder.encode(beat)))
+            }
         }
     }
 
-    @Test func statusRepliesStillGoThroughJSONEncoder() {
+    static func status(_ random: inout SplitMix64) -> ServiceStatus {
+        // Each field present three times in four.
+        func some(_ random: inout SplitMix64) -> Bool { Int.random(in: 0..<4, using: &random) > 0 }
+        let uptimes: [UInt64] = [0, 1, 10, 100, 999, 1_000, 1_500, 2_000, 3_725_125, 1_000_000_000_000_000]
+        var status = ServiceStatus()
+        if some(&random) { status.version = names.randomElement(using: &random)! }
+        if some(&random) {
+            status.uptimeMilliseconds =
+                Bool.random(using: &random)
+                ? uptimes.randomElement(using: &random)! : UInt64.random(in: 0..<1 << 40, using: &random)
+        }
+        if some(&random) { status.visited = Int.random(in: -1...10_000, using: &random) }
+        if some(&random) { status.commandsServed = [0, 1, .max].randomElement(using: &random)! }
+        if some(&random) { status.commandsRefused = Int.random(in: 0...1_000, using: &random) }
+        if some(&random) {
+            status.storePath = [":memory:", "/var/lib/countries/countries.db", "a\"b"].randomElement(
+                using: &random)!
+        }
+        if some(&random) { status.storeBytes = Int.random(in: 0...1 << 40, using: &random) }
+        if some(&random) { status.historyFrom = [0, 1, .max].randomElement(using: &random)! }
+        if some(&random) { status.subscribers = Int.random(in: 0...3, using: &random) }
+        if some(&random) {
+            status.endpoints = (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                names.randomElement(using: &random)!
+            }
+        }
+        return status
+    }
+
+    @Test func statusRepliesMatchJSONEncoder() throws {
+        var random = SplitMix64(seed: 5)
+        for _ in 0..<2_000 {
+            var reply = Reply(
+                seq: [nil, 0, 42].randomElement(using: &random)!, count: Int.random(in: 0...300))
+            reply.store = Bool.random(using: &random) ? "0123456789abcdef0123456789abcdef" : nil
+            reply.status = Self.status(&random)
+            #expect(text(reply.encoded()) == text(reply.encodedWithJSONEncoder()))
+            let decoded = try Reply.decode(reply.encoded())
+            #expect(decoded == reply || reply.status == ServiceStatus(), "\(text(reply.encoded()))")
+        }
         var reply = Reply(seq: 1, count: 2)
-        reply.uptimeSeconds = 2.0
-        reply.endpoints = ["tcp://127.0.0.1:5555"]
-        #expect(text(reply.encoded()) == text(reply.encodedWithJSONEncoder()))
-        #expect(text(reply.encoded()).contains(#""uptime_seconds":2"#))
+        reply.status = ServiceStatus()
+        reply.status?.uptimeMilliseconds = 2_000
+        #expect(text(reply.encoded()) == #"{"count":2,"ok":true,"seq":1,"uptime_seconds":2}"#)
+        reply.status?.uptimeMilliseconds = 1
+        #expect(text(reply.encoded()) == #"{"count":2,"ok":true,"seq":1,"uptime_seconds":0.001}"#)
+    }
+
+    @Test func uptimeIsWrittenAsJSONEncoderWroteItsSeconds() {
+        var random = SplitMix64(seed: 6)
+        var milliseconds: [UInt64] = (0..<2_000).map { _ in
+            UInt64.random(in: 0..<1_000_000_000_000_000, using: &random)
+        }
+        milliseconds += (0..<2_000).map { _ in UInt64.random(in: 0..<100_000_000, using: &random) }
+        milliseconds += [0, 1, 9, 10, 11, 100, 101, 110, 999, 1_000, 1_001, 1_010, 1_100]
+        for value in milliseconds {
+            var writer = JSONWriter()
+            writer.seconds(milliseconds: value)
+            let reference = (try? WireJSON.encoder.encode(Double(value) / 1000)) ?? Data()
+            #expect(text(Data(writer.bytes)) == text(reference), "\(value) ms")
+        }
+    }
+
+    @Test func everyStatusPropertyIsAField() {
+        // A property without a row in ServiceStatus.fields would never reach the wire.
+        let properties = Mirror(reflecting: ServiceStatus()).children.compactMap(\.label)
+        #expect(properties.count == ServiceStatus.fields.count)
+        #expect(Set(ServiceStatus.fields.map(\.key)).count == ServiceStatus.fields.count)
+        var status = ServiceStatus()
+        for field in ServiceStatus.fields {
+            let value: ServiceStatus.Value
+            switch field.kind {
+            case .text: value = .text("x")
+            case .count: value = .count(1)
+            case .seq: value = .seq(1)
+            case .milliseconds: value = .milliseconds(1)
+            case .list: value = .list(["x"])
+            }
+            field.set(&status, value)
+            #expect(field.get(status) == value, "\(field.key)")
+        }
+        // Every property is set now: each field sets its own.
+        #expect(Mirror(reflecting: status).children.allSatisfy { "\($0.value)" != "nil" })
+    }
+
+    @Test func requestsMatchJSONEncoder() throws {
+        var random = SplitMix64(seed: 7)
+        let references: [CountryReference] = [
+            .index(0), .index(-1), .index(.max), .index(.min), .name("France"), .name("a/b\"\u{1}"),
+            .name(""),
+        ]
+        for _ in 0..<2_000 {
+            let reference = references.randomElement(using: &random)!
+            let seq = [nil, 0, 7, UInt64.max].randomElement(using: &random)!
+            let commands: [Command] = [
+                .query(.list), .query(.count), .query(.get(reference)), .status, .history(since: seq ?? 1),
+                .change(.toggle(reference, ifSeq: seq)),
+                .change(.set(reference, visited: seq == 7, ifSeq: seq)),
+                .change(.add(name: Self.names.randomElement(using: &random)!, visited: seq == 0)),
+                .change(.remove(reference)), .change(.reset),
+            ]
+            let request = Request(
+                id: [nil, "r1", "x/y\"z\\"].randomElement(using: &random)!,
+                command: commands.randomElement(using: &random)!,
+                ifStore: [nil, "0123456789abcdef0123456789abcdef"].randomElement(using: &random)!)
+            #expect(text(request.encoded()) == text(request.encodedWithJSONEncoder()))
+        }
     }
 }
 
-/// Reply.decode and Event.decode (JSONParser-based) against JSONDecoder.
+/// Reply.decode, Event.decode and Heartbeat.decode (JSONParser-based) against JSONDecoder.
 @Suite struct WireDecodingTests {
     private func agree<T: Decodable & Equatable>(
         _ type: T.Type, _ bytes: [UInt8], _ decode: (Data) throws -> T
@@ -115,6 +218,8 @@ import Testing
             #"{"events":[{"country":{"index":0,"name":"A","visited":true},"seq":2,"topic":"country.changed"}],"ok":true,"seq":3}"#,
             #"{"country":{"index":3,"name":"Côte","visited":true},"seq":42,"topic":"country.added"}"#,
             #"{"countries":[],"seq":18446744073709551615,"topic":"countries.reset"}"#,
+            #"{"seq":12,"store":"7f3a","topic":"heartbeat"}"#,
+            #"{"commands_refused":3,"commands_served":10,"count":8,"endpoints":["tcp://a:1","ipc:///b"],"history_from":1,"ok":true,"seq":9,"store_bytes":4096,"store_path":"/x","subscribers":2,"uptime_seconds":1.5,"version":"0.1.0","visited":2}"#,
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[],:"-.e019tfnul ax"#.utf8)
         var random = SplitMix64(seed: 8)
@@ -136,6 +241,35 @@ import Testing
             if text.range(of: #"[0-9]{16,}\."#, options: .regularExpression) != nil { continue }
             agree(Reply.self, bytes, Reply.decode)
             agree(Event.self, bytes, Event.decode)
+            agree(Heartbeat.self, bytes, Heartbeat.decode)
         }
+    }
+
+    /// Every decoder is the one parser now, with its strictness: no frame nests deeper than
+    /// ``Limits/maximumNesting`` and no key comes twice (JSONDecoder took 512 levels and kept
+    /// one of the values).
+    @Test(arguments: [
+        #"{"ok":true,"seq":1,"x":"# + String(repeating: "[", count: 16) + String(repeating: "]", count: 16)
+            + "}",
+        #"{"seq":1,"topic":"heartbeat","x":"# + String(repeating: "[", count: 16)
+            + String(repeating: "]", count: 16)
+            + "}",
+        #"{"ok":true,"seq":1,"seq":2}"#, #"{"ok":true,"version":"a","version":"b"}"#,
+        #"{"seq":1,"seq":2,"topic":"heartbeat"}"#,
+        #"{"country":{"index":0,"name":"A","visited":true},"seq":1,"topic":"country.added","topic":"country.removed"}"#,
+    ])
+    func framesTooDeepOrWithADuplicateKeyAreRefused(json: String) {
+        let data = Data(json.utf8)
+        #expect(throws: WireDecodingError.self) { try Reply.decode(data) }
+        #expect(throws: WireDecodingError.self) { try Event.decode(data) }
+        #expect(throws: WireDecodingError.self) { try Heartbeat.decode(data) }
+    }
+
+    @Test func framesAtTheDepthLimitAreRead() throws {
+        let nested = String(repeating: "[", count: 15) + String(repeating: "]", count: 15)
+        #expect(try Reply.decode(Data(#"{"ok":true,"x":\#(nested)}"#.utf8)) == Reply())
+        #expect(
+            try Heartbeat.decode(Data(#"{"seq":1,"topic":"heartbeat","x":\#(nested)}"#.utf8))
+                == Heartbeat(seq: 1))
     }
 }

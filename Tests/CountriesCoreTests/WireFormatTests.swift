@@ -101,23 +101,26 @@ import Testing
         #expect(try Reply.decode(reply.encoded()) == reply)
 
         reply = Reply(seq: 9, count: 8)
-        reply.version = "1.0.0"
-        reply.uptimeSeconds = 1.5
-        reply.visited = 2
-        reply.commandsServed = 10
-        reply.commandsRefused = 1
-        reply.store = "/var/lib/countries.db"
-        reply.storeBytes = 4096
-        reply.historyFrom = 0
-        reply.endpoints = ["tcp://127.0.0.1:5555", "tcp://127.0.0.1:5556"]
+        reply.store = "0123456789abcdef0123456789abcdef"
+        var service = ServiceStatus()
+        service.version = "1.0.0"
+        service.uptimeMilliseconds = 1_500
+        service.visited = 2
+        service.commandsServed = 10
+        service.commandsRefused = 1
+        service.storePath = "/var/lib/countries.db"
+        service.storeBytes = 4096
+        service.historyFrom = 0
+        service.endpoints = ["tcp://127.0.0.1:5555", "tcp://127.0.0.1:5556"]
+        reply.status = service
         let status = jsonObject(reply.encoded())
         #expect(
             Set(status.keys) == [
                 "ok", "seq", "count", "version", "uptime_seconds", "visited", "commands_served",
                 "commands_refused",
-                "store", "store_bytes", "history_from", "endpoints",
+                "store", "store_path", "store_bytes", "history_from", "endpoints",
             ])
-        #expect(status["store"] as? String == "/var/lib/countries.db")
+        #expect(status["store_path"] as? String == "/var/lib/countries.db")
         #expect(status["uptime_seconds"] as? Double == 1.5)
         #expect(try Reply.decode(reply.encoded()) == reply)
     }

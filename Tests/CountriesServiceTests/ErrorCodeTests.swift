@@ -161,7 +161,7 @@ import Testing
         #expect(try service.snapshot().seq == UInt64(total))
 
         let status = try service.request(#"{"op":"status"}"#)
-        #expect(status.reply.historyFrom == 2)
+        #expect(status.reply.status?.historyFrom == 2)
         // Every kept event, a page at a time.
         var since: UInt64 = 1
         var kept = 0

@@ -78,7 +78,8 @@ import ZeroMQ
 
         let before = try #require(BoundsMemory.kilobytes(of: pid, "VmRSS"))
         let servedBefore = try #require(
-            try ReliabilityPirate(endpoint: service.commandEndpoint).reply(#"{"op":"status"}"#).commandsServed
+            try ReliabilityPirate(endpoint: service.commandEndpoint).reply(#"{"op":"status"}"#).status?
+                .commandsServed
         )
         let context = try Context()
         defer { context.terminate() }
@@ -115,7 +116,7 @@ import ZeroMQ
         let floodDeadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < floodDeadline {
             let served = try? watcher.reply(#"{"op":"status"}"#, perTry: .seconds(5), budget: .seconds(120))
-            if let served = served?.commandsServed, served >= servedBefore + 6_000 { break }
+            if let served = served?.status?.commandsServed, served >= servedBefore + 6_000 { break }
             usleep(500_000)
         }
         let peak = try #require(BoundsMemory.kilobytes(of: pid, "VmHWM"))

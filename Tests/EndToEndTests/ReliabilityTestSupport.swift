@@ -294,8 +294,14 @@ final class ReliabilityWatcher {
     }
 
     private struct Line: Decodable {
-        var countries: [IndexedCountry]
+        var countries: [Row]
         var seq: UInt64
+    }
+
+    private struct Row: Decodable {
+        var index: Int
+        var name: String
+        var visited: Bool
     }
 
     /// The last complete state the watcher printed.
@@ -315,7 +321,8 @@ final class ReliabilityWatcher {
         else {
             return nil
         }
-        return CountriesState(rows: line.countries, seq: line.seq)
+        let rows = line.countries.map { IndexedCountry(index: $0.index, name: $0.name, visited: $0.visited) }
+        return CountriesState(rows: rows, seq: line.seq)
     }
 
     /// Waits (bounded) until the watcher shows `expected`; returns how long it took, nil if never.
