@@ -6,7 +6,7 @@ import Testing
 import ZeroMQ
 
 /// What one subscription told its view, checked as it arrives: every `.applied` is exactly one
-/// past the replica's previous seq (DESIGN.md, "Subscribers converge").
+/// past the replica's previous seq (docs/PROTOCOL.md, "Staying in sync").
 private struct NotificationLog {
     var seq: UInt64?
     var applied = 0

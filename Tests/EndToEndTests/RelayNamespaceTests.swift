@@ -9,7 +9,7 @@ import Testing
 ///
 /// Issue 7: "Subscribers point --events at a relay and --command at the service; watch, select
 /// and on-change work unchanged through one or two relays ... cut and restore each link;
-/// everything converges." DESIGN.md: "Every subscriber ends on the service's state, whatever it
+/// everything converges." docs/RELIABILITY.md: "Every subscriber ends on the service's state, whatever it
 /// missed".
 @Suite(
     .serialized,

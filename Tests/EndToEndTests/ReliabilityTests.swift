@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import ZeroMQ
 
-/// The promises of DESIGN.md under faults, load and bad input, against the real executable:
+/// The promises of docs/RELIABILITY.md under faults, load and bad input, against the real executable:
 /// durable before acknowledged and exactly once across SIGKILLs, nobody waits on a stopped
 /// subscriber, and a flood of bad requests changes nothing. docs/RELIABILITY.md says what each
 /// test proves; scripts/chaos runs them larger through the RELIABILITY_* variables.

@@ -2,7 +2,7 @@
 """Interop: drive the built `countries serve` from plain pyzmq REQ and SUB sockets.
 
 Proves protocol v1 is language-neutral: nothing here uses the project's Swift code, only
-the contract in DESIGN.md. Usage: test_interop.py PATH/TO/countries
+the contract in docs/PROTOCOL.md. Usage: test_interop.py PATH/TO/countries
 Starts its own service on ipc endpoints in a temp dir and stops it (by pid) however it ends.
 """
 import json
