@@ -220,5 +220,21 @@ extension Change {
     ///
     /// The service remembers it beside a request id, so that a retry (the same change again)
     /// gets the first reply and another change under the same id is refused with `conflict`.
-    public var canonicalForm: Data { Request(command: .change(self)).encoded() }
+    /// A country named by reference counts as its folded key (names match case-insensitively
+    /// after trimming), so `"fRaNcE"` and `"France"` ask the same.
+    public var canonicalForm: Data {
+        func folded(_ reference: CountryReference) -> CountryReference {
+            guard case .name(let name) = reference else { return reference }
+            return .name(CountryName.foldedKey(name))
+        }
+        let change: Change
+        switch self {
+        case .toggle(let reference, let ifSeq): change = .toggle(folded(reference), ifSeq: ifSeq)
+        case .set(let reference, let visited, let ifSeq):
+            change = .set(folded(reference), visited: visited, ifSeq: ifSeq)
+        case .remove(let reference): change = .remove(folded(reference))
+        case .add, .reset: change = self
+        }
+        return Request(command: .change(change)).encoded()
+    }
 }

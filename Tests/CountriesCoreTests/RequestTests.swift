@@ -312,9 +312,22 @@ private let badRequests: [Bad] = [
     }
 
     @Test(arguments: requests)
-    func aChangesCanonicalFormIsItsRequestWithoutTheId(request: Request) throws {
+    func aChangesCanonicalFormIsItsRequestWithoutTheIdAndWithItsNameFolded(request: Request) throws {
         guard case .change(let change) = request.command else { return }
-        #expect(change.canonicalForm == Request(command: request.command).encoded())
+        let canonical = try Request.decode(change.canonicalForm)
+        #expect(canonical.id == nil)
+        #expect(canonical.encoded() == change.canonicalForm, "one form, stable")
+        #expect(canonical.command.op == request.command.op)
+        if case .change(.add) = request.command { #expect(canonical.command == request.command) }
+    }
+
+    @Test func aRetryThatWritesTheNameOtherwiseAsksTheSame() {
+        // Names match case-insensitively after trimming: the same country, the same change.
+        #expect(
+            Change.toggle(.name("fRaNcE")).canonicalForm == Change.toggle(.name(" France ")).canonicalForm)
+        #expect(Change.toggle(.name("France")).canonicalForm != Change.toggle(.name("Italy")).canonicalForm)
+        #expect(Change.toggle(.name("France")).canonicalForm != Change.remove(.name("France")).canonicalForm)
+        #expect(Change.add(name: "Peru").canonicalForm != Change.add(name: "peru").canonicalForm)
     }
 
     @Test func opNames() {
