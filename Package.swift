@@ -56,11 +56,17 @@ let package = Package(
             dependencies: ["CountriesCore", "SystemSupport"],
             swiftSettings: strictSettings
         ),
+        // The command line's declarations: every subcommand's options, their help and defaults.
+        .target(
+            name: "CountriesOptions",
+            dependencies: ["ArgumentParsing", "CountriesCore", "CountriesService"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "countries",
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
-                "CountriesTerminal", "SystemSupport", "ZeroMQ",
+                "CountriesTerminal", "CountriesOptions", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

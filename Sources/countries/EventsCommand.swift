@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesOptions
 import CountriesTerminal
 import Foundation
 

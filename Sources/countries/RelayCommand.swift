@@ -1,5 +1,6 @@
 import ArgumentParsing
 import CountriesCore
+import CountriesOptions
 import CountriesService
 @preconcurrency import Glibc
 import SystemSupport
@@ -14,22 +15,7 @@ struct RelayCommand: Subcommand {
         also uses its key toward a CURVE upstream, whose allow-list must hold the relay's .pub.
         """
 
-    struct Options: OptionGroup {
-        let from = Option(
-            "from", value: "endpoint", help: "The event endpoint to follow (a service or a relay).",
-            default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
-        let bind = Option(
-            "bind", value: "endpoint", help: "Where subscribers connect.", default: Defaults.relayEndpoint)
-        let curveKey = Option("curve-key", value: "file", help: "The relay's secret key file.")
-        let serverKey = Option(
-            "server-key", value: "file", help: "The upstream's public key file (for a CURVE upstream).")
-        let allow = Option(
-            repeating: "allow", value: "dir", help: "A directory of subscriber .pub keys to admit.")
-        let allowRead = Option(
-            repeating: "allow-read", value: "dir", help: "Same as --allow (a relay only reads).")
-        let insecure = Option(flag: "insecure", help: "Allow a plaintext --bind that is not loopback.")
-        let logLevel = CommonOptions.logLevel
-    }
+    typealias Options = RelayOptions
     static var options: Options { Options() }
 
     let command: ParsedValues<Options>

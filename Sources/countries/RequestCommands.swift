@@ -1,16 +1,11 @@
 import ArgumentParsing
 import CountriesCore
+import CountriesOptions
 import CountriesTerminal
 import Foundation
 
-// The one-shot client subcommands, one type each: their options, what they send and what they
-// print. ClientCommand.swift holds what they share.
-
-/// The options of a query that takes nothing but `--json` and the connection.
-struct JSONRequestOptions: RequestOptions {
-    let json = CommonOptions.json
-    let connection: ConnectionOptions
-}
+// The one-shot client subcommands, one type each: what they send and what they print (their
+// options: CountriesOptions). ClientCommand.swift holds what they share.
 
 /// `countries list`.
 struct ListCommand: RequestSubcommand {
@@ -30,11 +25,7 @@ struct ListCommand: RequestSubcommand {
 struct GetCommand: RequestSubcommand {
     static let name = "get"
     static let abstract = "Print one country."
-    struct Options: RequestOptions {
-        let target = CommonOptions.target
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+    typealias Options = GetOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -62,13 +53,7 @@ struct CountCommand: RequestSubcommand {
 struct ToggleCommand: RequestSubcommand {
     static let name = "toggle"
     static let abstract = "Flip the visited flag of one or more countries."
-    struct Options: RequestOptions {
-        let targets = CommonOptions.targets
-        let json = CommonOptions.json
-        let ifSeq = CommonOptions.ifSeq
-        let ifStore = CommonOptions.ifStore
-        let connection: ConnectionOptions
-    }
+    typealias Options = ToggleOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -84,24 +69,7 @@ struct ToggleCommand: RequestSubcommand {
 struct SetCommand: RequestSubcommand {
     static let name = "set"
     static let abstract = "Set the visited flag of a country."
-    struct Options: RequestOptions {
-        let target = CommonOptions.target
-        let visited = Option<Bool>(
-            OptionSpec(
-                name: "visited", valueName: "bool", help: "The new value.", allowedValues: ["true", "false"],
-                isRequired: true)
-        ) { (command) throws(UsageError) in
-            // Required, so the parser has refused a command line without it.
-            guard let visited = try command.bool("visited") else {
-                throw command.usageError("Missing expected argument '--visited <bool>'")
-            }
-            return visited
-        }
-        let ifSeq = CommonOptions.ifSeq
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+    typealias Options = SetOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -117,13 +85,7 @@ struct SetCommand: RequestSubcommand {
 struct AddCommand: RequestSubcommand {
     static let name = "add"
     static let abstract = "Append a country to the list."
-    struct Options: RequestOptions {
-        let name = Argument("name", help: "The country's name (1 to 100 characters).")
-        let visited = Option(flag: "visited", help: "Add it as visited.")
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+    typealias Options = AddOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -137,12 +99,7 @@ struct AddCommand: RequestSubcommand {
 struct RemoveCommand: RequestSubcommand {
     static let name = "remove"
     static let abstract = "Remove a country; the rows after it move up one."
-    struct Options: RequestOptions {
-        let target = CommonOptions.target
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+    typealias Options = RemoveOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -156,11 +113,7 @@ struct RemoveCommand: RequestSubcommand {
 struct ResetCommand: RequestSubcommand {
     static let name = "reset"
     static let abstract = "Put back the list the service was started with."
-    struct Options: RequestOptions {
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+    typealias Options = ResetOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -174,17 +127,7 @@ struct ResetCommand: RequestSubcommand {
 struct HistoryCommand: RequestSubcommand {
     static let name = "history"
     static let abstract = "Print the events after a seq."
-    struct Options: RequestOptions {
-        let since = Option(
-            integer: "since", value: "seq", help: "Print the events after this seq.", default: 0
-        ).map {
-            (since, command) throws(UsageError) in
-            guard since >= 0 else { throw command.usageError("--since must be 0 or more") }
-            return UInt64(since)
-        }
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+    typealias Options = HistoryOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil

@@ -1,26 +1,16 @@
 import ArgumentParsing
+import CountriesOptions
 
-// The declarations of the subscriber subcommands, apart from their behaviour
-// (EventsCommand.swift, SubscriberCommands.swift, OnChangeCommand.swift).
+// The names and help of the subscriber subcommands (their options: CountriesOptions), apart from
+// their behaviour (EventsCommand.swift, SubscriberCommands.swift, OnChangeCommand.swift).
 
 extension EventsCommand: Subcommand {
     static let name = "events"
     static let abstract = "Print events as they happen, one per line."
     static let discussion: String? = "Runs until interrupted, or until --count events have been printed."
 
-    struct Options: SubscriberOptions {
-        let since = CommonOptions.seq(
-            "since", help: "First print the kept events after this seq, then follow.")
-        let count = Option(integer: "count", value: "n", help: "Stop after this many events.").map {
-            (count, command) throws(UsageError) in
-            if let count, count < 1 { throw command.usageError("--count must be at least 1") }
-            return count
-        }
-        let json = Option(flag: "json", help: "Print each event's JSON on one line.")
-        let heartbeat = CommonOptions.heartbeat
-        let connection = ConnectionOptions.subscriber(EventsCommand.name)
-    }
-    static var options: Options { Options() }
+    typealias Options = EventsOptions
+    static var options: Options { Options(name: name) }
 }
 
 extension WatchCommand: Subcommand {
@@ -31,12 +21,8 @@ extension WatchCommand: Subcommand {
         or with --json one line per change: {"countries": [...], "seq": S}, the first being the snapshot.
         """
 
-    struct Options: SubscriberOptions {
-        let json = Option(flag: "json", help: "Print the whole list as one JSON line after every change.")
-        let heartbeat = CommonOptions.heartbeat
-        let connection = ConnectionOptions.subscriber(WatchCommand.name)
-    }
-    static var options: Options { Options() }
+    typealias Options = WatchOptions
+    static var options: Options { Options(name: name) }
 }
 
 extension SelectCommand: Subcommand {
@@ -45,11 +31,8 @@ extension SelectCommand: Subcommand {
     static let discussion: String? =
         "Keys: Up/Down or j/k, PgUp/PgDn, Home/End move; Space or Enter toggles; q quits."
 
-    struct Options: SubscriberOptions {
-        let heartbeat = CommonOptions.heartbeat
-        let connection = ConnectionOptions.subscriber(SelectCommand.name)
-    }
-    static var options: Options { Options() }
+    typealias Options = SelectOptions
+    static var options: Options { Options(name: name) }
 }
 
 extension OnChangeCommand: Subcommand {
@@ -62,16 +45,6 @@ extension OnChangeCommand: Subcommand {
         """
     static let trailingValueName: String? = "command"
 
-    struct Options: SubscriberOptions {
-        let initial = Option(
-            flag: "initial", help: "Also run once (as a reset) for the list as it is at start.")
-        let cursor = Option(
-            "cursor", value: "file",
-            help:
-                "Keep the store and the last seq whose command finished in this file; on start, run for every change since (or once as a reset when they are gone)."
-        )
-        let heartbeat = CommonOptions.heartbeat
-        let connection = ConnectionOptions.subscriber(OnChangeCommand.name)
-    }
-    static var options: Options { Options() }
+    typealias Options = OnChangeOptions
+    static var options: Options { Options(name: name) }
 }

@@ -1,0 +1,44 @@
+import ArgumentParsing
+import CountriesOptions
+import CountriesService
+
+/// `countries keygen NAME`: writes NAME.key (mode 0600) and NAME.pub (``KeyFiles``).
+struct KeygenCommand: Subcommand {
+    static let name = "keygen"
+    static let abstract = "Make a CURVE key pair: NAME.key (secret, mode 0600) and NAME.pub."
+    static let discussion: String? = """
+        Give NAME.pub to the other side: a client's goes in the service's --allow directory, the \
+        service's is every client's --server-key. Keep NAME.key private.
+        """
+
+    typealias Options = KeygenOptions
+    static var options: Options { Options() }
+
+    let command: ParsedValues<Options>
+
+    func run() throws -> Int32 {
+        let name = command[\.name]
+        guard !name.isEmpty else {
+            throw command.usageError("Missing expected argument '<name>'")
+        }
+        let publicKey = try KeyFiles.generate(name: name, force: command[\.force])
+        Output.line(
+            "wrote \(name).key (secret: keep it private) and \(name).pub (public: \(publicKey))")
+        return ExitCode.success
+    }
+}
+
+extension CommandFailure {
+    /// A key file's failure with the exit code scripts rely on (main.swift maps every
+    /// ``KeyFileError`` with this).
+    init(_ error: KeyFileError) {
+        let exitCode: Int32
+        switch error.code {
+        case .unusable: exitCode = ExitCode.config
+        case .exists: exitCode = ExitCode.refused
+        case .cannotWrite: exitCode = ExitCode.cantCreate
+        case .keyGeneration: exitCode = ExitCode.software
+        }
+        self.init(message: error.message, exitCode: exitCode)
+    }
+}
