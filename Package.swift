@@ -56,10 +56,13 @@ let package = Package(
             dependencies: ["CountriesCore", "SystemSupport"],
             swiftSettings: strictSettings
         ),
-        // The command line's declarations: every subcommand's options, their help and defaults.
+        // The command line's declarations: every subcommand's name, help and options, and the
+        // client options validated.
         .target(
             name: "CountriesOptions",
-            dependencies: ["ArgumentParsing", "CountriesCore", "CountriesService"],
+            dependencies: [
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient", "ZeroMQ",
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(

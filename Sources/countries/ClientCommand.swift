@@ -20,8 +20,6 @@ protocol RequestSubcommand: Subcommand where Options: RequestOptions {
 }
 
 extension RequestSubcommand {
-    static var options: Options { Options(connection: .requests(by: name)) }
-
     func run() throws -> Int32 {
         let client = try ClientCommand(command)
         var exitCode = ExitCode.success

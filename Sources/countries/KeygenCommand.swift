@@ -3,16 +3,9 @@ import CountriesOptions
 import CountriesService
 
 /// `countries keygen NAME`: writes NAME.key (mode 0600) and NAME.pub (``KeyFiles``).
-struct KeygenCommand: Subcommand {
-    static let name = "keygen"
-    static let abstract = "Make a CURVE key pair: NAME.key (secret, mode 0600) and NAME.pub."
-    static let discussion: String? = """
-        Give NAME.pub to the other side: a client's goes in the service's --allow directory, the \
-        service's is every client's --server-key. Keep NAME.key private.
-        """
+struct KeygenCommand: KeygenDeclaration {
 
     typealias Options = KeygenOptions
-    static var options: Options { Options() }
 
     let command: ParsedValues<Options>
 

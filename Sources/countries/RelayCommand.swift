@@ -6,17 +6,9 @@ import CountriesService
 import SystemSupport
 
 /// `countries relay`: fan-out across hosts (``Relay``).
-struct RelayCommand: Subcommand {
-    static let name = "relay"
-    static let abstract = "Forward the event stream to more subscribers (XSUB/XPUB proxy)."
-    static let discussion: String? = """
-        Subscribers point --events at the relay and --command at the service. With --curve-key the \
-        relay requires CURVE from its subscribers (--allow/--allow-read), and with --server-key it \
-        also uses its key toward a CURVE upstream, whose allow-list must hold the relay's .pub.
-        """
+struct RelayCommand: RelayDeclaration {
 
     typealias Options = RelayOptions
-    static var options: Options { Options() }
 
     let command: ParsedValues<Options>
 

@@ -8,9 +8,7 @@ import Foundation
 // options: CountriesOptions). ClientCommand.swift holds what they share.
 
 /// `countries list`.
-struct ListCommand: RequestSubcommand {
-    static let name = "list"
-    static let abstract = "Print every country, in order."
+struct ListCommand: RequestSubcommand, ListDeclaration {
     typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
@@ -22,9 +20,7 @@ struct ListCommand: RequestSubcommand {
 }
 
 /// `countries get TARGET`.
-struct GetCommand: RequestSubcommand {
-    static let name = "get"
-    static let abstract = "Print one country."
+struct GetCommand: RequestSubcommand, GetDeclaration {
     typealias Options = GetOptions
 
     let command: ParsedValues<Options>
@@ -36,9 +32,7 @@ struct GetCommand: RequestSubcommand {
 }
 
 /// `countries count`.
-struct CountCommand: RequestSubcommand {
-    static let name = "count"
-    static let abstract = "Print how many countries there are."
+struct CountCommand: RequestSubcommand, CountDeclaration {
     typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
@@ -50,9 +44,7 @@ struct CountCommand: RequestSubcommand {
 }
 
 /// `countries toggle TARGET...`: one request per target, in order.
-struct ToggleCommand: RequestSubcommand {
-    static let name = "toggle"
-    static let abstract = "Flip the visited flag of one or more countries."
+struct ToggleCommand: RequestSubcommand, ToggleDeclaration {
     typealias Options = ToggleOptions
 
     let command: ParsedValues<Options>
@@ -66,9 +58,7 @@ struct ToggleCommand: RequestSubcommand {
 }
 
 /// `countries set TARGET --visited BOOL`.
-struct SetCommand: RequestSubcommand {
-    static let name = "set"
-    static let abstract = "Set the visited flag of a country."
+struct SetCommand: RequestSubcommand, SetDeclaration {
     typealias Options = SetOptions
 
     let command: ParsedValues<Options>
@@ -82,9 +72,7 @@ struct SetCommand: RequestSubcommand {
 }
 
 /// `countries add NAME`.
-struct AddCommand: RequestSubcommand {
-    static let name = "add"
-    static let abstract = "Append a country to the list."
+struct AddCommand: RequestSubcommand, AddDeclaration {
     typealias Options = AddOptions
 
     let command: ParsedValues<Options>
@@ -96,9 +84,7 @@ struct AddCommand: RequestSubcommand {
 }
 
 /// `countries remove TARGET`.
-struct RemoveCommand: RequestSubcommand {
-    static let name = "remove"
-    static let abstract = "Remove a country; the rows after it move up one."
+struct RemoveCommand: RequestSubcommand, RemoveDeclaration {
     typealias Options = RemoveOptions
 
     let command: ParsedValues<Options>
@@ -110,9 +96,7 @@ struct RemoveCommand: RequestSubcommand {
 }
 
 /// `countries reset`.
-struct ResetCommand: RequestSubcommand {
-    static let name = "reset"
-    static let abstract = "Put back the list the service was started with."
+struct ResetCommand: RequestSubcommand, ResetDeclaration {
     typealias Options = ResetOptions
 
     let command: ParsedValues<Options>
@@ -124,9 +108,7 @@ struct ResetCommand: RequestSubcommand {
 }
 
 /// `countries history`: pages through the kept events (``ClientCommand/history(since:describe:)``).
-struct HistoryCommand: RequestSubcommand {
-    static let name = "history"
-    static let abstract = "Print the events after a seq."
+struct HistoryCommand: RequestSubcommand, HistoryDeclaration {
     typealias Options = HistoryOptions
 
     let command: ParsedValues<Options>
@@ -144,9 +126,7 @@ struct HistoryCommand: RequestSubcommand {
 }
 
 /// `countries status`.
-struct StatusCommand: RequestSubcommand {
-    static let name = "status"
-    static let abstract = "Print the service's status."
+struct StatusCommand: RequestSubcommand, StatusDeclaration {
     typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>

@@ -7,16 +7,9 @@ import Foundation
 import SystemSupport
 
 /// `countries serve`: run the state service until SIGINT or SIGTERM.
-struct ServeCommand: Subcommand {
-    static let name = "serve"
-    static let abstract = "Run the state service."
-    static let discussion: String? = """
-        Owns the list, answers commands on the command endpoint and publishes every change on the \
-        event endpoint. Stops cleanly on SIGINT or SIGTERM.
-        """
+struct ServeCommand: ServeDeclaration {
 
     typealias Options = ServeOptions
-    static var options: Options { Options() }
 
     let command: ParsedValues<Options>
 

@@ -1,20 +1,27 @@
 import ArgumentParsing
 import CountriesClient
-import CountriesOptions
 import CountriesService
 import ZeroMQ
 
-/// The options every client subcommand shares, validated.
-struct ClientOptions {
-    var commandEndpoint: String
-    var eventsEndpoint: String
-    var timeout: Duration
-    var tries: Int
-    var security: ClientSecurity?
+/// The options every client subcommand shares (``ConnectionOptions``), validated, with the key
+/// files read.
+public struct ClientOptions: Sendable {
+    /// `--command`.
+    public var commandEndpoint: String
+    /// `--events`.
+    public var eventsEndpoint: String
+    /// `--timeout`, for each reply.
+    public var timeout: Duration
+    /// `--retries`: how many times a request is sent in all.
+    public var tries: Int
+    /// The keys from `--curve-key` and `--server-key`; nil for plaintext.
+    public var security: ClientSecurity?
     /// The keys for the event endpoint, when it is a relay with a key of its own.
-    var eventsSecurity: ClientSecurity?
+    public var eventsSecurity: ClientSecurity?
 
-    init<Options: ConnectedOptions>(_ command: ParsedValues<Options>) throws {
+    /// Reads the connection options; a usage error for a bad combination, a ``KeyFileError``
+    /// for a key file that cannot be used.
+    public init<Options: ConnectedOptions>(_ command: ParsedValues<Options>) throws {
         let connection = command[\.connection]
         security = try Self.security(
             curveKey: connection[\.curveKey], serverKey: connection[\.serverKey], command: command.parsed)
@@ -35,7 +42,8 @@ struct ClientOptions {
         tries = connection[\.retries]
     }
 
-    func makeClient(context: Context) -> CommandClient {
+    /// A client for the command endpoint with these settings.
+    public func makeClient(context: Context) -> CommandClient {
         CommandClient(
             context: context, endpoint: commandEndpoint, timeout: timeout, tries: tries, security: security)
     }
