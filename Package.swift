@@ -53,7 +53,7 @@ let package = Package(
         ),
         .target(
             name: "CountriesTerminal",
-            dependencies: ["CountriesCore", "SystemSupport"],
+            dependencies: ["CountriesCore", "CountriesClient", "SystemSupport"],
             swiftSettings: strictSettings
         ),
         // The command line's declarations: every subcommand's name, help and options, and the
