@@ -1,8 +1,8 @@
 import ArgumentParsing
 import CountriesCore
 
-// The options of the one-shot client subcommands; their names, help, requests and output stay
-// with the subcommands in the executable (Sources/countries/RequestCommands.swift).
+// The options of the one-shot client subcommands; their names and help are in
+// SubcommandDeclarations.swift, their requests and output in the executable.
 
 /// The options of a query that takes nothing but `--json` and the connection (`list`, `count`,
 /// `status`).

@@ -1,7 +1,7 @@
 import ArgumentParsing
 
 // The options of the subscriber subcommands (`events`, `watch`, `select`, `on-change`); their
-// names and help stay with the subcommands in the executable.
+// names and help are in SubcommandDeclarations.swift, their runs in the executable.
 
 /// `countries events`.
 public struct EventsOptions: SubscriberOptions {

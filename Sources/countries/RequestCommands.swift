@@ -5,7 +5,7 @@ import CountriesTerminal
 import Foundation
 
 // The one-shot client subcommands, one type each: what they send and what they print (their
-// options: CountriesOptions). ClientCommand.swift holds what they share.
+// name, help and options: their declarations in CountriesOptions). ClientCommand.swift holds what they share.
 
 /// `countries list`.
 struct ListCommand: RequestSubcommand, ListDeclaration {
