@@ -59,11 +59,27 @@ let package = Package(
             dependencies: ["CountriesCore", "SystemSupport"],
             swiftSettings: strictSettings
         ),
+        // The live table of `watch` and `select`: a subscription wired to the terminal's screen
+        // model (the seeds' view controller), so the terminal layer knows nothing of sockets.
+        .target(
+            name: "CountriesViews",
+            dependencies: ["CountriesCore", "CountriesClient", "CountriesTerminal", "SystemSupport"],
+            swiftSettings: strictSettings
+        ),
+        // The command line's declarations: every subcommand's name, help and options, and the
+        // client options validated.
+        .target(
+            name: "CountriesOptions",
+            dependencies: [
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient", "ZeroMQ",
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "countries",
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
-                "CountriesTerminal", "SystemSupport", "ZeroMQ",
+                "CountriesTerminal", "CountriesViews", "CountriesOptions", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,16 +1,10 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesOptions
 import CountriesTerminal
 import Foundation
 import ZeroMQ
-
-/// The options of a one-shot client subcommand.
-protocol RequestOptions: ConnectedOptions {
-    var json: Option<Bool> { get }
-    /// The group with the connection options for one command (the memberwise init).
-    init(connection: ConnectionOptions)
-}
 
 /// A one-shot client subcommand: send its requests, print the replies, exit. Each one is a type
 /// (RequestCommands.swift) that says what to send and how to describe the reply; a new one
@@ -26,8 +20,6 @@ protocol RequestSubcommand: Subcommand where Options: RequestOptions {
 }
 
 extension RequestSubcommand {
-    static var options: Options { Options(connection: .requests(by: name)) }
-
     func run() throws -> Int32 {
         let client = try ClientCommand(command)
         var exitCode = ExitCode.success

@@ -1,8 +1,9 @@
 import ArgumentParsing
 
 /// The whole command line of `countries`: the root's help and the registry of subcommands.
-/// Each subcommand declares its name, help and options on its own type; the spec tree, the
-/// help and the dispatch all come from this one list, so a subcommand that is listed runs.
+/// Each subcommand's type conforms to its declaration (name, help and options, in
+/// CountriesOptions) and adds its run; the spec tree, the help and the dispatch all come from
+/// this one list, so a subcommand that is listed runs.
 enum CountriesCommandLine {
     static let version = "0.1.0"
 

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesOptions
 import CountriesTerminal
 import Foundation
 
@@ -8,7 +9,9 @@ import Foundation
 /// missed. It follows the one subscription machine `watch` uses, and an ``EventFeed`` fills
 /// what the machine's snapshots skip from `history`; when that is impossible (history gone, or
 /// another store) it says so on stderr and goes on from the service's seq.
-struct EventsCommand {
+struct EventsCommand: EventsDeclaration {
+    typealias Options = EventsOptions
+
     let command: ParsedValues<Options>
 
     func run() throws -> Int32 {

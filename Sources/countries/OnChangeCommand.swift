@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesOptions
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
@@ -15,7 +16,9 @@ import ZeroMQ
 /// `COUNTRIES_EVENT=reset` and the whole list when the history is gone or the store changed.
 /// With `--cursor FILE` the position survives restarts: the file holds the store and the last
 /// seq whose command finished, and a new run starts after it.
-struct OnChangeCommand {
+struct OnChangeCommand: OnChangeDeclaration {
+    typealias Options = OnChangeOptions
+
     let command: ParsedValues<Options>
 
     func run() throws -> Int32 {

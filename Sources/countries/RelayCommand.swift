@@ -1,36 +1,14 @@
 import ArgumentParsing
 import CountriesCore
+import CountriesOptions
 import CountriesService
 @preconcurrency import Glibc
 import SystemSupport
 
 /// `countries relay`: fan-out across hosts (``Relay``).
-struct RelayCommand: Subcommand {
-    static let name = "relay"
-    static let abstract = "Forward the event stream to more subscribers (XSUB/XPUB proxy)."
-    static let discussion: String? = """
-        Subscribers point --events at the relay and --command at the service. With --curve-key the \
-        relay requires CURVE from its subscribers (--allow/--allow-read), and with --server-key it \
-        also uses its key toward a CURVE upstream, whose allow-list must hold the relay's .pub.
-        """
+struct RelayCommand: RelayDeclaration {
 
-    struct Options: OptionGroup {
-        let from = Option(
-            "from", value: "endpoint", help: "The event endpoint to follow (a service or a relay).",
-            default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
-        let bind = Option(
-            "bind", value: "endpoint", help: "Where subscribers connect.", default: Defaults.relayEndpoint)
-        let curveKey = Option("curve-key", value: "file", help: "The relay's secret key file.")
-        let serverKey = Option(
-            "server-key", value: "file", help: "The upstream's public key file (for a CURVE upstream).")
-        let allow = Option(
-            repeating: "allow", value: "dir", help: "A directory of subscriber .pub keys to admit.")
-        let allowRead = Option(
-            repeating: "allow-read", value: "dir", help: "Same as --allow (a relay only reads).")
-        let insecure = Option(flag: "insecure", help: "Allow a plaintext --bind that is not loopback.")
-        let logLevel = CommonOptions.logLevel
-    }
-    static var options: Options { Options() }
+    typealias Options = RelayOptions
 
     let command: ParsedValues<Options>
 

@@ -1,21 +1,14 @@
 import ArgumentParsing
 import CountriesCore
+import CountriesOptions
 import CountriesTerminal
 import Foundation
 
-// The one-shot client subcommands, one type each: their options, what they send and what they
-// print. ClientCommand.swift holds what they share.
-
-/// The options of a query that takes nothing but `--json` and the connection.
-struct JSONRequestOptions: RequestOptions {
-    let json = CommonOptions.json
-    let connection: ConnectionOptions
-}
+// The one-shot client subcommands, one type each: what they send and what they print (their
+// name, help and options: their declarations in CountriesOptions). ClientCommand.swift holds what they share.
 
 /// `countries list`.
-struct ListCommand: RequestSubcommand {
-    static let name = "list"
-    static let abstract = "Print every country, in order."
+struct ListCommand: RequestSubcommand, ListDeclaration {
     typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
@@ -27,14 +20,8 @@ struct ListCommand: RequestSubcommand {
 }
 
 /// `countries get TARGET`.
-struct GetCommand: RequestSubcommand {
-    static let name = "get"
-    static let abstract = "Print one country."
-    struct Options: RequestOptions {
-        let target = CommonOptions.target
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+struct GetCommand: RequestSubcommand, GetDeclaration {
+    typealias Options = GetOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -45,9 +32,7 @@ struct GetCommand: RequestSubcommand {
 }
 
 /// `countries count`.
-struct CountCommand: RequestSubcommand {
-    static let name = "count"
-    static let abstract = "Print how many countries there are."
+struct CountCommand: RequestSubcommand, CountDeclaration {
     typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>
@@ -59,16 +44,8 @@ struct CountCommand: RequestSubcommand {
 }
 
 /// `countries toggle TARGET...`: one request per target, in order.
-struct ToggleCommand: RequestSubcommand {
-    static let name = "toggle"
-    static let abstract = "Flip the visited flag of one or more countries."
-    struct Options: RequestOptions {
-        let targets = CommonOptions.targets
-        let json = CommonOptions.json
-        let ifSeq = CommonOptions.ifSeq
-        let ifStore = CommonOptions.ifStore
-        let connection: ConnectionOptions
-    }
+struct ToggleCommand: RequestSubcommand, ToggleDeclaration {
+    typealias Options = ToggleOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -81,27 +58,8 @@ struct ToggleCommand: RequestSubcommand {
 }
 
 /// `countries set TARGET --visited BOOL`.
-struct SetCommand: RequestSubcommand {
-    static let name = "set"
-    static let abstract = "Set the visited flag of a country."
-    struct Options: RequestOptions {
-        let target = CommonOptions.target
-        let visited = Option<Bool>(
-            OptionSpec(
-                name: "visited", valueName: "bool", help: "The new value.", allowedValues: ["true", "false"],
-                isRequired: true)
-        ) { (command) throws(UsageError) in
-            // Required, so the parser has refused a command line without it.
-            guard let visited = try command.bool("visited") else {
-                throw command.usageError("Missing expected argument '--visited <bool>'")
-            }
-            return visited
-        }
-        let ifSeq = CommonOptions.ifSeq
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+struct SetCommand: RequestSubcommand, SetDeclaration {
+    typealias Options = SetOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -114,16 +72,8 @@ struct SetCommand: RequestSubcommand {
 }
 
 /// `countries add NAME`.
-struct AddCommand: RequestSubcommand {
-    static let name = "add"
-    static let abstract = "Append a country to the list."
-    struct Options: RequestOptions {
-        let name = Argument("name", help: "The country's name (1 to 100 characters).")
-        let visited = Option(flag: "visited", help: "Add it as visited.")
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+struct AddCommand: RequestSubcommand, AddDeclaration {
+    typealias Options = AddOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -134,15 +84,8 @@ struct AddCommand: RequestSubcommand {
 }
 
 /// `countries remove TARGET`.
-struct RemoveCommand: RequestSubcommand {
-    static let name = "remove"
-    static let abstract = "Remove a country; the rows after it move up one."
-    struct Options: RequestOptions {
-        let target = CommonOptions.target
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+struct RemoveCommand: RequestSubcommand, RemoveDeclaration {
+    typealias Options = RemoveOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -153,14 +96,8 @@ struct RemoveCommand: RequestSubcommand {
 }
 
 /// `countries reset`.
-struct ResetCommand: RequestSubcommand {
-    static let name = "reset"
-    static let abstract = "Put back the list the service was started with."
-    struct Options: RequestOptions {
-        let ifStore = CommonOptions.ifStore
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+struct ResetCommand: RequestSubcommand, ResetDeclaration {
+    typealias Options = ResetOptions
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
@@ -171,20 +108,8 @@ struct ResetCommand: RequestSubcommand {
 }
 
 /// `countries history`: pages through the kept events (``ClientCommand/history(since:describe:)``).
-struct HistoryCommand: RequestSubcommand {
-    static let name = "history"
-    static let abstract = "Print the events after a seq."
-    struct Options: RequestOptions {
-        let since = Option(
-            integer: "since", value: "seq", help: "Print the events after this seq.", default: 0
-        ).map {
-            (since, command) throws(UsageError) in
-            guard since >= 0 else { throw command.usageError("--since must be 0 or more") }
-            return UInt64(since)
-        }
-        let json = CommonOptions.json
-        let connection: ConnectionOptions
-    }
+struct HistoryCommand: RequestSubcommand, HistoryDeclaration {
+    typealias Options = HistoryOptions
 
     let command: ParsedValues<Options>
     let ifStore: String? = nil
@@ -201,9 +126,7 @@ struct HistoryCommand: RequestSubcommand {
 }
 
 /// `countries status`.
-struct StatusCommand: RequestSubcommand {
-    static let name = "status"
-    static let abstract = "Print the service's status."
+struct StatusCommand: RequestSubcommand, StatusDeclaration {
     typealias Options = JSONRequestOptions
 
     let command: ParsedValues<Options>

@@ -1,7 +1,9 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesCore
+import CountriesOptions
 import CountriesTerminal
+import CountriesViews
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
@@ -37,7 +39,9 @@ struct SubscriberSetup {
 
 /// `countries watch`: the data source. A live table on a terminal; otherwise the whole table
 /// (or, with `--json`, the whole list as one JSON line) after every change.
-struct WatchCommand {
+struct WatchCommand: WatchDeclaration {
+    typealias Options = WatchOptions
+
     let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
@@ -75,7 +79,9 @@ struct WatchCommand {
 
 /// `countries select`: the interactive delegate: a cursor over the live table; Space or Enter
 /// toggles the country under it.
-struct SelectCommand {
+struct SelectCommand: SelectDeclaration {
+    typealias Options = SelectOptions
+
     let command: ParsedValues<Options>
 
     func run() throws -> Int32 {

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import CountriesService
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
@@ -32,6 +33,10 @@ do {
 } catch let error as UsageError {
     Output.error(error.description, prefixed: false)
     exit(ExitCode.usage)
+} catch let error as KeyFileError {
+    let failure = CommandFailure(error)
+    Output.error(failure.message)
+    exit(failure.exitCode)
 } catch let error as CommandFailure {
     Output.error(error.message)
     exit(error.exitCode)

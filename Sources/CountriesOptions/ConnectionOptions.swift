@@ -5,26 +5,26 @@ import CountriesCore
 /// of them (listed under CONNECTION OPTIONS in its help), so one alias or script can pass the
 /// same set to any of them; a command that has no use for one says so in its help and
 /// ignores it (README.md, "Commands for scripts").
-struct ConnectionOptions: OptionGroup {
+public struct ConnectionOptions: OptionGroup {
     /// Whether the command follows the event endpoint (a subscriber); the others only send
     /// requests to the command endpoint.
-    let followsEvents: Bool
+    public let followsEvents: Bool
 
-    let command: Option<String>
-    let events: Option<String>
-    let timeout: Option<Duration>
-    let retries: Option<Int>
-    let curveKey: Option<String?>
-    let serverKey: Option<String?>
-    let eventsServerKey: Option<String?>
+    public let command: Option<String>
+    public let events: Option<String>
+    public let timeout: Option<Duration>
+    public let retries: Option<Int>
+    public let curveKey: Option<String?>
+    public let serverKey: Option<String?>
+    public let eventsServerKey: Option<String?>
 
     /// The group for a command that only sends requests: the event options say they are unused.
-    static func requests(by name: String) -> ConnectionOptions {
+    public static func requests(by name: String) -> ConnectionOptions {
         ConnectionOptions(name: name, followsEvents: false)
     }
 
     /// The group for a subscriber, which uses every option.
-    static func subscriber(_ name: String) -> ConnectionOptions {
+    public static func subscriber(_ name: String) -> ConnectionOptions {
         ConnectionOptions(name: name, followsEvents: true)
     }
 
@@ -73,12 +73,19 @@ struct ConnectionOptions: OptionGroup {
 }
 
 /// The options of a command that talks to a service.
-protocol ConnectedOptions: OptionGroup {
+public protocol ConnectedOptions: OptionGroup {
     var connection: ConnectionOptions { get }
 }
 
 /// The options of a command that follows the event stream.
-protocol SubscriberOptions: ConnectedOptions {
+public protocol SubscriberOptions: ConnectedOptions {
     /// The service's heartbeat period (``CommonOptions/heartbeat``).
     var heartbeat: Option<Duration> { get }
+}
+
+/// The options of a one-shot client subcommand.
+public protocol RequestOptions: ConnectedOptions {
+    var json: Option<Bool> { get }
+    /// The group with the connection options for one command (the memberwise init).
+    init(connection: ConnectionOptions)
 }

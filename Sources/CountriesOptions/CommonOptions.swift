@@ -3,13 +3,13 @@ import CountriesCore
 import CountriesService
 
 /// Declarations several subcommands share, written once.
-enum CommonOptions {
-    static var json: Option<Bool> {
+public enum CommonOptions {
+    public static var json: Option<Bool> {
         Option(flag: "json", help: "Print the service's JSON reply on one line.")
     }
 
     /// A subscriber's idea of the service's heartbeat period.
-    static var heartbeat: Option<Duration> {
+    public static var heartbeat: Option<Duration> {
         Option(
             integer: "heartbeat-ms", value: "ms",
             help: "The service's heartbeat period; 3 missed make the view stale.",
@@ -23,17 +23,17 @@ enum CommonOptions {
     private static let targetHelp = "A country: its 0-based index or its name (case-insensitive)."
 
     /// One country, by index or name.
-    static var target: Argument<CountryReference> {
+    public static var target: Argument<CountryReference> {
         Argument("target", help: targetHelp).map { text, _ in reference(text) }
     }
 
     /// One or more countries, by index or name.
-    static var targets: Argument<[CountryReference]> {
+    public static var targets: Argument<[CountryReference]> {
         Argument(repeating: "target", help: targetHelp).map { texts, _ in texts.map(reference) }
     }
 
     /// A non-negative seq, or nil when not given.
-    static func seq(_ name: String, help: String) -> Option<UInt64?> {
+    public static func seq(_ name: String, help: String) -> Option<UInt64?> {
         Option<Int?>(integer: name, value: "seq", help: help).map { (value, command) throws(UsageError) in
             guard let value else { return nil }
             guard value >= 0 else { throw command.usageError("--\(name) must be 0 or more") }
@@ -41,18 +41,18 @@ enum CommonOptions {
         }
     }
 
-    static var ifSeq: Option<UInt64?> {
+    public static var ifSeq: Option<UInt64?> {
         seq("if-seq", help: "Only if the list is still at this seq (else: conflict).")
     }
 
-    static var ifStore: Option<String?> {
+    public static var ifStore: Option<String?> {
         Option(
             "if-store", value: "id",
             help: "Only if the service runs on this store (its `store` id; else: conflict).")
     }
 
     /// The least severe level a service or relay logs.
-    static var logLevel: Option<LogLevel> {
+    public static var logLevel: Option<LogLevel> {
         Option(
             "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,
             allowedValues: LogLevel.allCases.map(\.name)
@@ -65,7 +65,7 @@ enum CommonOptions {
     }
 
     /// A target argument as a reference: digits are an index, anything else a name.
-    static func reference(_ text: String) -> CountryReference {
+    public static func reference(_ text: String) -> CountryReference {
         if let index = Int(text), text.allSatisfy(\.isNumber) || text.hasPrefix("-") {
             return .index(index)
         }

@@ -6,16 +6,33 @@ import SystemSupport
 
 /// The live table on a terminal, for `watch` and `select`: wires the subscription loop, the
 /// terminal and the screen model (which holds every rule of the screen) together.
-struct TableScreen {
-    let model: TableScreenModel
-    let loop: SubscriptionLoop<IndexedCountry>
-    let toggles: PendingRequests<IndexedCountry>?
-    let terminal: Terminal
-    let capabilities: TerminalCapabilities
+public struct TableScreen {
+    /// The screen as it starts.
+    public let model: TableScreenModel
+    /// The subscriber's poll loop; it must watch the signal pipe and the terminal's input.
+    public let loop: SubscriptionLoop<IndexedCountry>
+    /// Where `select` sends its toggles; nil for `watch`.
+    public let toggles: PendingRequests<IndexedCountry>?
+    /// The terminal drawn on and read from.
+    public let terminal: Terminal
+    /// What the terminal can show (colour).
+    public let capabilities: TerminalCapabilities
+
+    /// A screen over `loop`, drawn on `terminal`.
+    public init(
+        model: TableScreenModel, loop: SubscriptionLoop<IndexedCountry>,
+        toggles: PendingRequests<IndexedCountry>?, terminal: Terminal, capabilities: TerminalCapabilities
+    ) {
+        self.model = model
+        self.loop = loop
+        self.toggles = toggles
+        self.terminal = terminal
+        self.capabilities = capabilities
+    }
 
     /// Runs until q, Ctrl-C, SIGINT, SIGTERM or end of input; the terminal is restored on
     /// every way out.
-    func run(signals: SignalPipe) throws {
+    public func run(signals: SignalPipe) throws {
         var model = model
         var keys = KeyDecoder()
         var renderer = FrameRenderer(color: capabilities.color)

@@ -1,0 +1,69 @@
+import ArgumentParsing
+import CountriesClient
+import CountriesService
+import ZeroMQ
+
+/// The options every client subcommand shares (``ConnectionOptions``), validated, with the key
+/// files read.
+public struct ClientOptions: Sendable {
+    /// `--command`.
+    public var commandEndpoint: String
+    /// `--events`.
+    public var eventsEndpoint: String
+    /// `--timeout`, for each reply.
+    public var timeout: Duration
+    /// `--retries`: how many times a request is sent in all.
+    public var tries: Int
+    /// The keys from `--curve-key` and `--server-key`; nil for plaintext.
+    public var security: ClientSecurity?
+    /// The keys for the event endpoint, when it is a relay with a key of its own.
+    public var eventsSecurity: ClientSecurity?
+
+    /// Reads the connection options; a usage error for a bad combination, a ``KeyFileError``
+    /// for a key file that cannot be used.
+    public init<Options: ConnectedOptions>(_ command: ParsedValues<Options>) throws {
+        let connection = command[\.connection]
+        security = try Self.security(
+            curveKey: connection[\.curveKey], serverKey: connection[\.serverKey], command: command.parsed)
+        // Every client command takes the whole connection group; only subscribers use the event
+        // endpoint and its key, the others ignore them (ConnectionOptions).
+        let followsEvents = connection.declared.followsEvents
+        if followsEvents, let path = connection[\.eventsServerKey] {
+            guard let security else {
+                throw command.usageError("--events-server-key needs --curve-key and --server-key")
+            }
+            var events = security
+            events.serverKey = try KeyFiles.read(path, wantSecret: false).publicKey
+            eventsSecurity = events
+        }
+        commandEndpoint = connection[\.command]
+        eventsEndpoint = connection[\.events]
+        timeout = connection[\.timeout]
+        tries = connection[\.retries]
+    }
+
+    /// A client for the command endpoint with these settings.
+    public func makeClient(context: Context) -> CommandClient {
+        CommandClient(
+            context: context, endpoint: commandEndpoint, timeout: timeout, tries: tries, security: security)
+    }
+
+    /// The client's CURVE settings from `--curve-key` and `--server-key` (both or neither).
+    private static func security(curveKey: String?, serverKey: String?, command: ParsedCommand) throws
+        -> ClientSecurity?
+    {
+        switch (curveKey, serverKey) {
+        case (nil, nil):
+            return nil
+        case (.some, nil):
+            throw command.usageError("--curve-key needs --server-key (the service's .pub file)")
+        case (nil, .some):
+            throw command.usageError("--server-key needs --curve-key (this client's .key file)")
+        case (.some(let curveKey), .some(let serverKey)):
+            let own = try KeyFiles.read(curveKey, wantSecret: true)
+            let server = try KeyFiles.read(serverKey, wantSecret: false)
+            return ClientSecurity(
+                publicKey: own.publicKey, secretKey: own.secretKey ?? "", serverKey: server.publicKey)
+        }
+    }
+}

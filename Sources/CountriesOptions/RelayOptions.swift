@@ -1,0 +1,23 @@
+import ArgumentParsing
+import CountriesCore
+import CountriesService
+
+/// The options of `countries relay`.
+public struct RelayOptions: OptionGroup {
+    public let from = Option(
+        "from", value: "endpoint", help: "The event endpoint to follow (a service or a relay).",
+        default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
+    public let bind = Option(
+        "bind", value: "endpoint", help: "Where subscribers connect.", default: Defaults.relayEndpoint)
+    public let curveKey = Option("curve-key", value: "file", help: "The relay's secret key file.")
+    public let serverKey = Option(
+        "server-key", value: "file", help: "The upstream's public key file (for a CURVE upstream).")
+    public let allow = Option(
+        repeating: "allow", value: "dir", help: "A directory of subscriber .pub keys to admit.")
+    public let allowRead = Option(
+        repeating: "allow-read", value: "dir", help: "Same as --allow (a relay only reads).")
+    public let insecure = Option(flag: "insecure", help: "Allow a plaintext --bind that is not loopback.")
+    public let logLevel = CommonOptions.logLevel
+
+    public init() {}
+}

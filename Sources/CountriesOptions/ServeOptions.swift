@@ -1,0 +1,64 @@
+import ArgumentParsing
+import CountriesCore
+import CountriesService
+
+/// The options of `countries serve`.
+public struct ServeOptions: OptionGroup {
+    // The service's own defaults (ServiceConfiguration) are the options' defaults.
+    private static let defaults = ServiceConfiguration()
+
+    public let command = Option(
+        "command", value: "endpoint", help: "Where to accept commands (REQ/REP).",
+        default: ServeOptions.defaults.commandEndpoint, environment: "COUNTRIES_COMMAND")
+    public let events = Option(
+        "events", value: "endpoint", help: "Where to publish events (PUB/SUB).",
+        default: ServeOptions.defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
+    public let db = Option(
+        "db", value: "path",
+        help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
+        default: ServiceConfiguration.defaultStorePath)
+    public let inMemory = Option(
+        flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")
+    public let seed = Option(
+        "seed", value: "list",
+        help:
+            "The list a new store starts from and `reset` puts back: default, world, or a FILE (JSON array or one name per line).",
+        default: "default")
+    public let heartbeat = Option(
+        integer: "heartbeat-ms", value: "ms", help: "Heartbeat period.",
+        default: ServeOptions.defaults.heartbeatInterval.wholeMilliseconds
+    ).map { (milliseconds, command) throws(UsageError) -> Duration in
+        guard (10...3_600_000).contains(milliseconds) else {
+            throw command.usageError("--heartbeat-ms must be between 10 and 3600000")
+        }
+        return .milliseconds(milliseconds)
+    }
+    public let logLevel = CommonOptions.logLevel
+    public let curveKey = Option(
+        "curve-key", value: "file",
+        help:
+            "The service's secret key file: turns on CURVE encryption on both endpoints (needs --allow).")
+    public let allow = Option(
+        repeating: "allow", value: "dir",
+        help: "A directory of client .pub keys that may read and change.")
+    public let allowRead = Option(
+        repeating: "allow-read", value: "dir",
+        help: "A directory of client .pub keys that may only read and subscribe.")
+    public let insecure = Option(
+        flag: "insecure",
+        help:
+            "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list)."
+    )
+    public let logFormat = Option(
+        "log-format", value: "format",
+        help: "text for people, json (one object per line) for collectors.",
+        default: LogFormat.text.rawValue, allowedValues: LogFormat.allCases.map(\.rawValue)
+    ).map { format, _ in LogFormat(rawValue: format) ?? .text }
+    public let pidfile = Option(
+        "pidfile", value: "path",
+        help:
+            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit."
+    )
+
+    public init() {}
+}

@@ -1,0 +1,56 @@
+import ArgumentParsing
+
+// The options of the subscriber subcommands (`events`, `watch`, `select`, `on-change`); their
+// names and help are in SubcommandDeclarations.swift, their runs in the executable.
+
+/// `countries events`.
+public struct EventsOptions: SubscriberOptions {
+    public let since = CommonOptions.seq(
+        "since", help: "First print the kept events after this seq, then follow.")
+    public let count = Option(integer: "count", value: "n", help: "Stop after this many events.").map {
+        (count, command) throws(UsageError) in
+        if let count, count < 1 { throw command.usageError("--count must be at least 1") }
+        return count
+    }
+    public let json = Option(flag: "json", help: "Print each event's JSON on one line.")
+    public let heartbeat = CommonOptions.heartbeat
+    public let connection: ConnectionOptions
+
+    /// The options of the subcommand called `name`.
+    public init(name: String) { connection = .subscriber(name) }
+}
+
+/// `countries watch`.
+public struct WatchOptions: SubscriberOptions {
+    public let json = Option(flag: "json", help: "Print the whole list as one JSON line after every change.")
+    public let heartbeat = CommonOptions.heartbeat
+    public let connection: ConnectionOptions
+
+    /// The options of the subcommand called `name`.
+    public init(name: String) { connection = .subscriber(name) }
+}
+
+/// `countries select`.
+public struct SelectOptions: SubscriberOptions {
+    public let heartbeat = CommonOptions.heartbeat
+    public let connection: ConnectionOptions
+
+    /// The options of the subcommand called `name`.
+    public init(name: String) { connection = .subscriber(name) }
+}
+
+/// `countries on-change`.
+public struct OnChangeOptions: SubscriberOptions {
+    public let initial = Option(
+        flag: "initial", help: "Also run once (as a reset) for the list as it is at start.")
+    public let cursor = Option(
+        "cursor", value: "file",
+        help:
+            "Keep the store and the last seq whose command finished in this file; on start, run for every change since (or once as a reset when they are gone)."
+    )
+    public let heartbeat = CommonOptions.heartbeat
+    public let connection: ConnectionOptions
+
+    /// The options of the subcommand called `name`.
+    public init(name: String) { connection = .subscriber(name) }
+}
