@@ -86,12 +86,17 @@ final class CommandHandler {
         }
 
         for incoming in requests {
+            /// Answers this request now with a refusal, after the changes before it (arrival order).
+            func refuseNow(_ error: CountriesError, op: String?) {
+                flush()
+                output.append(.reply(envelope: incoming.envelope, body: refuse(error, op: op).encoded()))
+            }
+
             let request: Request
             do {
                 request = try decode(incoming.body)
             } catch {
-                flush()  // keep replies in arrival order
-                output.append(.reply(envelope: incoming.envelope, body: refuse(error, op: nil).encoded()))
+                refuseNow(error, op: nil)
                 continue
             }
 
@@ -112,14 +117,11 @@ final class CommandHandler {
                     switch remembered(id) {
                     case .request(let first) where first.request != nil && first.request != asked:
                         // Another change under a known id (ids from schema 1 have no request).
-                        flush()  // keep replies in arrival order
-                        let refusal = CountriesError(
-                            .conflict,
-                            "this id was used for another request (\(describe(first))); use a new id for a new request"
-                        )
-                        output.append(
-                            .reply(
-                                envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
+                        refuseNow(
+                            CountriesError(
+                                .conflict,
+                                "this id was used for another request (\(describe(first))); use a new id for a new request"
+                            ), op: change.op)
                         continue
                     case .request(let first):
                         flush()  // keep replies in arrival order
@@ -128,14 +130,11 @@ final class CommandHandler {
                         continue
                     case .unknown:
                         // Without knowing whether it ran before, running it could apply it twice.
-                        flush()
-                        let failure = CountriesError(
-                            .storageError,
-                            "the store could not be read to check this request id; nothing changed, retry later"
-                        )
-                        output.append(
-                            .reply(
-                                envelope: incoming.envelope, body: refuse(failure, op: change.op).encoded()))
+                        refuseNow(
+                            CountriesError(
+                                .storageError,
+                                "the store could not be read to check this request id; nothing changed, retry later"
+                            ), op: change.op)
                         continue
                     case .new:
                         break
