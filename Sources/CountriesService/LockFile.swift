@@ -44,11 +44,7 @@ public final class LockFile {
                 }
                 throw LockFileError.held(path: path, holder: holderText(descriptor))
             }
-            var locked = stat()
-            var current = stat()
-            guard fstat(descriptor, &locked) == 0, stat(path, &current) == 0,
-                locked.st_dev == current.st_dev, locked.st_ino == current.st_ino
-            else {
+            guard let locked = fileStatus(descriptor, stillAt: path) else {
                 close(descriptor)
                 continue
             }
@@ -72,15 +68,20 @@ public final class LockFile {
     /// Removes the file (if it is still this one) and drops the lock; later calls do nothing.
     public func release() {
         guard descriptor >= 0 else { return }
-        var locked = stat()
-        var current = stat()
-        if fstat(descriptor, &locked) == 0, stat(path, &current) == 0, locked.st_dev == current.st_dev,
-            locked.st_ino == current.st_ino
-        {
-            unlink(path)
-        }
+        if Self.fileStatus(descriptor, stillAt: path) != nil { unlink(path) }
         close(descriptor)
         descriptor = -1
+    }
+
+    /// The status of the file open as `descriptor` when it is still the one at `path` (not
+    /// removed or replaced since it was opened); nil otherwise.
+    private static func fileStatus(_ descriptor: Int32, stillAt path: String) -> stat? {
+        var open = stat()
+        var current = stat()
+        guard fstat(descriptor, &open) == 0, stat(path, &current) == 0, open.st_dev == current.st_dev,
+            open.st_ino == current.st_ino
+        else { return nil }
+        return open
     }
 
     /// What the holder wrote. A holder writes right after it locks, so an empty file is read
