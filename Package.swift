@@ -39,9 +39,11 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         .target(name: "ArgumentParsing", swiftSettings: strictSettings),
         .target(name: "SystemSupport", swiftSettings: strictSettings),
+        // The project's one JSON codec: a strict parser and a byte-exact writer.
+        .target(name: "JSON", swiftSettings: strictSettings),
 
         // The domain: plain values and functions, no sockets, files or terminals.
-        .target(name: "CountriesCore", swiftSettings: strictSettings),
+        .target(name: "CountriesCore", dependencies: ["JSON"], swiftSettings: strictSettings),
 
         // The layers above the core.
         .target(
@@ -120,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesCoreTests",
-            dependencies: ["CountriesCore", "TestSupport"],
+            dependencies: ["CountriesCore", "JSON", "TestSupport"],
             exclude: ["FuzzRegressions"],
             swiftSettings: strictSettings
         ),
