@@ -58,7 +58,7 @@ let package = Package(
         // The layers above the core.
         .target(
             name: "CountriesService",
-            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport"],
+            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport", "Etcd"],
             swiftSettings: strictSettings
         ),
         .target(

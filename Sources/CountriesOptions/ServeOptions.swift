@@ -1,7 +1,7 @@
 import ArgumentParsing
-import Foundation
 import CountriesCore
 import CountriesService
+import Foundation
 
 /// The options of `countries serve`.
 public struct ServeOptions: OptionGroup {
@@ -23,11 +23,13 @@ public struct ServeOptions: OptionGroup {
         help:
             "Replicated mode: keep the state in this etcd cluster (client URLs, comma-separated) instead of --db; every replica on the same cluster and prefix is one service (docs/HA.md).",
         environment: "COUNTRIES_ETCD"
-    ).map { (urls, command) throws(UsageError) -> [String] in
+    ).map { (urls, command) throws(UsageError) -> [String]? in
+        guard let urls else { return nil }
         let endpoints = urls.split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
         }
-        for endpoint in endpoints where !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) || endpoint.count < 10 {
+        for endpoint in endpoints
+        where !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) || endpoint.count < 10 {
             throw command.usageError(
                 "--etcd takes etcd client URLs like http://10.0.0.1:2379, comma-separated; \(endpoint.isEmpty ? "one is empty" : "\"\(endpoint)\" is not one")"
             )
@@ -46,7 +48,8 @@ public struct ServeOptions: OptionGroup {
     }
     public let replicaName = Option(
         "replica-name", value: "name",
-        help: "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint)."
+        help:
+            "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint)."
     )
     public let inMemory = Option(
         flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")

@@ -127,7 +127,8 @@ final class CommandHandler {
                 }
                 if let why = store.unavailability {
                     refuseNow(
-                        CountriesError(.storageError, "\(why); nothing changed, retry later or on another replica"),
+                        CountriesError(
+                            .storageError, "\(why); nothing changed, retry later or on another replica"),
                         op: change.op)
                     continue
                 }
@@ -163,13 +164,15 @@ final class CommandHandler {
                 }
                 pending.append(
                     stage(
-                        change, id: request.id, asked: asked, ifStore: request.ifStore, envelope: incoming.envelope,
+                        change, id: request.id, asked: asked, ifStore: request.ifStore,
+                        envelope: incoming.envelope,
                         on: &working))
                 if pending.count >= store.maximumChangesPerCommit { flush() }
             case .query(let query):
                 flush()
                 if let refusal = catchUpBeforeRead(&synced, working: &working) {
-                    output.append(.reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
+                    output.append(
+                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
                     continue
                 }
                 output.append(
@@ -183,7 +186,8 @@ final class CommandHandler {
             case .history(let since):
                 flush()
                 if let refusal = catchUpBeforeRead(&synced, working: &working) {
-                    output.append(.reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
+                    output.append(
+                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
                     continue
                 }
                 output.append(
@@ -218,7 +222,8 @@ final class CommandHandler {
             var event = result.event
             event?.store = store.identity
             return Pending(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: result.reply,
+                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore,
+                reply: result.reply,
                 event: event)
         } catch {
             return Pending(
@@ -237,6 +242,10 @@ final class CommandHandler {
     /// read was sent. Returns the refusal when the store cannot say.
     private func catchUpBeforeRead(_ synced: inout Bool, working: inout CountriesState) -> CountriesError? {
         guard store.isShared, !synced else { return nil }
+        // Known already: answer now rather than after a request that will time out.
+        if let why = store.unavailability {
+            return CountriesError(.storageError, "\(why); retry later or on another replica")
+        }
         do {
             state = try store.catchUp(state)
             working = state
@@ -257,7 +266,10 @@ final class CommandHandler {
         do {
             try state.replay(event)
         } catch {
-            logger.log(.warning, "event \(event.seq) from the store does not apply to this replica's state (\(error)); the next read or change catches up")
+            logger.log(
+                .warning,
+                "event \(event.seq) from the store does not apply to this replica's state (\(error)); the next read or change catches up"
+            )
         }
     }
 
@@ -323,12 +335,13 @@ final class CommandHandler {
             for change in pending where change.settled == nil {
                 if let event = change.event { batch.events.append(event) }
                 if let id = change.id {
-                    batch.requests.append(RememberedRequest(id: id, request: change.asked, reply: change.body))
+                    batch.requests.append(
+                        RememberedRequest(id: id, request: change.asked, reply: change.body))
                 }
             }
             do {
                 if !batch.isEmpty { try store.commit(batch) }
-            } catch where error.code == .moved {
+            } catch  where error.code == .moved {
                 if let failure = settleAndRestage(&pending, after: error, working: &working) {
                     return fail(pending, failure)
                 }
@@ -355,7 +368,8 @@ final class CommandHandler {
     private func settleAndRestage(
         _ pending: inout [Pending], after refusal: StateStoreError, working: inout CountriesState
     ) -> StateStoreError? {
-        let remembered = Dictionary(refusal.remembered.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let remembered = Dictionary(
+            refusal.remembered.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         do {
             state = try store.catchUp(state)
         } catch {
@@ -368,7 +382,8 @@ final class CommandHandler {
             if let id = change.id, let first = remembered[id] {
                 if let asked = first.request, asked != change.asked {
                     pending[index].settled =
-                        refuse(CountriesError(.conflict, reusedIDMessage(first)), op: change.change.op).encoded()
+                        refuse(CountriesError(.conflict, reusedIDMessage(first)), op: change.change.op)
+                        .encoded()
                 } else {
                     pending[index].settled = first.reply
                 }
@@ -397,7 +412,8 @@ final class CommandHandler {
                 .storageError, "\(error.description); nothing changed, retry later or on another replica")
         case .failed, .moved:
             failure = CountriesError(
-                .storageError, "the store could not commit (\(error.description)); nothing changed, retry later")
+                .storageError,
+                "the store could not commit (\(error.description)); nothing changed, retry later")
         }
         var output: [Outgoing] = []
         for change in pending {

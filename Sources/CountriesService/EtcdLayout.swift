@@ -32,19 +32,6 @@ struct EtcdLayout: Sendable {
 
     func request(_ id: String) -> String { requestsPrefix + id }
 
-    /// The first key after every key that starts with `prefix` (etcd's range end for a prefix).
-    static func end(ofPrefix prefix: String) -> String {
-        var bytes = Array(prefix.utf8)
-        while let last = bytes.last {
-            if last < 0xFF {
-                bytes[bytes.count - 1] = last + 1
-                return String(decoding: bytes, as: UTF8.self)
-            }
-            bytes.removeLast()
-        }
-        return "\0"
-    }
-
     /// A remembered request as stored: the canonical request (empty when unknown), a newline,
     /// the reply. Neither holds a raw newline: both are compact JSON.
     static func encode(_ remembered: RememberedRequest) -> Data {

@@ -51,10 +51,14 @@ final class EtcdStore: StateStore {
                 found = try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed)
             } catch {
                 if error.code == .rejected || error.code == .badResponse {
-                    throw StoreError(.other, path: path, "etcd refused the store's first read or seed: \(error)")
+                    throw StoreError(
+                        .other, path: path, "etcd refused the store's first read or seed: \(error)")
                 }
                 if lastError == nil {
-                    logger.log(.warning, "waiting for the etcd cluster at \(configuration.endpoints.joined(separator: ",")): \(error)")
+                    logger.log(
+                        .warning,
+                        "waiting for the etcd cluster at \(configuration.endpoints.joined(separator: ",")): \(error)"
+                    )
                 }
                 lastError = error
                 Thread.sleep(forTimeInterval: 0.2)
@@ -95,7 +99,9 @@ final class EtcdStore: StateStore {
             failure: [.range(EtcdRangeRequest(key: layout.store))])
         if result.succeeded { return (identity, true) }
         guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
-            throw EtcdError(.badResponse, "the seed transaction failed but the store key is not there")
+            throw EtcdError(
+                .badResponse, "the seed transaction failed but the store key is not there",
+                endpoint: client.currentEndpoint)
         }
         return (String(decoding: value, as: UTF8.self), false)
     }
@@ -112,7 +118,9 @@ final class EtcdStore: StateStore {
 
     /// The snapshot and the events after it, read at one revision.
     private func readState() throws(StateStoreError) -> CountriesState {
-        let found = try perform { () throws(EtcdError) in try client.range(EtcdRangeRequest(key: layout.snapshot)) }
+        let found = try perform { () throws(EtcdError) in
+            try client.range(EtcdRangeRequest(key: layout.snapshot))
+        }
         guard let value = found.kvs.first?.value, let event = try? Event.decode(value),
             case .reset(let rows) = event.kind
         else {
@@ -127,15 +135,15 @@ final class EtcdStore: StateStore {
 
     /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
     /// false when the next one is no longer kept.
-    private func replayEvents(into state: inout CountriesState, atRevision revision: Int64) throws(StateStoreError)
+    private func replayEvents(into state: inout CountriesState, atRevision revision: Int64)
+        throws(StateStoreError)
         -> Bool
     {
         var revision = revision
         while true {
-            var request = EtcdRangeRequest(
-                key: layout.event(state.seq + 1), rangeEnd: EtcdLayout.end(ofPrefix: layout.eventsPrefix))
-            request.limit = 1_000
-            request.revision = revision
+            let request = EtcdRangeRequest.from(
+                layout.event(state.seq + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000,
+                revision: revision)
             let page = try perform { () throws(EtcdError) in try client.range(request) }
             revision = page.revision
             for kv in page.kvs {
@@ -146,7 +154,8 @@ final class EtcdStore: StateStore {
                 do {
                     try state.replay(event)
                 } catch {
-                    throw StateStoreError("event \(event.seq) does not apply to the state before it: \(error)")
+                    throw StateStoreError(
+                        "event \(event.seq) does not apply to the state before it: \(error)")
                 }
             }
             if !page.more { return true }
@@ -161,15 +170,17 @@ final class EtcdStore: StateStore {
     }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        let found = try perform { () throws(EtcdError) in try client.range(EtcdRangeRequest(key: layout.request(id))) }
+        let found = try perform { () throws(EtcdError) in
+            try client.range(EtcdRangeRequest(key: layout.request(id)))
+        }
         return found.kvs.first.flatMap { EtcdLayout.decodeRequest(id: id, $0.value) }
     }
 
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq || limit <= 0 { return [] }
-        var request = EtcdRangeRequest(key: layout.event(since + 1), rangeEnd: layout.event(currentSeq + 1))
-        request.limit = Int64(min(limit, 10_000))
+        let request = EtcdRangeRequest(
+            key: layout.event(since + 1), rangeEnd: layout.event(currentSeq + 1), limit: min(limit, 10_000))
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         var events: [Event] = []
         for kv in found.kvs {
@@ -183,10 +194,7 @@ final class EtcdStore: StateStore {
     }
 
     func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
-        var request = EtcdRangeRequest(
-            key: layout.eventsPrefix, rangeEnd: EtcdLayout.end(ofPrefix: layout.eventsPrefix))
-        request.limit = 1
-        request.keysOnly = true
+        let request = EtcdRangeRequest.prefix(layout.eventsPrefix, limit: 1, keysOnly: true)
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         return found.kvs.first.flatMap { layout.seq(ofEventKey: $0.key) } ?? currentSeq + 1
     }
@@ -217,9 +225,12 @@ final class EtcdStore: StateStore {
         }
         let retained = UInt64(Limits.retainedEvents)
         if lastSeq > retained, lastSeq != batch.basis {
-            success.append(.deleteRange(key: layout.eventsPrefix, rangeEnd: layout.event(lastSeq - retained + 1)))
+            success.append(
+                .deleteRange(key: layout.eventsPrefix, rangeEnd: layout.event(lastSeq - retained + 1)))
         }
-        if let state = batch.state, lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval {
+        if let state = batch.state,
+            lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
+        {
             let snapshot = Event(seq: state.seq, kind: .reset(state.rows), store: identity)
             success.append(.put(layout.snapshot, snapshot.encoded()))
         }
@@ -244,7 +255,9 @@ final class EtcdStore: StateStore {
             let id = batch.requests[index - 1].id
             if let remembered = EtcdLayout.decodeRequest(id: id, kv.value) { found.append(remembered) }
         }
-        if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } }) == true {
+        if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
+            == true
+        {
             throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
         }
         throw StateStoreError("another replica committed first", code: .moved, remembered: found)

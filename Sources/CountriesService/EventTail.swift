@@ -78,13 +78,15 @@ final class EventTail: Sendable {
             do {
                 let revision = try readKept(after: &handedOver, client: client)
                 try watcher.watch(
-                    EtcdRangeRequest(key: layout.eventsPrefix, rangeEnd: EtcdLayout.end(ofPrefix: layout.eventsPrefix)),
+                    EtcdRangeRequest.prefix(layout.eventsPrefix),
                     startRevision: revision + 1, shouldStop: { self.isStopping }
                 ) { changes, _ in
                     var entries: [Entry] = []
                     defer { hand(entries) }
                     for change in changes where change.kind == .put {
-                        guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else { continue }
+                        guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
+                            continue
+                        }
                         // A seq skipped means the watch missed one: read again from the log.
                         guard seq == handedOver + 1 else { return false }
                         guard let entry = decode(change.kv) else { return false }
@@ -97,7 +99,9 @@ final class EventTail: Sendable {
             } catch {
                 failures += 1
                 // Once per outage, not once per retry.
-                if failures == 1 { logger.log(.warning, "following the event log in etcd: \(error); retrying") }
+                if failures == 1 {
+                    logger.log(.warning, "following the event log in etcd: \(error); retrying")
+                }
                 pause(.milliseconds(min(1_000, 100 * failures)))
             }
         }
@@ -107,10 +111,9 @@ final class EventTail: Sendable {
     private func readKept(after handedOver: inout UInt64, client: EtcdClient) throws(EtcdError) -> Int64 {
         var revision: Int64 = 0
         while true {
-            var request = EtcdRangeRequest(
-                key: layout.event(handedOver + 1), rangeEnd: EtcdLayout.end(ofPrefix: layout.eventsPrefix))
-            request.limit = 500
-            request.revision = revision
+            let request = EtcdRangeRequest.from(
+                layout.event(handedOver + 1), toPrefixEnd: layout.eventsPrefix, limit: 500, revision: revision
+            )
             let page = try client.range(request)
             revision = page.revision
             var entries: [Entry] = []

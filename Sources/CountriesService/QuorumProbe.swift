@@ -55,7 +55,9 @@ final class QuorumProbe: Sendable {
             do {
                 _ = try client.range(EtcdRangeRequest(key: layout.seq))
                 health.recordQuorum(at: started)
-                if !hadQuorum { logger.log(.info, "the etcd cluster answers again through \(client.currentEndpoint)") }
+                if !hadQuorum {
+                    logger.log(.info, "the etcd cluster answers again through \(client.currentEndpoint)")
+                }
                 hadQuorum = true
             } catch {
                 health.recordFailure("\(error)")

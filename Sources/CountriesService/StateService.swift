@@ -46,7 +46,8 @@ public final class StateService {
         let writerLock: WriterLock?
         do {
             // Replicas of an etcd store are many writers by design; etcd orders them.
-            writerLock = try WriterLock.acquire(storePath: configuration.etcd == nil ? configuration.storePath : nil)
+            writerLock = try WriterLock.acquire(
+                storePath: configuration.etcd == nil ? configuration.storePath : nil)
         } catch {
             sockets.close()
             throw error
@@ -110,7 +111,8 @@ public final class StateService {
             do {
                 let tail = try EventTail(configuration: etcd, after: loadedSeq, logger: logger)
                 let probe = QuorumProbe(
-                    configuration: etcd, health: health, interval: min(configuration.heartbeatInterval, .milliseconds(500)),
+                    configuration: etcd, health: health,
+                    interval: min(configuration.heartbeatInterval, .milliseconds(500)),
                     logger: logger)
                 replication = (tail, probe, health)
             } catch {
@@ -260,7 +262,8 @@ public final class StateService {
                 heartbeatsHeld = why != nil
                 logger.log(
                     heartbeatsHeld ? .warning : .info,
-                    heartbeatsHeld ? "heartbeats stopped: \(why ?? "")" : "heartbeats resumed at seq \(publishedSeq)")
+                    heartbeatsHeld
+                        ? "heartbeats stopped: \(why ?? "")" : "heartbeats resumed at seq \(publishedSeq)")
             }
             if heartbeatsHeld { return }
         }

@@ -17,7 +17,8 @@ enum StoreOpener {
                 health: health ?? ClusterHealth(quorumTimeout: etcd.quorumTimeout), logger: logger)
             logger.log(
                 .info,
-                "store \(store.path): \(store.seeded ? "seeded the empty prefix" : "found") (\(store.identity))")
+                "store \(store.path): \(store.seeded ? "seeded the empty prefix" : "found") (\(store.identity))"
+            )
             return store
         }
         guard let path = configuration.storePath else { return MemoryStore(seed: configuration.seed) }

@@ -23,7 +23,8 @@ struct ServeCommand: ServeDeclaration {
                 throw command.usageError("--in-memory and --etcd are two different stores; give one")
             }
             configuration.etcd = EtcdConfiguration(
-                endpoints: endpoints, prefix: command[\.etcdPrefix], replicaName: command[\.replicaName] ?? "")
+                endpoints: endpoints, prefix: command[\.etcdPrefix], replicaName: command[\.replicaName] ?? ""
+            )
         }
         configuration.heartbeatInterval = command[\.heartbeat]
         configuration.version = CountriesCommandLine.version
