@@ -78,23 +78,23 @@ final class EventTail: Sendable {
             do {
                 let revision = try readKept(after: &handedOver, client: client)
                 try watcher.watch(
-                    EtcdRangeRequest.prefix(layout.eventsPrefix),
-                    startRevision: revision + 1, shouldStop: { self.isStopping }
-                ) { changes, _ in
-                    var entries: [Entry] = []
-                    defer { hand(entries) }
-                    for change in changes where change.kind == .put {
-                        guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
-                            continue
+                    EtcdRangeRequest.prefix(layout.eventsPrefix), startRevision: revision + 1,
+                    shouldStop: { self.isStopping },
+                    onEvents: { changes, _ in
+                        var entries: [Entry] = []
+                        defer { hand(entries) }
+                        for change in changes where change.kind == .put {
+                            guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
+                                continue
+                            }
+                            // A seq skipped means the watch missed one: read again from the log.
+                            guard seq == handedOver + 1 else { return false }
+                            guard let entry = decode(change.kv) else { return false }
+                            entries.append(entry)
+                            handedOver = seq
                         }
-                        // A seq skipped means the watch missed one: read again from the log.
-                        guard seq == handedOver + 1 else { return false }
-                        guard let entry = decode(change.kv) else { return false }
-                        entries.append(entry)
-                        handedOver = seq
-                    }
-                    return true
-                }
+                        return true
+                    })
                 failures = 0
             } catch {
                 failures += 1
