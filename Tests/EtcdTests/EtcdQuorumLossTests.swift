@@ -18,8 +18,9 @@ struct EtcdQuorumLossTests {
         let watching = Thread {
             let watcher = EtcdWatcher(endpoints: [survivor])
             do {
-                try watcher.watch(EtcdRangeRequest(key: "k"), startRevision: 0, shouldStop: { stop.value }) {
-                    _, _ in true
+                let stopped = { stop.value }
+                try watcher.watch(EtcdRangeRequest(key: "k"), startRevision: 0, shouldStop: stopped) { _, _ in
+                    true
                 }
                 outcome.value = "stopped"
             } catch {

@@ -22,9 +22,8 @@ struct EtcdWatcherTests {
         var seen: [EtcdWatchEvent] = []
         var wroteLive = false
         let deadline = ContinuousClock.now + .seconds(5)
-        try watcher.watch(.prefix("w/"), startRevision: first, shouldStop: { ContinuousClock.now > deadline })
-        {
-            events, revision in
+        let stop = { ContinuousClock.now > deadline }
+        try watcher.watch(.prefix("w/"), startRevision: first, shouldStop: stop) { events, revision in
             seen += events
             #expect(events.allSatisfy { $0.kv.modRevision <= revision })
             if !wroteLive {
@@ -49,13 +48,11 @@ struct EtcdWatcherTests {
         let started = clock.now
         let stopAt = started + .milliseconds(500)
         var asked = 0
-        try watcher.watch(
-            EtcdRangeRequest(key: "quiet"), startRevision: 0,
-            shouldStop: {
-                asked += 1
-                return clock.now >= stopAt
-            }
-        ) { _, _ in
+        let stop = {
+            asked += 1
+            return clock.now >= stopAt
+        }
+        try watcher.watch(EtcdRangeRequest(key: "quiet"), startRevision: 0, shouldStop: stop) { _, _ in
             Issue.record("a silent key had events")
             return true
         }
@@ -76,11 +73,8 @@ struct EtcdWatcherTests {
         let watcher = EtcdWatcher(endpoints: cluster.clientURLs)
         let deadline = ContinuousClock.now + .seconds(5)
         do {
-            try watcher.watch(
-                EtcdRangeRequest(key: "c"), startRevision: 2, shouldStop: { ContinuousClock.now > deadline }
-            ) {
-                _, _ in true
-            }
+            let stop = { ContinuousClock.now > deadline }
+            try watcher.watch(EtcdRangeRequest(key: "c"), startRevision: 2, shouldStop: stop) { _, _ in true }
             Issue.record("a watch from a compacted revision went on")
         } catch {
             #expect(error.code == .compacted && error.compactRevision == revision, "\(error)")
