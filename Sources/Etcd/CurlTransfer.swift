@@ -40,20 +40,23 @@ final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     let exchange = Exchange()
     private var headers: UnsafeMutablePointer<curl_slist>?
+    private var leaderHeaders: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
     /// A handle with these headers and connect timeout; nil when libcurl cannot make one.
     init?(connectTimeout: Duration, headers extra: [String]) {
         guard curlGlobalInit == CURLE_OK, let handle = curl_easy_init() else { return nil }
         self.handle = handle
-        // Expect: off, or curl waits a second for "100 Continue" before a body over 1 KB;
-        // the hasleader header is etcd's require-leader: a member without a leader refuses
-        // (a txn is then never proposed) and ends a watch instead of going silent.
-        for line in ["Content-Type: application/json", "Expect:", "Grpc-Metadata-hasleader: true"] + extra {
+        // Expect: off, or curl waits a second for "100 Continue" before a body over 1 KB.
+        for line in ["Content-Type: application/json", "Expect:"] + extra {
             headers = curl_slist_append(headers, line)
+            leaderHeaders = curl_slist_append(leaderHeaders, line)
         }
+        // etcd's require-leader: a member without a leader refuses at once (a txn is then never
+        // proposed) and ends a watch instead of going silent. Not on every call: it refuses
+        // serializable reads and status too, which are the calls that work without a leader.
+        leaderHeaders = curl_slist_append(leaderHeaders, "Grpc-Metadata-hasleader: true")
         let context = Unmanaged.passUnretained(exchange).toOpaque()
-        _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
         _ = ccurl_setopt_long(handle, CURLOPT_POST, 1)
         _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)  // no SIGALRM in a threaded process
         _ = ccurl_setopt_long(handle, CURLOPT_TCP_NODELAY, 1)
@@ -73,6 +76,7 @@ final class CurlTransfer {
     deinit {
         curl_easy_cleanup(handle)
         curl_slist_free_all(headers)
+        curl_slist_free_all(leaderHeaders)
         errorBuffer.deallocate()
     }
 
@@ -81,8 +85,10 @@ final class CurlTransfer {
         return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
     }
 
-    /// Sets the URL and the body of the next transfer, and clears the last one's answer.
-    func prepare(url: String, body: [UInt8]) {
+    /// Sets the URL and the body of the next transfer, with the require-leader header or not,
+    /// and clears the last one's answer.
+    func prepare(url: String, body: [UInt8], requireLeader: Bool) {
+        _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, requireLeader ? leaderHeaders : headers)
         exchange.upload = body
         exchange.uploadOffset = 0
         exchange.bodySent = false
@@ -94,8 +100,8 @@ final class CurlTransfer {
     }
 
     /// POSTs `body` to `url` and waits for the whole answer, at most `timeout`.
-    func post(url: String, body: [UInt8], timeout: Duration) -> Outcome {
-        prepare(url: url, body: body)
+    func post(url: String, body: [UInt8], requireLeader: Bool, timeout: Duration) -> Outcome {
+        prepare(url: url, body: body, requireLeader: requireLeader)
         _ = ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout))
         let result = curl_easy_perform(handle)
         return outcome(result)

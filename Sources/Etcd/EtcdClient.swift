@@ -8,9 +8,10 @@ import JSON
 /// It tries the endpoints in turn: it keeps using the one that last worked and moves to the next
 /// on `unreachable`, `outcomeUnknown` or `noQuorum`. A read (range, member list) is sent again
 /// to the next endpoints until `timeout` is spent; a txn only when nothing was sent
-/// (`unreachable`), never after it may have reached etcd. Every request carries etcd's
-/// require-leader header, so a member without a leader refuses at once (`noQuorum`) instead of
-/// proposing or waiting.
+/// (`unreachable`), never after it may have reached etcd. Txns and linearizable ranges carry
+/// etcd's require-leader header, so a member without a leader refuses at once (`noQuorum`)
+/// instead of proposing or waiting; serializable ranges, the member list and status do not,
+/// so they still answer from a member cut off from the others.
 public final class EtcdClient {
     /// The endpoints, as given (`http://host:port`; a bare `host:port` gets `http://`).
     public let endpoints: [String]
@@ -39,7 +40,8 @@ public final class EtcdClient {
 
     /// Reads a range of keys (linearizable unless the request is `serializable`).
     public func range(_ request: EtcdRangeRequest) throws(EtcdError) -> EtcdRangeResponse {
-        let (fields, endpoint) = try call("/v3/kv/range", EtcdWire.range(request), .read)
+        let (fields, endpoint) = try call(
+            "/v3/kv/range", EtcdWire.range(request), .read, requireLeader: !request.serializable)
         return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in
             try EtcdWire.rangeResponse(fields)
         }
@@ -51,7 +53,7 @@ public final class EtcdClient {
         compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]
     ) throws(EtcdError) -> EtcdTxnResponse {
         let body = EtcdWire.txn(compare: compare, success: success, failure: failure)
-        let (fields, endpoint) = try call("/v3/kv/txn", body, .write)
+        let (fields, endpoint) = try call("/v3/kv/txn", body, .write, requireLeader: true)
         return try decoded(endpoint, .write) { () throws(EtcdWire.Malformed) in
             try EtcdWire.txnResponse(fields)
         }
@@ -59,7 +61,8 @@ public final class EtcdClient {
 
     /// The cluster's members, as the member answering knows them.
     public func members() throws(EtcdError) -> [EtcdMember] {
-        let (fields, endpoint) = try call("/v3/cluster/member/list", .object([:]), .read)
+        let (fields, endpoint) = try call(
+            "/v3/cluster/member/list", .object([:]), .read, requireLeader: false)
         return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in try EtcdWire.members(fields) }
     }
 
@@ -67,7 +70,7 @@ public final class EtcdClient {
     public func status(of endpoint: String) throws(EtcdError) -> EtcdMemberStatus {
         let endpoint = Self.normalized(endpoint)
         let fields = try attempt(
-            endpoint, "/v3/maintenance/status", EtcdWire.encoded(.object([:])), .read, timeout)
+            endpoint, "/v3/maintenance/status", EtcdWire.encoded(.object([:])), .read, false, timeout)
         return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in
             try EtcdWire.status(fields, endpoint: endpoint)
         }
@@ -78,7 +81,7 @@ public final class EtcdClient {
     /// Sends `body` to `path` at the current endpoint, and on to the next ones as the class of
     /// call allows, until one answers or `timeout` is spent.
     private func call(
-        _ path: String, _ body: JSONValue, _ kind: EtcdClassification.Kind
+        _ path: String, _ body: JSONValue, _ kind: EtcdClassification.Kind, requireLeader: Bool
     ) throws(EtcdError) -> ([String: JSONValue], String) {
         guard !endpoints.isEmpty else {
             throw EtcdError(.rejected, "no etcd endpoint was given", endpoint: "")
@@ -86,12 +89,15 @@ public final class EtcdClient {
         let bytes = EtcdWire.encoded(body)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
+        // A read leaves time for another endpoint when one hangs (a member cut off from the
+        // others takes a read and holds it); a txn has the whole timeout, it is sent once.
+        let share = kind == .read && endpoints.count > 1 ? timeout / 2 : timeout
         var tries = 0
         while true {
             let endpoint = endpoints[current]
-            let remaining = deadline - clock.now
             do {
-                return (try attempt(endpoint, path, bytes, kind, remaining), endpoint)
+                let limit = min(share, deadline - clock.now)
+                return (try attempt(endpoint, path, bytes, kind, requireLeader, limit), endpoint)
             } catch {
                 tries += 1
                 let moves =
@@ -99,11 +105,13 @@ public final class EtcdClient {
                 if moves { current = (current + 1) % endpoints.count }
                 let again =
                     kind == .read ? moves : (error.code == .unreachable && tries < endpoints.count)
-                guard again, deadline - clock.now > .milliseconds(1) else { throw error }
+                guard again else { throw error }
                 // Every endpoint failed fast (refused, no leader): a pause, not a busy loop.
                 if tries % endpoints.count == 0 {
-                    Thread.sleep(forTimeInterval: min(0.05, Double((deadline - clock.now) / .seconds(1))))
+                    Thread.sleep(forTimeInterval: min(0.05, max(0, (deadline - clock.now).seconds)))
                 }
+                // Too little time left for an answer: this error says more than a timeout would.
+                guard deadline - clock.now > .milliseconds(20) else { throw error }
             }
         }
     }
@@ -111,12 +119,13 @@ public final class EtcdClient {
     /// One POST to one endpoint, its answer's object or the error it comes to.
     private func attempt(
         _ endpoint: String, _ path: String, _ body: [UInt8], _ kind: EtcdClassification.Kind,
-        _ timeout: Duration
+        _ requireLeader: Bool, _ timeout: Duration
     ) throws(EtcdError) -> [String: JSONValue] {
         guard let transfer else {
             throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: endpoint)
         }
-        let outcome = transfer.post(url: endpoint + path, body: body, timeout: timeout)
+        let outcome = transfer.post(
+            url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
         guard outcome.result == CURLE_OK else {
             throw EtcdError(
                 EtcdClassification.transport(outcome, kind), outcome.errorText, endpoint: endpoint)
@@ -153,5 +162,13 @@ public final class EtcdClient {
             throw EtcdError(
                 kind == .write ? .outcomeUnknown : .badResponse, error.message, endpoint: endpoint)
         }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    fileprivate var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
     }
 }

@@ -69,7 +69,7 @@ public final class EtcdWatcher {
         guard let multi = curl_multi_init() else {
             throw EtcdError(.unreachable, "libcurl could not make a multi handle", endpoint: endpoint)
         }
-        transfer.prepare(url: endpoint + "/v3/watch", body: body)
+        transfer.prepare(url: endpoint + "/v3/watch", body: body, requireLeader: true)
         _ = ccurl_setopt_long(transfer.handle, CURLOPT_TIMEOUT_MS, 0)  // a stream has no end
         curl_multi_add_handle(multi, transfer.handle)
         defer {
