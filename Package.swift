@@ -143,6 +143,7 @@ let package = Package(
             name: "CountriesServiceTests",
             dependencies: [
                 "CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
+                "Etcd",
             ],
             swiftSettings: strictSettings
         ),

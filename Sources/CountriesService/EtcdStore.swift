@@ -263,6 +263,34 @@ final class EtcdStore: StateStore {
         throw StateStoreError("another replica committed first", code: .moved, remembered: found)
     }
 
+    // MARK: Request-id memory
+
+    /// Forgets the oldest remembered request ids (by the revision that created them) beyond
+    /// the newest `keeping`, at most `batch` per call; returns how many it forgot. Any replica
+    /// may run it at any time: forgetting an id twice is forgetting it once, and only ids
+    /// beyond the window the protocol promises are forgotten (docs/PROTOCOL.md, "Retries are
+    /// safe"). The commits cannot do it themselves: a transaction cannot read what to delete.
+    static func trimRememberedRequests(
+        client: EtcdClient, layout: EtcdLayout, keeping: Int = Limits.retainedRequestIDs, batch: Int = 1_000
+    ) throws(EtcdError) -> Int {
+        let count = try client.range(.prefix(layout.requestsPrefix, countOnly: true)).count
+        let excess = Int(count) - keeping
+        guard excess > 0 else { return 0 }
+        let oldest = try client.range(
+            .prefix(
+                layout.requestsPrefix, limit: min(excess, batch), keysOnly: true, sortTarget: .createRevision,
+                sortOrder: .ascending))
+        var forgotten = 0
+        // etcd takes at most 128 operations per transaction.
+        for start in stride(from: 0, to: oldest.kvs.count, by: 100) {
+            let keys = oldest.kvs[start..<min(start + 100, oldest.kvs.count)].map(\.key)
+            _ = try client.txn(
+                compare: [], success: keys.map { .deleteRange(key: $0, rangeEnd: nil) }, failure: [])
+            forgotten += keys.count
+        }
+        return forgotten
+    }
+
     // MARK: Status
 
     func clusterStatus(into status: inout ServiceStatus) {
