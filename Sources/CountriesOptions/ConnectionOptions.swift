@@ -35,12 +35,12 @@ public struct ConnectionOptions: OptionGroup {
         command = Option(
             "command", value: "endpoint",
             help:
-                "The service's command endpoint (REQ/REP), or replicas' endpoints separated by commas (tried in turn, same request id).",
+                "The service's command endpoint (REQ/REP), or its replicas' as A,B,... (tried in turn).",
             default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND", section: section)
         events = Option(
             "events", value: "endpoint",
             help: followsEvents
-                ? "The service's event endpoint (PUB/SUB), or a relay's, or replicas' separated by commas (all followed; each seq taken once)."
+                ? "The service's event endpoint (PUB/SUB) or a relay's, or its replicas' as A,B,... (all followed)."
                 : unused,
             default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS", section: section)
         timeout = Option(
