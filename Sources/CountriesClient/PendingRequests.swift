@@ -57,6 +57,7 @@ public final class PendingRequests<Tag> {
     public var endpoint: String { endpoints[current] }
 
     private var socket: LazyRequestSocket { sockets[current] }
+
     /// Whether nothing is in flight or queued.
     public var isIdle: Bool { inFlight == nil && queue.isEmpty }
 
