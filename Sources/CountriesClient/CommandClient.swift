@@ -12,8 +12,9 @@ import ZeroMQ
 /// With several endpoints (replicas of one service, `--command A,B`), each try goes to the next
 /// endpoint in turn, with the same id, so a retry that lands on another replica still applies
 /// at most once (docs/PROTOCOL.md, "Replicas"). A reply of ``CountriesError/Code/unavailable``
-/// (the change may or may not have been applied) is retried the same way. The endpoint that
-/// answered is tried first next time.
+/// (the change may or may not have been applied) is retried the same way, and so, with several
+/// endpoints, is `storage_error` (nothing changed; another replica may have a quorum). The
+/// endpoint that answered is tried first next time.
 public final class CommandClient {
     /// The service's command endpoints, in the order given.
     public let endpoints: [String]
@@ -90,7 +91,7 @@ public final class CommandClient {
                 throw ClientError(
                     .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
             }
-            if reply.failure?.code == .unavailable {
+            if CommandClient.asksForAnotherReplica(reply, endpoints: endpoints.count) {
                 // The code asks for a retry with the same id; another replica may be able to.
                 unsure = reply
                 first = (index + 1) % endpoints.count
@@ -143,6 +144,20 @@ public final class CommandClient {
         } catch {
             lazy.discard()
             throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
+        }
+    }
+}
+
+extension CommandClient {
+    /// Whether `reply` is worth sending again, with the same id, to the next of `endpoints`
+    /// replicas: `unavailable` asks for exactly that, and with several replicas a
+    /// `storage_error` (nothing changed: this replica has no quorum, or its store failed) may
+    /// well succeed on another one.
+    static func asksForAnotherReplica(_ reply: Reply, endpoints: Int) -> Bool {
+        switch reply.failure?.code {
+        case .unavailable?: return true
+        case .storageError?: return endpoints > 1
+        default: return false
         }
     }
 }

@@ -91,7 +91,9 @@ public final class PendingRequests<Tag> {
         inFlight = nil
         var outcomes: [Outcome]
         let decoded = try? Reply.decode(frames.last ?? Data())
-        if let reply = decoded, reply.failure?.code == .unavailable, flight.triesLeft > 0 {
+        if let reply = decoded, CommandClient.asksForAnotherReplica(reply, endpoints: endpoints.count),
+            flight.triesLeft > 0
+        {
             // "Retry with the same id": on the next replica, as a timeout would.
             moveOn()
             return transmit(tag: flight.tag, body: flight.body, triesLeft: flight.triesLeft, now: now)

@@ -74,9 +74,11 @@ import ZeroMQ
         }
     }
 
-    /// A fake replica answers `unavailable` (the change may or may not have been applied); the
-    /// client asks the next one with the same id, as the code says to.
-    @Test func unavailableMovesTheSameIdToTheNextEndpoint() throws {
+    /// A fake replica answers `unavailable` (the change may or may not have been applied) or
+    /// `storage_error` (nothing changed there, say for want of a quorum); the client asks the
+    /// next one with the same id.
+    @Test(arguments: [CountriesError.Code.unavailable, .storageError])
+    func aReplicaThatCannotCommitMovesTheSameIdToTheNextEndpoint(code: CountriesError.Code) throws {
         let directory = try ScratchDirectory(prefix: "fake")
         defer { directory.remove() }
         let context = try Context()
@@ -86,8 +88,7 @@ import ZeroMQ
             context: context, endpoints: [unsure.endpoint, sure.endpoint], timeout: .seconds(2), tries: 3)
         let answered = DispatchSemaphore(value: 0)
         let thread = Thread {
-            let unavailable = Reply(
-                error: CountriesError(.unavailable, "lost the quorum; retry with the same id"))
+            let unavailable = Reply(error: CountriesError(code, "lost the quorum; retry"))
             _ = unsure.answerOne(with: unavailable)
             _ = sure.answerOne(with: Reply(seq: 1))
             answered.signal()
@@ -99,6 +100,23 @@ import ZeroMQ
         #expect(unsure.ids == ["the-same-id"])
         #expect(sure.ids == ["the-same-id"], "the retry went to the next endpoint with the same id")
         #expect(client.preferred == sure.endpoint)
+    }
+
+    /// With one endpoint, `storage_error` is the answer: there is no other replica to ask.
+    @Test func aStorageErrorFromTheOnlyEndpointIsTheAnswer() throws {
+        let directory = try ScratchDirectory(prefix: "fake")
+        defer { directory.remove() }
+        let context = try Context()
+        let only = try FakeReplica(context: context, endpoint: directory.ipc("only"))
+        let client = CommandClient(
+            context: context, endpoints: [only.endpoint], timeout: .seconds(2), tries: 3)
+        let thread = Thread {
+            _ = only.answerOne(with: Reply(error: CountriesError(.storageError, "disk full")))
+        }
+        thread.start()
+        let reply = try client.send(Request(id: "one", command: .change(.toggle(.index(2)))))
+        #expect(reply.failure?.code == .storageError)
+        #expect(only.ids == ["one"])
     }
 }
 
