@@ -18,6 +18,7 @@ final class ClusterHealth: Sendable {
         var lastQuorum: ContinuousClock.Instant
         var lastError: String?
         var cluster = Cluster()
+        var latestSeq: UInt64 = 0
     }
 
     /// How long without a quorum read before the replica says it has no quorum: it then stops
@@ -31,13 +32,17 @@ final class ClusterHealth: Sendable {
         state = Mutex(State(lastQuorum: .now))
     }
 
-    /// A read that took a quorum succeeded.
-    func recordQuorum(at instant: ContinuousClock.Instant = .now) {
+    /// A read that took a quorum succeeded, and found the store at `seq`.
+    func recordQuorum(at instant: ContinuousClock.Instant = .now, seq: UInt64) {
         state.withLock {
             $0.lastQuorum = max($0.lastQuorum, instant)
             $0.lastError = nil
+            $0.latestSeq = max($0.latestSeq, seq)
         }
     }
+
+    /// The highest seq a quorum read found: every event up to it is committed.
+    var latestSeq: UInt64 { state.withLock { $0.latestSeq } }
 
     /// A probe failed, for this reason.
     func recordFailure(_ reason: String) {

@@ -11,7 +11,8 @@ import SystemSupport
 ///
 /// It reads the kept events after the last one it handed over, then watches the log from the
 /// revision of that read; when the watch ends (a member lost, or the leader with the
-/// `hasleader` requirement) or skips a seq, it starts again from a read, so nothing is lost.
+/// `hasleader` requirement), skips a seq, or is told to ``restart()``, it starts again from a
+/// read, so nothing is lost.
 final class EventTail: Sendable {
     /// An event as committed, with the bytes to publish.
     struct Entry: Sendable {
@@ -29,6 +30,7 @@ final class EventTail: Sendable {
     private let wakeup: WakeupPipe
     private let queue = Mutex<[Entry]>([])
     private let stopping = Atomic<Bool>(false)
+    private let restarting = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let startSeq: UInt64
 
@@ -67,6 +69,13 @@ final class EventTail: Sendable {
         }
     }
 
+    /// Ends the current watch and follows the log again from a read: for a watch that went
+    /// silent without an error (a connection cut without a word, which TCP may take minutes to
+    /// notice), found out because etcd's seq is ahead of what the tail handed over.
+    func restart() {
+        restarting.store(true, ordering: .relaxed)
+    }
+
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func follow() {
@@ -79,7 +88,9 @@ final class EventTail: Sendable {
                 let revision = try readKept(after: &handedOver, client: client)
                 try watcher.watch(
                     EtcdRangeRequest.prefix(layout.eventsPrefix), startRevision: revision + 1,
-                    shouldStop: { self.isStopping },
+                    shouldStop: {
+                        self.isStopping || self.restarting.exchange(false, ordering: .relaxed)
+                    },
                     onEvents: { changes, _ in
                         var entries: [Entry] = []
                         defer { hand(entries) }

@@ -54,8 +54,9 @@ final class QuorumProbe: Sendable {
         while !isStopping {
             let started = ContinuousClock.now
             do {
-                _ = try client.range(EtcdRangeRequest(key: layout.seq))
-                health.recordQuorum(at: started)
+                let found = try client.range(EtcdRangeRequest(key: layout.seq))
+                let seq = found.kvs.first.flatMap { UInt64(String(decoding: $0.value, as: UTF8.self)) } ?? 0
+                health.recordQuorum(at: started, seq: seq)
                 if !hadQuorum {
                     logger.log(.info, "the etcd cluster answers again through \(client.currentEndpoint)")
                 }

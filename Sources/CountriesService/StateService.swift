@@ -33,6 +33,8 @@ public final class StateService {
     private var publishedSeq: UInt64 = 0
     /// Whether heartbeats are held back for want of a quorum (logged when it changes).
     private var heartbeatsHeld = false
+    /// Notices published events falling behind etcd's seq.
+    private var watchdog = PublicationWatchdog()
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix,
     /// having given back whatever it took (sockets, context, the writer lock).
@@ -257,7 +259,8 @@ public final class StateService {
     /// none, so views move to another replica or go stale instead of trusting it.
     private func publishHeartbeat() {
         if let replication {
-            let why = replication.health.unavailability()
+            var why = replication.health.unavailability()
+            if let lag = lagBehindTheLog(replication) { why = why ?? lag }
             if (why != nil) != heartbeatsHeld {
                 heartbeatsHeld = why != nil
                 logger.log(
@@ -270,6 +273,22 @@ public final class StateService {
         publish(
             topic: Topic.heartbeat.rawValue,
             body: Heartbeat(seq: publishedSeq, store: handler.storeIdentity).encoded())
+    }
+
+    /// The ``PublicationWatchdog``'s verdict, acted on: the tail restarted, the lag logged.
+    private func lagBehindTheLog(
+        _ replication: (tail: EventTail, probe: QuorumProbe, health: ClusterHealth)
+    ) -> String? {
+        let latest = replication.health.latestSeq
+        let verdict = watchdog.check(latest: latest, published: publishedSeq, now: .now)
+        if verdict.restartTail {
+            logger.log(
+                .warning,
+                "etcd is at seq \(latest) but this replica published only up to \(publishedSeq); following the event log again"
+            )
+            replication.tail.restart()
+        }
+        return verdict.silence
     }
 
     private func publish(topic: String, body: Data) {
