@@ -94,8 +94,10 @@ final class CommandHandler {
         var working = state
         var pending: [Pending] = []
         var synced = false
+        var pendingEventBytes = 0
 
         func flush() {
+            pendingEventBytes = 0
             guard !pending.isEmpty else { return }
             output += commit(pending, working: &working)
             pending.removeAll(keepingCapacity: true)
@@ -167,7 +169,12 @@ final class CommandHandler {
                         change, id: request.id, asked: asked, ifStore: request.ifStore,
                         envelope: incoming.envelope,
                         on: &working))
-                if pending.count >= store.maximumChangesPerCommit { flush() }
+                pendingEventBytes += pending.last?.event.map(CommandHandler.estimatedBytes) ?? 0
+                if pending.count >= store.maximumChangesPerCommit
+                    || pendingEventBytes >= store.maximumEventBytesPerCommit
+                {
+                    flush()
+                }
             case .query(let query):
                 flush()
                 if let refusal = catchUpBeforeRead(&synced, working: &working) {

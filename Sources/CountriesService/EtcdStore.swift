@@ -27,6 +27,12 @@ final class EtcdStore: StateStore {
 
     var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
 
+    /// etcd refuses a request over its `--max-request-bytes` (1.5 MiB by default; its gRPC
+    /// limit is 2 MiB), and a commit that crosses a multiple of ``snapshotInterval`` also
+    /// carries the whole list: a `reset` of a list of 5,000 long names is about 700 KB, its
+    /// snapshot as much, and base64 makes each a third bigger.
+    var maximumEventBytesPerCommit: Int { 256 * 1024 }
+
     private let client: EtcdClient
     private let layout: EtcdLayout
     private let health: ClusterHealth

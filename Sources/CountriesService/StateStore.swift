@@ -52,6 +52,9 @@ protocol StateStore: AnyObject {
 
     /// Most changes one commit may hold (a shared store's transactions are bounded).
     var maximumChangesPerCommit: Int { get }
+    /// Event bytes (as ``CommandHandler/estimatedBytes(of:)`` estimates them) after which a
+    /// commit holds no more changes; one change is always taken.
+    var maximumEventBytesPerCommit: Int { get }
 }
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
@@ -115,6 +118,8 @@ extension StateStore {
 
     /// A batch is one local transaction, whatever its size.
     var maximumChangesPerCommit: Int { .max }
+    /// Whatever its size.
+    var maximumEventBytesPerCommit: Int { .max }
 
     /// The reply first sent to the request with this id, if it is remembered.
     func rememberedReply(for id: String) throws(StateStoreError) -> Data? {

@@ -200,6 +200,32 @@ struct ReplicationEndToEndTests {
             "refused changes changed nothing")
     }
 
+    /// Three `reset`s of a list of 5,000 long names, pipelined into one batch: each event is
+    /// about 700 KB, so one etcd transaction could not take them all (etcd refuses requests over
+    /// 1.5 MiB); each gets a commit of its own and all three succeed.
+    @Test func bigChangesInOneBatchEachGetACommitOfTheirOwn() throws {
+        let seedDirectory = try Sandbox()
+        let seed = seedDirectory.file("seed.txt")
+        let names = (0..<5_000).map { "Country number \($0) " + String(repeating: "x", count: 70) }
+        try names.joined(separator: "\n").write(toFile: seed, atomically: true, encoding: .utf8)
+        let replicas = try Replicas(count: 1, options: ["--seed", seed])
+        defer { replicas.stop() }
+        let requester = try Requester(endpoint: replicas.sandboxes[0].commandEndpoint)
+        defer { requester.close() }
+        for index in 0..<3 {
+            try #require(
+                try requester.socket.send([Data(), Data(#"{"op":"reset","id":"reset-\#(index)"}"#.utf8)]))
+        }
+        var seqs: [UInt64?] = []
+        for _ in 0..<3 {
+            let frames = try #require(try requester.socket.receive(), "no reply")
+            let reply = try Reply.decode(try #require(frames.last))
+            #expect(reply.ok, "\(reply.error?.message ?? "")")
+            seqs.append(reply.seq)
+        }
+        #expect(seqs == [1, 2, 3])
+    }
+
     /// A toggle sent while etcd is frozen reaches it but gets no answer in time: `unavailable`.
     /// Once etcd runs again the transaction commits; the retry with the same id, on the other
     /// replica, gets that commit's reply and the change is there once.
