@@ -140,6 +140,17 @@ public final class StateService {
         try ServerSockets.checkExposure(
             [configuration.commandEndpoint, configuration.eventsEndpoint], security: configuration.security,
             allowsInsecure: configuration.allowsInsecureEndpoints, risk: "read and change the list")
+        // CURVE protects the service's endpoints, not its talk with etcd: plain HTTP to another
+        // host lets anyone on the path read and rewrite the list.
+        guard let etcd = configuration.etcd, !configuration.allowsInsecureEndpoints else { return }
+        for url in etcd.endpoints where url.lowercased().hasPrefix("http://") {
+            let hostAndPort = url.dropFirst("http://".count).prefix { $0 != "/" }
+            guard !Endpoint.isLoopbackOrLocal("tcp://" + hostAndPort) else { continue }
+            throw ServiceError(
+                .unsafeEndpoint,
+                "refusing to keep the list in etcd at \(url) over plain HTTP: anyone on the network path could read and change it. Use https:// (etcd with TLS), an etcd member on this host, or pass --insecure to accept the risk"
+            )
+        }
     }
 
     /// The current state (for tests and the start-up log line).

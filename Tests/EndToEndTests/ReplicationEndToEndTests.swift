@@ -226,6 +226,22 @@ struct ReplicationEndToEndTests {
         #expect(seqs == [1, 2, 3])
     }
 
+    /// Plain HTTP to an etcd on another host is refused before anything is bound, as a plaintext
+    /// non-loopback endpoint is; loopback, https and --insecure are not.
+    @Test func plainHTTPToAnotherHostIsRefusedWithoutInsecure() throws {
+        let sandbox = try Sandbox()
+        let refused = try Countries.run(
+            ["serve", "--etcd", "http://127.0.0.1:1,http://10.99.0.1:2379"] + [
+                "--command", sandbox.commandEndpoint,
+            ],
+            timeout: .seconds(10))
+        #expect(refused.exitCode == 64, "\(refused)")
+        #expect(
+            refused.stderr.contains(
+                "refusing to keep the list in etcd at http://10.99.0.1:2379 over plain HTTP"))
+        #expect(refused.stderr.contains("--insecure"))
+    }
+
     /// A toggle sent while etcd is frozen reaches it but gets no answer in time: `unavailable`.
     /// Once etcd runs again the transaction commits; the retry with the same id, on the other
     /// replica, gets that commit's reply and the change is there once.
