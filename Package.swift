@@ -157,7 +157,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "countries", "countries-embedding-example", "ZeroMQ", "CountriesCore", "SQLite",
-                "TestSupport",
+                "TestSupport", "CountriesClient",
             ],
             swiftSettings: strictSettings
         ),

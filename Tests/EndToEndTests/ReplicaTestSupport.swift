@@ -40,3 +40,96 @@ final class ReplicaTopology: Sendable {
     /// Deletes every namespace. Safe to call twice.
     func remove() { network.remove() }
 }
+
+/// `countries serve --etcd ...` on r1 and r2 (commands on 5555, events on 5556, on client-lan),
+/// killed and started again by pid. Every process it ever started is kept, with what it wrote,
+/// for failure messages.
+final class ReplicaServices: @unchecked Sendable {
+    // @unchecked: `processes` is only touched under `lock`.
+    let topology: ReplicaTopology
+    let etcd: String
+    private let lock = NSLock()
+    private var processes: [(replica: String, process: ChildProcess)] = []
+
+    /// Starts a replica on each of r1 and r2 against the etcd client URLs `etcd`.
+    init(_ topology: ReplicaTopology, etcd: String) throws {
+        self.topology = topology
+        self.etcd = etcd
+        do {
+            for replica in ReplicaTopology.replicas { try start(replica) }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    deinit { stop() }
+
+    var commandEndpoints: [String] { ReplicaTopology.replicas.map { topology.endpoint(of: $0, port: 5555) } }
+    var eventEndpoints: [String] { ReplicaTopology.replicas.map { topology.endpoint(of: $0, port: 5556) } }
+
+    /// Starts `replica` and waits until it serves.
+    func start(_ replica: String) throws {
+        let process = try topology.network.start(
+            on: replica, CountriesBinary.path,
+            [
+                "serve", "--etcd", etcd, "--command", topology.endpoint(of: replica, port: 5555),
+                "--events", topology.endpoint(of: replica, port: 5556), "--replica-name", replica,
+                "--heartbeat-ms", "200", "--insecure",
+            ])
+        lock.withLock { processes.append((replica, process)) }
+        guard process.stderr.waitFor(timeout: .seconds(20), { $0.contains("serving commands on") }) != nil
+        else {
+            throw HarnessFailure("replica \(replica) did not start: \(process.stderr.text)")
+        }
+    }
+
+    /// SIGKILLs `replica`'s running process and reaps it.
+    func kill(_ replica: String) {
+        for process in lock.withLock({ processes.filter { $0.replica == replica }.map(\.process) }) {
+            process.crash()
+        }
+    }
+
+    /// Stops every replica (SIGTERM, then SIGKILL). Safe to call twice.
+    func stop() {
+        for (_, process) in lock.withLock({ processes }) { process.stop() }
+    }
+
+    /// What every replica process wrote to stderr, for failure messages.
+    var logs: String {
+        lock.withLock { processes }.map {
+            "--- replica \($0.replica) (pid \($0.process.pid))\n\($0.process.stderr.text)"
+        }
+        .joined(separator: "\n")
+    }
+}
+
+/// `countries events --since 0 --json` on c, following both replicas (`--events A,B`) and
+/// asking either for history (`--command A,B`): the seqs it printed, in order.
+final class ReplicaSubscriber: Sendable {
+    let label: String
+    let process: ChildProcess
+
+    init(_ label: String, topology: ReplicaTopology, services: ReplicaServices) throws {
+        self.label = label
+        process = try topology.network.start(
+            on: ReplicaTopology.client, CountriesBinary.path,
+            [
+                "events", "--since", "0", "--json", "--heartbeat-ms", "200", "--timeout", "1000",
+                "--events", services.eventEndpoints.joined(separator: ","),
+                "--command", services.commandEndpoints.joined(separator: ","),
+            ])
+    }
+
+    /// The seqs of the events printed so far, in order.
+    var seqs: [UInt64] {
+        process.stdout.lines.compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any]
+            else { return nil }
+            return (object["seq"] as? NSNumber)?.uint64Value
+        }
+    }
+
+    func stop() { process.stop() }
+}
