@@ -90,10 +90,12 @@ final class ReplicaWriter: Sendable {
     /// A request is given up (indeterminate, unless refused by every try) after this long.
     static let requestLimit = Duration.seconds(6)
 
-    /// Starts adding from `host`, trying replica `preferred` first each time.
+    /// Starts adding from `host`, trying replica `preferred` first each time, with `pause`
+    /// between requests (so a run stays well within the 10,000 events a replicated service
+    /// keeps, and its whole history can be read back).
     init(
         _ label: String, network: BridgedNetwork, host: String, endpoints: [String], preferred: Int,
-        origin: ContinuousClock.Instant
+        origin: ContinuousClock.Instant, pause: Duration = .milliseconds(20)
     ) {
         self.label = label
         let thread = Thread { [operations, failures, stopping, finished] in
@@ -107,6 +109,7 @@ final class ReplicaWriter: Sendable {
                     let operation = Self.add(
                         "\(label) \(number)", clients: clients, preferred: preferred, origin: origin)
                     operations.update { $0.append(operation) }
+                    sleep(for: pause)
                 }
             } catch {
                 failures.update { $0.append("\(label): \(error)") }

@@ -60,4 +60,60 @@ struct ReplicaTopologyTests {
             "etcd in namespaces: the lonely write failed after \(lonely.duration); writes resumed \(recovered ?? .zero) after the restore"
         )
     }
+
+    /// The recording side of the fault test without faults or etcd: four writers and a
+    /// subscriber on c reach one plain service on r1 across client-lan, and the checker finds
+    /// nothing wrong with the run (so a violation in the fault test is the service's, not the
+    /// harness's).
+    @Test(.timeLimit(.minutes(2)))
+    func writersAndASubscriberOnTheClientHostRecordACleanRunAgainstOneService() throws {
+        let topology = try ReplicaTopology()
+        defer { topology.remove() }
+        let command = topology.endpoint(of: "r1", port: 5555)
+        let events = topology.endpoint(of: "r1", port: 5556)
+        let service = try topology.network.start(
+            on: "r1", CountriesBinary.path,
+            [
+                "serve", "--in-memory", "--command", command, "--events", events, "--heartbeat-ms", "200",
+                "--insecure",
+            ])
+        defer { service.stop() }
+        #expect(service.stderr.waitFor(timeout: .seconds(20)) { $0.contains("serving commands on") } != nil)
+        let subscriber = try topology.network.start(
+            on: ReplicaTopology.client, CountriesBinary.path,
+            ["events", "--since", "0", "--json", "--events", events, "--command", command])
+        defer { subscriber.stop() }
+
+        let origin = ContinuousClock.now
+        let writers = (1...4).map {
+            ReplicaWriter(
+                "Writer \($0)", network: topology.network, host: ReplicaTopology.client, endpoints: [command],
+                preferred: 0, origin: origin)
+        }
+        sleep(for: .seconds(2))
+        let operations = writers.flatMap { $0.stop() }
+        let history = try onHost(topology.network, ReplicaTopology.client) {
+            try ReplicaCommandClients(endpoints: [command], timeout: .seconds(5)).history(from: 0)
+        }.map { event -> HistoryChecker.Committed in
+            guard case .added(let row) = event.kind else { return .init(seq: event.seq, added: nil) }
+            return .init(seq: event.seq, added: row.name)
+        }
+        let printed = {
+            subscriber.stdout.lines.compactMap { line -> UInt64? in
+                let object = try? JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any]
+                return (object?["seq"] as? NSNumber)?.uint64Value
+            }
+        }
+        eventually(within: .seconds(10)) { printed().last == history.last?.seq }
+
+        let violations =
+            HistoryChecker.contiguous(history) + HistoryChecker.exactlyOnce(operations, history: history)
+            + HistoryChecker.monotonic(printed(), subscriber: "events")
+        #expect(operations.count > 20, "only \(operations.count) requests in 2 s")
+        #expect(operations.allSatisfy { if case .acknowledged = $0.outcome { true } else { false } })
+        #expect(violations.isEmpty, "\(violations)")
+        #expect(printed().last == history.last?.seq, "the subscriber printed up to \(printed().last ?? 0)")
+        #expect(writers.flatMap(\.problems).isEmpty, "\(writers.flatMap(\.problems))")
+        print("4 writers on c, one service on r1: \(operations.count) requests in 2 s")
+    }
 }
