@@ -28,6 +28,13 @@ let package = Package(
             name: "CZeroMQ",
             providers: [.apt(["libzmq3-dev"])]
         ),
+        // libcurl speaks HTTP to etcd's JSON gateway. Debian's libcurl.pc adds only
+        // -I/usr/include/x86_64-linux-gnu, which SwiftPM takes without a warning.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -39,14 +46,19 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         .target(name: "ArgumentParsing", swiftSettings: strictSettings),
         .target(name: "SystemSupport", swiftSettings: strictSettings),
+        // The project's one JSON codec: a strict parser and a byte-exact writer.
+        .target(name: "JSON", swiftSettings: strictSettings),
+        // An etcd v3 client through its JSON gateway (keys, txns, watches, members); it knows
+        // nothing of countries.
+        .target(name: "Etcd", dependencies: ["CCurl", "JSON"], swiftSettings: strictSettings),
 
         // The domain: plain values and functions, no sockets, files or terminals.
-        .target(name: "CountriesCore", swiftSettings: strictSettings),
+        .target(name: "CountriesCore", dependencies: ["JSON"], swiftSettings: strictSettings),
 
         // The layers above the core.
         .target(
             name: "CountriesService",
-            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport"],
+            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport", "Etcd"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -113,6 +125,9 @@ let package = Package(
         .testTarget(
             name: "ZeroMQTests", dependencies: ["ZeroMQ", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strictSettings),
+        // The etcd client against real etcd members (scripts/bootstrap installs etcd 3.4).
+        .testTarget(
+            name: "EtcdTests", dependencies: ["Etcd", "JSON", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ArgumentParsingTests",
             dependencies: ["ArgumentParsing"],
@@ -120,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesCoreTests",
-            dependencies: ["CountriesCore", "TestSupport"],
+            dependencies: ["CountriesCore", "JSON", "TestSupport"],
             exclude: ["FuzzRegressions"],
             swiftSettings: strictSettings
         ),
@@ -128,6 +143,7 @@ let package = Package(
             name: "CountriesServiceTests",
             dependencies: [
                 "CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
+                "Etcd",
             ],
             swiftSettings: strictSettings
         ),

@@ -27,6 +27,9 @@ public struct CountriesError: Error, Equatable, Hashable, Sendable {
         case forbidden = "forbidden"
         /// The store could not commit; nothing changed.
         case storageError = "storage_error"
+        /// The change may or may not have been applied (a replicated service lost its answer
+        /// from etcd); retry with the same id: the retry gets the first reply, or applies it once.
+        case unavailable = "unavailable"
     }
 
     /// The protocol error code.

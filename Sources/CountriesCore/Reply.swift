@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// A reply of protocol v1: `{"ok": true, ...}` with the op's fields, or
 /// `{"ok": false, "error": {"code", "message"}}`.

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// A request of protocol v1: one JSON object with `op`, an optional `id`, and the op's fields.
 public struct Request: Equatable, Sendable {
@@ -35,7 +36,7 @@ extension Request {
         }
         let value: JSONValue
         do {
-            value = try JSONParser.parse(body)
+            value = try JSONParser.parse(body, maximumNesting: Limits.maximumNesting)
         } catch .duplicateKey(let key) {
             throw CountriesError(
                 .badRequest,

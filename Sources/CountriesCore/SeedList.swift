@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// The lists a new store starts from, and that `reset` puts back.
 public enum SeedList {
@@ -24,7 +25,7 @@ public enum SeedList {
     /// with the line or element that is wrong.
     public static func parse(_ contents: Data) throws(CountriesError) -> [Country] {
         let entries: [(label: String, country: Country)]
-        if let json = try? JSONParser.parse(contents),
+        if let json = try? JSONParser.parse(contents, maximumNesting: Limits.maximumNesting),
             case .array(let items) = json
         {
             entries = try items.enumerated().map { (offset, item) throws(CountriesError) in

@@ -27,6 +27,14 @@ public struct ServiceStatus: Equatable, Sendable {
     public var subscribers: Int?
     /// The command and event endpoints the service is bound to.
     public var endpoints: [String]?
+    /// A replicated service (docs/HA.md): this replica's name.
+    public var replica: String?
+    /// A replicated service: the etcd cluster's members, as `name=URL`.
+    public var etcdMembers: [String]?
+    /// A replicated service: the etcd member that leads the cluster (its name), or `none`.
+    public var etcdLeader: String?
+    /// A replicated service: whether this replica reaches a quorum of etcd (`yes`, or why not).
+    public var etcdQuorum: String?
 
     /// Creates a status with no fields set.
     public init() {}
@@ -43,6 +51,10 @@ public struct ServiceStatus: Equatable, Sendable {
         Field("history_from", "history from seq", \.historyFrom, as: .seq),
         Field("subscribers", "subscribers", \.subscribers),
         Field("endpoints", "endpoints", \.endpoints),
+        Field("replica", "replica", \.replica),
+        Field("etcd_members", "etcd members", \.etcdMembers),
+        Field("etcd_leader", "etcd leader", \.etcdLeader),
+        Field("etcd_quorum", "etcd quorum", \.etcdQuorum),
     ]
 
     /// ``fields`` sorted by key, as `JSONEncoder` with `.sortedKeys` wrote them.

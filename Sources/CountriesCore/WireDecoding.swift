@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// Why a frame is not the reply, event or heartbeat it should be.
 public struct WireDecodingError: Error, CustomStringConvertible {
@@ -14,7 +15,7 @@ public struct WireDecodingError: Error, CustomStringConvertible {
 enum WireDecoding {
     static func parse(_ data: Data) throws -> JSONValue {
         do {
-            return try JSONParser.parse(data)
+            return try JSONParser.parse(data, maximumNesting: Limits.maximumNesting)
         } catch .duplicateKey(let key) {
             throw WireDecodingError("the key \"\(key)\" is there more than once")
         } catch .tooDeep {

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesService
+import Foundation
 
 /// The options of `countries serve`.
 public struct ServeOptions: OptionGroup {
@@ -17,6 +18,39 @@ public struct ServeOptions: OptionGroup {
         "db", value: "path",
         help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
         default: ServiceConfiguration.defaultStorePath)
+    public let etcd = Option(
+        "etcd", value: "urls",
+        help:
+            "Replicated mode: keep the state in this etcd cluster (client URLs, comma-separated) instead of --db; every replica on the same cluster and prefix is one service (docs/HA.md).",
+        environment: "COUNTRIES_ETCD"
+    ).map { (urls, command) throws(UsageError) -> [String]? in
+        guard let urls else { return nil }
+        let endpoints = urls.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        for endpoint in endpoints
+        where !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) || endpoint.count < 10 {
+            throw command.usageError(
+                "--etcd takes etcd client URLs like http://10.0.0.1:2379, comma-separated; \(endpoint.isEmpty ? "one is empty" : "\"\(endpoint)\" is not one")"
+            )
+        }
+        return endpoints
+    }
+    public let etcdPrefix = Option(
+        "etcd-prefix", value: "prefix",
+        help: "With --etcd: the key prefix this service owns; replicas on one prefix share one list.",
+        default: EtcdConfiguration.defaultPrefix
+    ).map { (prefix, command) throws(UsageError) -> String in
+        guard !prefix.isEmpty, prefix.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw command.usageError("--etcd-prefix must be printable ASCII without spaces, like /countries/")
+        }
+        return prefix
+    }
+    public let replicaName = Option(
+        "replica-name", value: "name",
+        help:
+            "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint)."
+    )
     public let inMemory = Option(
         flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")
     public let seed = Option(

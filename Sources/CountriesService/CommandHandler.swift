@@ -42,20 +42,35 @@ final class CommandHandler {
         var id: String?
         /// What the change asked (``Change/canonicalForm``), remembered beside `id`.
         var asked: Data?
+        /// The change and its `if_store`, to run it again on a newer state (a shared store).
+        var change: Change
+        var ifStore: String?
         var reply: Reply
         /// `reply` encoded once, for the request-id memory and the wire alike.
         var body: Data
         var event: Event?
+        /// Answered without a commit: the id was found remembered when a shared store refused
+        /// the batch (the first reply, or a `conflict`).
+        var settled: Data?
 
-        init(envelope: [Data], id: String?, asked: Data?, reply: Reply, event: Event?) {
+        init(
+            envelope: [Data], id: String?, asked: Data?, change: Change, ifStore: String?, reply: Reply,
+            event: Event?
+        ) {
             self.envelope = envelope
             self.id = id
             self.asked = asked
+            self.change = change
+            self.ifStore = ifStore
             self.reply = reply
             self.body = reply.encoded()
             self.event = event
         }
     }
+
+    /// How often a batch is run again on a newer state when a shared store keeps moving under
+    /// it before it gives up with `storage_error`.
+    static let maximumCommitAttempts = 8
 
     init(store: any StateStore, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
         throws(StoreError)
@@ -78,6 +93,7 @@ final class CommandHandler {
         var output: [Outgoing] = []
         var working = state
         var pending: [Pending] = []
+        var synced = false
 
         func flush() {
             guard !pending.isEmpty else { return }
@@ -109,59 +125,56 @@ final class CommandHandler {
                         .reply(envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
                     continue
                 }
+                if let why = store.unavailability {
+                    refuseNow(
+                        CountriesError(
+                            .storageError, "\(why); nothing changed, retry later or on another replica"),
+                        op: change.op)
+                    continue
+                }
                 let asked = request.id.map { _ in change.canonicalForm }
                 if let id = request.id, let asked {
                     // A retry of a change not committed yet: its reply is known only once the
                     // commit is done. If the commit fails, the retry runs as a new request.
                     if pending.contains(where: { $0.id == id }) { flush() }
-                    switch remembered(id) {
-                    case .request(let first) where first.request != nil && first.request != asked:
-                        // Another change under a known id (ids from schema 1 have no request).
-                        refuseNow(
-                            CountriesError(
-                                .conflict,
-                                "this id was used for another request (\(describe(first))); use a new id for a new request"
-                            ), op: change.op)
-                        continue
-                    case .request(let first):
-                        flush()  // keep replies in arrival order
-                        served += 1
-                        output.append(.reply(envelope: incoming.envelope, body: first.reply))
-                        continue
-                    case .unknown:
-                        // Without knowing whether it ran before, running it could apply it twice.
-                        refuseNow(
-                            CountriesError(
-                                .storageError,
-                                "the store could not be read to check this request id; nothing changed, retry later"
-                            ), op: change.op)
-                        continue
-                    case .new:
-                        break
+                    // A shared store checks ids in the commit itself (one round trip, not one
+                    // per id), and its answer is the only one another replica cannot race.
+                    if !store.isShared {
+                        switch remembered(id) {
+                        case .request(let first) where first.request != nil && first.request != asked:
+                            refuseNow(CountriesError(.conflict, reusedIDMessage(first)), op: change.op)
+                            continue
+                        case .request(let first):
+                            flush()  // keep replies in arrival order
+                            served += 1
+                            output.append(.reply(envelope: incoming.envelope, body: first.reply))
+                            continue
+                        case .unknown:
+                            // Without knowing whether it ran before, running it could apply it twice.
+                            refuseNow(
+                                CountriesError(
+                                    .storageError,
+                                    "the store could not be read to check this request id; nothing changed, retry later"
+                                ), op: change.op)
+                            continue
+                        case .new:
+                            break
+                        }
                     }
                 }
-                do throws(CountriesError) {
-                    if let ifStore = request.ifStore, ifStore != store.identity {
-                        throw CountriesError(
-                            .conflict,
-                            "this change is for store \(CountryName.quoted(ifStore)), but the service runs on store \(store.identity) (a different store: its seqs mean other changes); take a fresh list"
-                        )
-                    }
-                    let result = try working.apply(change, seed: seed)
-                    var event = result.event
-                    event?.store = store.identity
-                    pending.append(
-                        Pending(
-                            envelope: incoming.envelope, id: request.id, asked: asked, reply: result.reply,
-                            event: event))
-                } catch {
-                    pending.append(
-                        Pending(
-                            envelope: incoming.envelope, id: request.id, asked: asked,
-                            reply: refuse(error, op: change.op), event: nil))
-                }
+                pending.append(
+                    stage(
+                        change, id: request.id, asked: asked, ifStore: request.ifStore,
+                        envelope: incoming.envelope,
+                        on: &working))
+                if pending.count >= store.maximumChangesPerCommit { flush() }
             case .query(let query):
                 flush()
+                if let refusal = catchUpBeforeRead(&synced, working: &working) {
+                    output.append(
+                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
+                    continue
+                }
                 output.append(
                     .reply(
                         envelope: incoming.envelope,
@@ -172,6 +185,11 @@ final class CommandHandler {
                         }.encoded()))
             case .history(let since):
                 flush()
+                if let refusal = catchUpBeforeRead(&synced, working: &working) {
+                    output.append(
+                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
+                    continue
+                }
                 output.append(
                     .reply(
                         envelope: incoming.envelope,
@@ -186,6 +204,73 @@ final class CommandHandler {
         }
         flush()
         return output
+    }
+
+    /// Runs `change` on `working` and returns it as pending (its refusal, when it is refused).
+    private func stage(
+        _ change: Change, id: String?, asked: Data?, ifStore: String?, envelope: [Data],
+        on working: inout CountriesState
+    ) -> Pending {
+        do throws(CountriesError) {
+            if let ifStore, ifStore != store.identity {
+                throw CountriesError(
+                    .conflict,
+                    "this change is for store \(CountryName.quoted(ifStore)), but the service runs on store \(store.identity) (a different store: its seqs mean other changes); take a fresh list"
+                )
+            }
+            let result = try working.apply(change, seed: seed)
+            var event = result.event
+            event?.store = store.identity
+            return Pending(
+                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore,
+                reply: result.reply,
+                event: event)
+        } catch {
+            return Pending(
+                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore,
+                reply: refuse(error, op: change.op), event: nil)
+        }
+    }
+
+    /// The `conflict` message for an id first used for another change.
+    private func reusedIDMessage(_ first: RememberedRequest) -> String {
+        "this id was used for another request (\(describe(first))); use a new id for a new request"
+    }
+
+    /// Before the first read of a batch on a shared store: brings the state up to the store's
+    /// latest, so no read answers older than a change another replica acknowledged before the
+    /// read was sent. Returns the refusal when the store cannot say.
+    private func catchUpBeforeRead(_ synced: inout Bool, working: inout CountriesState) -> CountriesError? {
+        guard store.isShared, !synced else { return nil }
+        // Known already: answer now rather than after a request that will time out.
+        if let why = store.unavailability {
+            return CountriesError(.storageError, "\(why); retry later or on another replica")
+        }
+        do {
+            state = try store.catchUp(state)
+            working = state
+            synced = true
+            return nil
+        } catch {
+            return CountriesError(
+                .storageError,
+                "this replica cannot tell whether it has the latest state (\(error.description)); retry later or on another replica"
+            )
+        }
+    }
+
+    /// An event from the store's log (a shared store), applied when it is the next one: the
+    /// state follows changes other replicas made. Older ones are already in the state.
+    func observe(_ event: Event) {
+        guard event.seq == state.seq + 1 else { return }
+        do {
+            try state.replay(event)
+        } catch {
+            logger.log(
+                .warning,
+                "event \(event.seq) from the store does not apply to this replica's state (\(error)); the next read or change catches up"
+            )
+        }
     }
 
     private func decode(_ body: [Data]) throws(CountriesError) -> Request {
@@ -235,32 +320,128 @@ final class CommandHandler {
     }
 
     /// Commits the pending changes; on success the working state becomes the state, else it is
-    /// thrown away and every pending request is told `storage_error`.
+    /// thrown away and every pending request is told `storage_error` (nothing changed) or, when
+    /// the store cannot say whether it committed, `unavailable`.
+    ///
+    /// A shared store may refuse the batch because another replica moved first: then the ids it
+    /// found remembered get their first replies, the state catches up, and the rest run again
+    /// on it (docs/HA.md, "Commits").
     private func commit(_ pending: [Pending], working: inout CountriesState) -> [Outgoing] {
-        var batch = StoreBatch()
-        for change in pending {
-            if let event = change.event { batch.events.append(event) }
-            if let id = change.id {
-                batch.requests.append(RememberedRequest(id: id, request: change.asked, reply: change.body))
+        var pending = pending
+        for _ in 0..<CommandHandler.maximumCommitAttempts {
+            var batch = StoreBatch()
+            batch.basis = state.seq
+            batch.state = working
+            for change in pending where change.settled == nil {
+                if let event = change.event { batch.events.append(event) }
+                if let id = change.id {
+                    batch.requests.append(
+                        RememberedRequest(id: id, request: change.asked, reply: change.body))
+                }
             }
+            do {
+                if !batch.isEmpty { try store.commit(batch) }
+            } catch  where error.code == .moved {
+                if let failure = settleAndRestage(&pending, after: error, working: &working) {
+                    return fail(pending, failure)
+                }
+                continue
+            } catch {
+                working = state
+                logger.log(.error, "commit of \(pending.count) request(s) failed: \(error)")
+                return fail(pending, error)
+            }
+            state = working
+            return replies(to: pending)
         }
+        working = state
+        return fail(
+            pending,
+            StateStoreError(
+                "other replicas changed the list \(CommandHandler.maximumCommitAttempts) times while this batch was being committed"
+            ))
+    }
+
+    /// After a shared store refused a batch: answers the requests whose ids it found
+    /// remembered, catches up, and runs the others again on the newer state. Returns the error
+    /// when the state cannot catch up.
+    private func settleAndRestage(
+        _ pending: inout [Pending], after refusal: StateStoreError, working: inout CountriesState
+    ) -> StateStoreError? {
+        let remembered = Dictionary(
+            refusal.remembered.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         do {
-            try store.commit(batch)
+            state = try store.catchUp(state)
         } catch {
             working = state
-            logger.log(.error, "commit of \(pending.count) request(s) failed, nothing changed: \(error)")
-            let failure = CountriesError(
+            return error
+        }
+        working = state
+        for index in pending.indices where pending[index].settled == nil {
+            let change = pending[index]
+            if let id = change.id, let first = remembered[id] {
+                if let asked = first.request, asked != change.asked {
+                    pending[index].settled =
+                        refuse(CountriesError(.conflict, reusedIDMessage(first)), op: change.change.op)
+                        .encoded()
+                } else {
+                    pending[index].settled = first.reply
+                }
+                continue
+            }
+            var restaged = stage(
+                change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
+                envelope: change.envelope, on: &working)
+            restaged.settled = nil
+            pending[index] = restaged
+        }
+        return nil
+    }
+
+    /// Every pending request refused after a failed commit.
+    private func fail(_ pending: [Pending], _ error: StateStoreError) -> [Outgoing] {
+        let failure: CountriesError
+        switch error.code {
+        case .outcomeUnknown:
+            failure = CountriesError(
+                .unavailable,
+                "the store did not say whether the change was committed (\(error.description)); it may or may not have been applied: retry with the same id"
+            )
+        case .noQuorum:
+            failure = CountriesError(
+                .storageError, "\(error.description); nothing changed, retry later or on another replica")
+        case .failed, .moved:
+            failure = CountriesError(
                 .storageError,
                 "the store could not commit (\(error.description)); nothing changed, retry later")
-            refused += pending.count
-            return pending.map { .reply(envelope: $0.envelope, body: Reply(error: failure).encoded()) }
         }
-        state = working
         var output: [Outgoing] = []
         for change in pending {
+            if let settled = change.settled {
+                served += 1
+                output.append(.reply(envelope: change.envelope, body: settled))
+            } else {
+                refused += 1
+                output.append(.reply(envelope: change.envelope, body: Reply(error: failure).encoded()))
+            }
+        }
+        return output
+    }
+
+    /// The replies of a committed batch, in arrival order, then its events (a shared store's
+    /// events are published from its log instead, in seq order with every other replica's).
+    private func replies(to pending: [Pending]) -> [Outgoing] {
+        var output: [Outgoing] = []
+        for change in pending {
+            if let settled = change.settled {
+                served += 1
+                output.append(.reply(envelope: change.envelope, body: settled))
+                continue
+            }
             if change.reply.ok { served += 1 }
             output.append(.reply(envelope: change.envelope, body: change.body))
         }
+        guard !store.isShared else { return output }
         for change in pending {
             if let event = change.event { output.append(.publish(event)) }
         }
@@ -337,6 +518,7 @@ final class CommandHandler {
         status.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
         status.endpoints = info.endpoints
         status.subscribers = subscribers
+        store.clusterStatus(into: &status)
         reply.status = status
         return reply
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A change's request id as the store remembers it: what the change asked and the reply it got,
 /// so that a retry gets the same reply and the id reused for another change gets `conflict`.
-struct RememberedRequest: Equatable {
+struct RememberedRequest: Equatable, Sendable {
     /// The client's request id.
     var id: String
     /// What the change asked (``CountriesCore/Change/canonicalForm``); nil for ids remembered

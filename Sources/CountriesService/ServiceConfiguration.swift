@@ -11,6 +11,9 @@ public struct ServiceConfiguration: Sendable {
     public var storePath: String? = Self.defaultStorePath
     /// The store a service uses unless told otherwise (`countries serve --db`).
     public static let defaultStorePath = "countries.db"
+    /// A replicated service's etcd cluster (docs/HA.md); when set, the state lives there and
+    /// `storePath` is ignored.
+    public var etcd: EtcdConfiguration?
     /// The list a new store starts from, and that `reset` puts back.
     public var seed: [Country] = SeedList.standard
     /// How often a heartbeat is published.

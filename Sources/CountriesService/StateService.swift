@@ -26,6 +26,13 @@ public final class StateService {
     private let startedAt = ContinuousClock.now
     /// One writer per store: held from before the binds until ``run(stopOn:)`` ends.
     private let writerLock: WriterLock?
+    /// A replicated service's link to etcd: the event log it publishes from and the quorum it
+    /// heartbeats by (docs/HA.md); nil for a store of one service.
+    private let replication: (tail: EventTail, probe: QuorumProbe, health: ClusterHealth)?
+    /// The seq of the last event published.
+    private var publishedSeq: UInt64 = 0
+    /// Whether heartbeats are held back for want of a quorum (logged when it changes).
+    private var heartbeatsHeld = false
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix,
     /// having given back whatever it took (sockets, context, the writer lock).
@@ -38,7 +45,9 @@ public final class StateService {
         // port, and names the one that holds it.
         let writerLock: WriterLock?
         do {
-            writerLock = try WriterLock.acquire(storePath: configuration.storePath)
+            // Replicas of an etcd store are many writers by design; etcd orders them.
+            writerLock = try WriterLock.acquire(
+                storePath: configuration.etcd == nil ? configuration.storePath : nil)
         } catch {
             sockets.close()
             throw error
@@ -79,9 +88,14 @@ public final class StateService {
         let start = startedAt
         let endpoints = boundEndpoints
         let version = configuration.version
+        let health = configuration.etcd.map { ClusterHealth(quorumTimeout: $0.quorumTimeout) }
+        var storeConfiguration = configuration
+        if storeConfiguration.etcd?.replicaName.isEmpty == true {
+            storeConfiguration.etcd?.replicaName = "\(StateService.hostName) \(boundEndpoints[0])"
+        }
         do {
             // Opened after the binds succeed, so a busy port does not leave a new store behind.
-            let store = try StoreOpener.open(configuration, logger: logger)
+            let store = try StoreOpener.open(storeConfiguration, health: health, logger: logger)
             handler = try CommandHandler(store: store, seed: configuration.seed, logger: logger) {
                 CommandHandler.StatusInfo(
                     version: version,
@@ -91,9 +105,32 @@ public final class StateService {
         } catch {
             throw ServiceError(.store, error.description)
         }
+        let loadedSeq = handler.state.seq
+        publishedSeq = loadedSeq
+        if let etcd = storeConfiguration.etcd, let health {
+            do {
+                let tail = try EventTail(configuration: etcd, after: loadedSeq, logger: logger)
+                let probe = QuorumProbe(
+                    configuration: etcd, health: health,
+                    interval: min(configuration.heartbeatInterval, .milliseconds(500)),
+                    logger: logger)
+                replication = (tail, probe, health)
+            } catch {
+                throw ServiceError(.sockets, "could not set up the event log's pipe: \(error)")
+            }
+        } else {
+            replication = nil
+        }
         self.sockets = sockets
         self.writerLock = writerLock
         started = true
+    }
+
+    /// This host's name, for a replica's default name.
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Protected mode for both endpoints (``ServerSockets/checkExposure(_:security:allowsInsecure:risk:)``).
@@ -109,7 +146,11 @@ public final class StateService {
     /// Serves until `stop` becomes readable (a signal arrived; forever when nil), then closes the
     /// sockets with a bounded linger. The batch in hand is always finished first.
     public func run(stopOn stop: (any StopSource)?) throws(ServiceError) {
+        replication?.tail.start()
+        replication?.probe.start()
         defer {
+            replication?.tail.stop()
+            replication?.probe.stop()
             sockets.close()
             logger.log(.info, "stopped at seq \(handler.state.seq)")
             writerLock?.release()
@@ -122,6 +163,7 @@ public final class StateService {
         let commandItem = poller.add(commands)
         let stopItem = stop.map { poller.add(fileDescriptor: $0.fileDescriptor) }
         let eventsItem = poller.add(events)
+        let tailItem = replication.map { poller.add(fileDescriptor: $0.tail.fileDescriptor) }
         sockets.register(in: &poller)
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
@@ -146,6 +188,13 @@ public final class StateService {
             handler.subscribers = sockets.connections
             if ready.isReadable(eventsItem) {
                 sockets.applySubscriptions(pendingOn: events)
+            }
+            if let tailItem, ready.isReadable(tailItem), let replication {
+                for entry in replication.tail.drain() {
+                    handler.observe(entry.event)
+                    publish(topic: entry.event.topic.rawValue, body: entry.body)
+                    publishedSeq = entry.event.seq
+                }
             }
             if ready.isReadable(commandItem) {
                 readBatch(into: &batch)
@@ -199,14 +248,28 @@ public final class StateService {
                 }
             case .publish(let event):
                 publish(topic: event.topic.rawValue, body: event.encoded())
+                publishedSeq = event.seq
             }
         }
     }
 
+    /// A heartbeat with the seq of the last event published. A replica without a quorum sends
+    /// none, so views move to another replica or go stale instead of trusting it.
     private func publishHeartbeat() {
+        if let replication {
+            let why = replication.health.unavailability()
+            if (why != nil) != heartbeatsHeld {
+                heartbeatsHeld = why != nil
+                logger.log(
+                    heartbeatsHeld ? .warning : .info,
+                    heartbeatsHeld
+                        ? "heartbeats stopped: \(why ?? "")" : "heartbeats resumed at seq \(publishedSeq)")
+            }
+            if heartbeatsHeld { return }
+        }
         publish(
             topic: Topic.heartbeat.rawValue,
-            body: Heartbeat(seq: handler.state.seq, store: handler.storeIdentity).encoded())
+            body: Heartbeat(seq: publishedSeq, store: handler.storeIdentity).encoded())
     }
 
     private func publish(topic: String, body: Data) {

@@ -27,7 +27,31 @@ protocol StateStore: AnyObject {
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
     func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64
     /// Writes a batch: all of it, or (when it throws) nothing.
+    ///
+    /// A shared store (``isShared``) writes it only if the store is still at `batch.basis` and
+    /// none of its request ids is remembered yet; else it throws ``StateStoreError/Code/moved``
+    /// with the ids it found remembered, and the handler catches up and tries again.
     func commit(_ batch: StoreBatch) throws(StateStoreError)
+
+    /// Whether other services write this store too (etcd, docs/HA.md). Then the handler's state
+    /// may be behind the store's: a commit is conditional on the seq it was computed from, reads
+    /// catch up first (``catchUp(_:)``), request ids are checked by the commit itself, and
+    /// events are published from the store's own log, not from the handler.
+    var isShared: Bool { get }
+
+    /// `state` brought up to the store's latest committed seq (a linearizable read): for a
+    /// shared store, before a read is answered and after a commit was refused as ``StateStoreError/Code/moved``.
+    func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState
+
+    /// Why changes cannot be committed now, before trying (a shared store that lost its
+    /// cluster's quorum); nil when they can.
+    var unavailability: String? { get }
+
+    /// What `status` adds about the store's cluster (replicas, members, leader), if any.
+    func clusterStatus(into status: inout ServiceStatus)
+
+    /// Most changes one commit may hold (a shared store's transactions are bounded).
+    var maximumChangesPerCommit: Int { get }
 }
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
@@ -35,6 +59,10 @@ protocol StateStore: AnyObject {
 struct StoreBatch {
     var events: [Event] = []
     var requests: [RememberedRequest] = []
+    /// The seq of the state the batch was computed from.
+    var basis: UInt64 = 0
+    /// The state after the batch (a shared store snapshots it now and then).
+    var state: CountriesState?
 
     var isEmpty: Bool { events.isEmpty && requests.isEmpty }
 }
@@ -42,11 +70,30 @@ struct StoreBatch {
 /// A read or a commit of a running store failed; nothing was written. Whatever the kind of
 /// store, the service replies `storage_error` ("retry later") and goes on.
 struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is known of the outcome.
+    enum Code: Equatable, Sendable {
+        /// Nothing was written.
+        case failed
+        /// Nothing was written because the store's cluster has no quorum (a shared store).
+        case noQuorum
+        /// A commit was sent and no answer said whether it was written: it may have been.
+        case outcomeUnknown
+        /// Nothing was written: another service moved the store past the batch's basis, or
+        /// remembered one of its ids first (`remembered`). Catch up and try again.
+        case moved
+    }
+
+    /// What is known of the outcome.
+    var code: Code
     /// What failed, in the store's own words: `commit failed: database is locked (SQLITE_BUSY)`.
     var message: String
+    /// With ``Code/moved``: the batch's request ids that were found remembered.
+    var remembered: [RememberedRequest]
 
-    init(_ message: String) {
+    init(_ message: String, code: Code = .failed, remembered: [RememberedRequest] = []) {
+        self.code = code
         self.message = message
+        self.remembered = remembered
     }
 
     /// The message.
@@ -54,6 +101,21 @@ struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension StateStore {
+    /// A store of one service: nobody else writes it.
+    var isShared: Bool { false }
+
+    /// Nobody else writes the store, so `state` is its latest.
+    func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState { state }
+
+    /// A local store can always try.
+    var unavailability: String? { nil }
+
+    /// Nothing beyond the store itself.
+    func clusterStatus(into status: inout ServiceStatus) {}
+
+    /// A batch is one local transaction, whatever its size.
+    var maximumChangesPerCommit: Int { .max }
+
     /// The reply first sent to the request with this id, if it is remembered.
     func rememberedReply(for id: String) throws(StateStoreError) -> Data? {
         try rememberedRequest(for: id)?.reply

@@ -2,14 +2,25 @@ import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 
-/// Chooses and opens the service's ``StateStore`` from its configuration: SQLite on a file (or
-/// SQLite's own `:memory:`), or ``MemoryStore`` without SQLite. A new kind of store is one more
+/// Chooses and opens the service's ``StateStore`` from its configuration: ``EtcdStore`` for a
+/// replicated service, SQLite on a file (or SQLite's own `:memory:`), or ``MemoryStore``
+/// without SQLite. A new kind of store is one more
 /// case here.
 enum StoreOpener {
     /// Opens the store `configuration` names, logging what a person should know about it.
-    static func open(_ configuration: ServiceConfiguration, logger: Logger) throws(StoreError)
-        -> any StateStore
+    static func open(_ configuration: ServiceConfiguration, health: ClusterHealth?, logger: Logger)
+        throws(StoreError) -> any StateStore
     {
+        if let etcd = configuration.etcd {
+            let store = try EtcdStore(
+                configuration: etcd, seed: configuration.seed,
+                health: health ?? ClusterHealth(quorumTimeout: etcd.quorumTimeout), logger: logger)
+            logger.log(
+                .info,
+                "store \(store.path): \(store.seeded ? "seeded the empty prefix" : "found") (\(store.identity))"
+            )
+            return store
+        }
         guard let path = configuration.storePath else { return MemoryStore(seed: configuration.seed) }
         // ":memory:" is SQLite's own in-memory database: the same code as on disk.
         let store = try openPrivate(path, seed: configuration.seed, logger: logger)

@@ -18,6 +18,14 @@ struct ServeCommand: ServeDeclaration {
         configuration.commandEndpoint = command[\.command]
         configuration.eventsEndpoint = command[\.events]
         configuration.storePath = command[\.inMemory] ? nil : command[\.db]
+        if let endpoints = command[\.etcd] {
+            if command[\.inMemory] {
+                throw command.usageError("--in-memory and --etcd are two different stores; give one")
+            }
+            configuration.etcd = EtcdConfiguration(
+                endpoints: endpoints, prefix: command[\.etcdPrefix], replicaName: command[\.replicaName] ?? ""
+            )
+        }
         configuration.heartbeatInterval = command[\.heartbeat]
         configuration.version = CountriesCommandLine.version
         configuration.seed = try seed(command[\.seed])

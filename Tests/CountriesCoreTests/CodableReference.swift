@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 @testable import CountriesCore
 

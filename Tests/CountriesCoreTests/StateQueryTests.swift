@@ -105,7 +105,7 @@ import Testing
         #expect(
             CountriesError.Code.allCases.map(\.rawValue) == [
                 "bad_request", "unknown_op", "index_out_of_range", "not_found", "duplicate", "invalid_name",
-                "too_large", "conflict", "history_truncated", "forbidden", "storage_error",
+                "too_large", "conflict", "history_truncated", "forbidden", "storage_error", "unavailable",
             ])
     }
 }

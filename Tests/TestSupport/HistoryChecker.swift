@@ -90,13 +90,17 @@ public enum HistoryChecker {
             switch operation.outcome {
             case .acknowledged(let seq):
                 if seqs.isEmpty {
-                    violations.append(Violation("\(operation) is not in the history: an acknowledged change was lost"))
+                    violations.append(
+                        Violation("\(operation) is not in the history: an acknowledged change was lost"))
                 } else if !seqs.contains(seq) {
-                    violations.append(Violation("\(operation) is in the history at seq \(seqs), not at the seq its reply named"))
+                    violations.append(
+                        Violation(
+                            "\(operation) is in the history at seq \(seqs), not at the seq its reply named"))
                 }
             case .refused:
                 if !seqs.isEmpty {
-                    violations.append(Violation("\(operation) is in the history at seq \(seqs) although it was refused"))
+                    violations.append(
+                        Violation("\(operation) is in the history at seq \(seqs) although it was refused"))
                 }
             case .indeterminate:
                 break
@@ -128,7 +132,8 @@ public enum HistoryChecker {
     /// Nothing acknowledged while the quorum was gone: no request sent after `start + grace`
     /// was acknowledged before `end`.
     public static func noAcknowledgements(
-        _ operations: [Operation], between start: Duration, and end: Duration, grace: Duration = .milliseconds(500)
+        _ operations: [Operation], between start: Duration, and end: Duration,
+        grace: Duration = .milliseconds(500)
     ) -> [Violation] {
         operations.compactMap { operation in
             guard case .acknowledged(let seq) = operation.outcome, operation.invoked > start + grace,

@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 
 /// The checker finds each kind of broken promise, and names the request and the seq.
 @Suite struct HistoryCheckerTests {
@@ -17,8 +17,10 @@ import TestSupport
 
     @Test func aCleanRunHasNoViolations() {
         let history = [added(1, "a"), added(2, "b"), added(3, "c")]
-        let operations = [op("a", .acknowledged(seq: 1)), op("b", .indeterminate), op("c", .acknowledged(seq: 3)),
-                          op("d", .indeterminate), op("e", .refused(code: "storage_error"))]
+        let operations = [
+            op("a", .acknowledged(seq: 1)), op("b", .indeterminate), op("c", .acknowledged(seq: 3)),
+            op("d", .indeterminate), op("e", .refused(code: "storage_error")),
+        ]
         #expect(HistoryChecker.contiguous(history).isEmpty)
         #expect(HistoryChecker.exactlyOnce(operations, history: history).isEmpty)
         #expect(HistoryChecker.monotonic([1, 2, 3], subscriber: "w").isEmpty)
@@ -26,9 +28,10 @@ import TestSupport
 
     @Test func gapsAndRepeatsInTheHistoryAreNamed() {
         let violations = HistoryChecker.contiguous([added(1, "a"), added(3, "b"), added(3, "c")])
-        #expect(violations.map(\.description) == [
-            "the history has seq 3 where seq 2 belongs", "the history has seq 3 where seq 4 belongs",
-        ])
+        #expect(
+            violations.map(\.description) == [
+                "the history has seq 3 where seq 2 belongs", "the history has seq 3 where seq 4 belongs",
+            ])
     }
 
     @Test func lostDoubledRefusedAndForeignChangesAreNamed() {
@@ -52,12 +55,16 @@ import TestSupport
     }
 
     @Test func acknowledgementsWithoutQuorumAndSlowRecoveryAreNamed() {
-        let operations = [op("a", .acknowledged(seq: 1), at: 1_000), op("b", .acknowledged(seq: 2), at: 9_000)]
+        let operations = [
+            op("a", .acknowledged(seq: 1), at: 1_000), op("b", .acknowledged(seq: 2), at: 9_000),
+        ]
         let during = HistoryChecker.noAcknowledgements(operations, between: .seconds(0), and: .seconds(5))
         #expect(during.count == 1 && during[0].description.contains("request a"))
         #expect(HistoryChecker.noAcknowledgements(operations, between: .seconds(2), and: .seconds(5)).isEmpty)
-        #expect(HistoryChecker.resumes(operations, after: .seconds(0), within: .seconds(5), what: "x").isEmpty)
-        let slow = HistoryChecker.resumes(operations, after: .seconds(2), within: .seconds(5), what: "losing the leader")
+        #expect(
+            HistoryChecker.resumes(operations, after: .seconds(0), within: .seconds(5), what: "x").isEmpty)
+        let slow = HistoryChecker.resumes(
+            operations, after: .seconds(2), within: .seconds(5), what: "losing the leader")
         #expect(slow.count == 1 && slow[0].description.contains("losing the leader"))
     }
 }

@@ -1,6 +1,6 @@
-/// Any JSON value, decoded without assuming a shape, so that a request's fields can be checked
+/// Any JSON value, decoded without assuming a shape, so that a message's fields can be checked
 /// one by one and each mistake named precisely.
-enum JSONValue: Equatable, Sendable {
+public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -12,7 +12,7 @@ enum JSONValue: Equatable, Sendable {
     case object([String: JSONValue])
 
     /// The JSON type's name, for error messages.
-    var typeName: String {
+    public var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A small, strict JSON parser (RFC 8259) from UTF-8 bytes to ``JSONValue``: every frame the
-/// project reads (requests, replies, events, heartbeats) and seed files go through it.
+/// project reads (requests, replies, events, heartbeats, seed files, etcd's answers) goes through it.
 ///
 /// It replaced `JSONDecoder`, which tried each type in turn and cost a third of the service's
 /// time per toggle. What it accepts and how it types numbers follow that decoder, which the tests
@@ -16,31 +16,40 @@ import Foundation
 ///   surrogates; a leading byte-order mark is skipped.
 /// Unlike that decoder it refuses trailing commas (`[1,]`), which are not JSON, a key given
 /// twice in one object (parsers differ on which value counts; see docs/PROTOCOL.md), and arrays
-/// and objects nested deeper than ``Limits/maximumNesting``, counted as it descends: the
+/// and objects nested deeper than the caller's `maximumNesting`, counted as it descends: the
 /// recursion stays that shallow whatever arrives, and the time stays linear in the input.
-struct JSONParser {
+public struct JSONParser {
+    /// The nesting limit when the caller gives none: the outermost array or object counts as 1.
+    public static let defaultMaximumNesting = 16
+
     /// Why a frame is not JSON, or not JSON the project reads; the request decoder turns each
     /// into its own `bad_request` message.
-    enum Failure: Error, Equatable {
+    public enum Failure: Error, Equatable, Sendable {
         /// Not JSON (RFC 8259), or a number out of `Double`'s range.
         case notJSON
         /// An object has this key more than once.
         case duplicateKey(String)
-        /// Arrays and objects nest deeper than ``Limits/maximumNesting``.
+        /// Arrays and objects nest deeper than the parser's `maximumNesting`.
         case tooDeep
     }
 
-    /// Parses one JSON value that fills `data` (whitespace around it allowed).
-    static func parse(_ data: Data) throws(Failure) -> JSONValue {
+    /// Parses one JSON value that fills `data` (whitespace around it allowed), refusing arrays and
+    /// objects nested deeper than `maximumNesting` (the outermost counting as 1).
+    public static func parse(
+        _ data: Data, maximumNesting: Int = defaultMaximumNesting
+    ) throws(Failure) -> JSONValue {
         let parsed = data.withUnsafeBytes { bytes in
-            Result { () throws(Failure) in try parse(bytes) }
+            Result { () throws(Failure) in try parse(bytes, maximumNesting: maximumNesting) }
         }
         return try parsed.get()
     }
 
-    /// Parses one JSON value that fills `bytes` (whitespace around it allowed).
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
-        var parser = JSONParser(bytes: bytes)
+    /// Parses one JSON value that fills `bytes` (whitespace around it allowed), refusing arrays
+    /// and objects nested deeper than `maximumNesting` (the outermost counting as 1).
+    public static func parse(
+        _ bytes: UnsafeRawBufferPointer, maximumNesting: Int = defaultMaximumNesting
+    ) throws(Failure) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
         // A UTF-8 byte-order mark, as JSONDecoder skips it.
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { parser.position = 3 }
         parser.skipWhitespace()
@@ -51,10 +60,12 @@ struct JSONParser {
     }
 
     private let bytes: UnsafeRawBufferPointer
+    private let maximumNesting: Int
     private var position = 0
 
-    private init(bytes: UnsafeRawBufferPointer) {
+    private init(bytes: UnsafeRawBufferPointer, maximumNesting: Int) {
         self.bytes = bytes
+        self.maximumNesting = maximumNesting
     }
 
     private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
@@ -102,7 +113,7 @@ struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws(Failure) -> JSONValue {
-        guard depth <= Limits.maximumNesting else { throw .tooDeep }
+        guard depth <= maximumNesting else { throw .tooDeep }
         position += 1  // {
         var fields: [String: JSONValue] = [:]
         skipWhitespace()
@@ -128,7 +139,7 @@ struct JSONParser {
     }
 
     private mutating func array(depth: Int) throws(Failure) -> JSONValue {
-        guard depth <= Limits.maximumNesting else { throw .tooDeep }
+        guard depth <= maximumNesting else { throw .tooDeep }
         position += 1  // [
         var elements: [JSONValue] = []
         skipWhitespace()

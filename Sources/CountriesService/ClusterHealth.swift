@@ -1,0 +1,65 @@
+import Foundation
+import Synchronization
+
+/// What a replica knows of its etcd cluster: when it last had an answer that took a quorum (a
+/// linearizable read), and the members and leader it last saw. ``QuorumProbe`` writes it on its
+/// own thread; the service loop reads it to decide whether to heartbeat and to accept changes,
+/// and `status` reports it (docs/HA.md, "Losing the quorum").
+final class ClusterHealth: Sendable {
+    /// The members and leader as last seen.
+    struct Cluster: Equatable, Sendable {
+        /// Each member as `name=client URL`.
+        var members: [String] = []
+        /// The leader's name, or nil when no member named one.
+        var leader: String?
+    }
+
+    private struct State {
+        var lastQuorum: ContinuousClock.Instant
+        var lastError: String?
+        var cluster = Cluster()
+    }
+
+    /// How long without a quorum read before the replica says it has no quorum: it then stops
+    /// heartbeating and refuses changes with `storage_error` until a read succeeds again.
+    let quorumTimeout: Duration
+    private let state: Mutex<State>
+
+    /// Starts as healthy: the store was just read through a quorum.
+    init(quorumTimeout: Duration) {
+        self.quorumTimeout = quorumTimeout
+        state = Mutex(State(lastQuorum: .now))
+    }
+
+    /// A read that took a quorum succeeded.
+    func recordQuorum(at instant: ContinuousClock.Instant = .now) {
+        state.withLock {
+            $0.lastQuorum = max($0.lastQuorum, instant)
+            $0.lastError = nil
+        }
+    }
+
+    /// A probe failed, for this reason.
+    func recordFailure(_ reason: String) {
+        state.withLock { $0.lastError = reason }
+    }
+
+    /// The members and leader the probe saw.
+    func record(_ cluster: Cluster) {
+        state.withLock { $0.cluster = cluster }
+    }
+
+    /// The members and leader as last seen.
+    var cluster: Cluster { state.withLock { $0.cluster } }
+
+    /// Why the replica has no quorum now, or nil when it has.
+    func unavailability(now: ContinuousClock.Instant = .now) -> String? {
+        let (last, error) = state.withLock { ($0.lastQuorum, $0.lastError) }
+        let silence = now - last
+        guard silence > quorumTimeout else { return nil }
+        let seconds = Double(silence / .milliseconds(1)) / 1000
+        return
+            "the etcd cluster has no quorum for this replica: no majority answered for \(String(format: "%.1f", seconds)) s"
+            + (error.map { " (last error: \($0))" } ?? "")
+    }
+}

@@ -1,0 +1,26 @@
+/// Where a replicated service keeps its state (`countries serve --etcd`): an etcd v3 cluster,
+/// spoken to through its JSON gateway (docs/HA.md).
+public struct EtcdConfiguration: Sendable, Equatable {
+    /// The client URLs of the cluster's members (`http://host:2379`), tried in turn.
+    public var endpoints: [String]
+    /// The prefix under which this service's keys live; replicas on one prefix are one service.
+    public var prefix: String
+    /// How long one etcd request may take before its outcome counts as unknown.
+    public var requestTimeout: Duration = .seconds(1)
+    /// How long without a quorum read before the replica stops heartbeats and refuses changes.
+    public var quorumTimeout: Duration = .milliseconds(2_500)
+    /// How long to wait for the cluster at start before giving up.
+    public var startTimeout: Duration = .seconds(15)
+    /// This replica's name in `status` and the log.
+    public var replicaName: String
+
+    /// The default prefix.
+    public static let defaultPrefix = "/countries/"
+
+    /// A configuration for these members.
+    public init(endpoints: [String], prefix: String = EtcdConfiguration.defaultPrefix, replicaName: String) {
+        self.endpoints = endpoints
+        self.prefix = prefix
+        self.replicaName = replicaName
+    }
+}

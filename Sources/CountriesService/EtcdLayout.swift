@@ -1,0 +1,51 @@
+import Foundation
+
+/// Where a replicated service keeps what it owns under its etcd prefix (docs/HA.md, "What is in
+/// etcd"). Every key is plain ASCII below the prefix:
+///
+/// - `store`: the store identity, written once by the replica that seeded the prefix;
+/// - `seq`: the latest seq, in decimal; every commit compares it, so replicas take turns;
+/// - `snapshot`: the whole list as a `countries.reset` event at some recent seq;
+/// - `events/<seq, 20 digits>`: the retained events, each as published;
+/// - `requests/<id>`: each remembered request id: its canonical request, a newline, its reply.
+struct EtcdLayout: Sendable {
+    /// The prefix, as given (`/countries/` by default).
+    let prefix: String
+
+    var store: String { prefix + "store" }
+    var seq: String { prefix + "seq" }
+    var snapshot: String { prefix + "snapshot" }
+    var eventsPrefix: String { prefix + "events/" }
+    var requestsPrefix: String { prefix + "requests/" }
+
+    /// The key of the event with this seq: zero-padded, so keys sort as seqs do.
+    func event(_ seq: UInt64) -> String {
+        let digits = String(seq)
+        return eventsPrefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// The seq an event key names, or nil when it is not an event key.
+    func seq(ofEventKey key: String) -> UInt64? {
+        guard key.hasPrefix(eventsPrefix) else { return nil }
+        return UInt64(key.dropFirst(eventsPrefix.count))
+    }
+
+    func request(_ id: String) -> String { requestsPrefix + id }
+
+    /// A remembered request as stored: the canonical request (empty when unknown), a newline,
+    /// the reply. Neither holds a raw newline: both are compact JSON.
+    static func encode(_ remembered: RememberedRequest) -> Data {
+        var value = remembered.request ?? Data()
+        value.append(0x0A)
+        value.append(remembered.reply)
+        return value
+    }
+
+    /// The remembered request stored under `id`, or nil when the value is not one.
+    static func decodeRequest(id: String, _ value: Data) -> RememberedRequest? {
+        guard let newline = value.firstIndex(of: 0x0A) else { return nil }
+        let request = value[value.startIndex..<newline]
+        return RememberedRequest(
+            id: id, request: request.isEmpty ? nil : Data(request), reply: Data(value[(newline + 1)...]))
+    }
+}

@@ -1,0 +1,326 @@
+import CountriesCore
+import Etcd
+import Foundation
+
+/// The state kept in etcd, shared by every replica on the same prefix (`countries serve --etcd`,
+/// docs/HA.md). Replicas take turns by compare-and-swap: a commit is one etcd transaction that
+/// applies only if the `seq` key still holds the seq the batch was computed from and none of
+/// its request ids is remembered yet; it writes the events, the new seq, the remembered
+/// requests and, every ``snapshotInterval`` seqs, a snapshot of the whole list. When another
+/// replica moved first, nothing is written and the handler catches up and runs the batch again.
+///
+/// Used from the service's thread only; the tail and the probe have connections of their own.
+final class EtcdStore: StateStore {
+    let path: String
+    let identity: String
+    var sizeOnDisk: Int { 0 }
+    var isShared: Bool { true }
+    /// Whether this replica seeded the prefix, for the start-up log.
+    let seeded: Bool
+
+    /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
+    /// snapshot and at most about this many events.
+    static let snapshotInterval: UInt64 = 100
+    /// Most changes in one transaction: etcd refuses more than 128 operations on a side, and a
+    /// change takes up to three (its event, its id, a compare).
+    static let changesPerCommit = 32
+
+    var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
+
+    private let client: EtcdClient
+    private let layout: EtcdLayout
+    private let health: ClusterHealth
+    private let configuration: EtcdConfiguration
+
+    /// Finds the store under the prefix, or seeds it in one transaction when the prefix is empty
+    /// (the first replica wins; the others find it). Waits up to the configuration's start
+    /// timeout for a quorum.
+    init(configuration: EtcdConfiguration, seed: [Country], health: ClusterHealth, logger: Logger)
+        throws(StoreError)
+    {
+        self.configuration = configuration
+        self.health = health
+        layout = EtcdLayout(prefix: configuration.prefix)
+        path = "etcd \(configuration.endpoints.joined(separator: ",")) \(configuration.prefix)"
+        client = EtcdClient(endpoints: configuration.endpoints, timeout: configuration.requestTimeout)
+        let deadline = ContinuousClock.now + configuration.startTimeout
+        var lastError: EtcdError?
+        var found: (identity: String, seeded: Bool)?
+        while found == nil && ContinuousClock.now < deadline {
+            do {
+                found = try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed)
+            } catch {
+                if error.code == .rejected || error.code == .badResponse {
+                    throw StoreError(
+                        .other, path: path, "etcd refused the store's first read or seed: \(error)")
+                }
+                if lastError == nil {
+                    logger.log(
+                        .warning,
+                        "waiting for the etcd cluster at \(configuration.endpoints.joined(separator: ",")): \(error)"
+                    )
+                }
+                lastError = error
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+        guard let found else {
+            throw StoreError(
+                .cannotOpen, path: path,
+                "no quorum of the etcd cluster answered within \(configuration.startTimeout) (\(lastError.map { "\($0)" } ?? "no answer")); check that a majority of its members run and that --etcd names them"
+            )
+        }
+        guard StoreIdentity.isWellFormed(found.identity) else {
+            throw StoreError(
+                .corrupt, path: path,
+                "the key \(layout.store) holds \(CountryName.quoted(found.identity)), not a store identity; the prefix belongs to something else: pass another --etcd-prefix"
+            )
+        }
+        identity = found.identity
+        seeded = found.seeded
+    }
+
+    private static func findOrSeed(client: EtcdClient, layout: EtcdLayout, seed: [Country]) throws(EtcdError)
+        -> (identity: String, seeded: Bool)
+    {
+        let existing = try client.range(EtcdRangeRequest(key: layout.store))
+        if let value = existing.kvs.first?.value {
+            return (String(decoding: value, as: UTF8.self), false)
+        }
+        let identity = StoreIdentity.make()
+        let snapshot = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+        let result = try client.txn(
+            compare: [.createRevision(layout.store, equals: 0)],
+            success: [
+                .put(layout.store, Data(identity.utf8)),
+                .put(layout.seq, Data("0".utf8)),
+                .put(layout.snapshot, snapshot.encoded()),
+            ],
+            failure: [.range(EtcdRangeRequest(key: layout.store))])
+        if result.succeeded { return (identity, true) }
+        guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
+            throw EtcdError(
+                .badResponse, "the seed transaction failed but the store key is not there",
+                endpoint: client.currentEndpoint)
+        }
+        return (String(decoding: value, as: UTF8.self), false)
+    }
+
+    // MARK: Reading
+
+    func loadState() throws(StoreError) -> CountriesState {
+        do {
+            return try readState()
+        } catch {
+            throw StoreError(.cannotOpen, path: path, "reading the state from etcd failed: \(error)")
+        }
+    }
+
+    /// The snapshot and the events after it, read at one revision.
+    private func readState() throws(StateStoreError) -> CountriesState {
+        let found = try perform { () throws(EtcdError) in
+            try client.range(EtcdRangeRequest(key: layout.snapshot))
+        }
+        guard let value = found.kvs.first?.value, let event = try? Event.decode(value),
+            case .reset(let rows) = event.kind
+        else {
+            throw StateStoreError("the key \(layout.snapshot) holds no snapshot of the list")
+        }
+        var state = CountriesState(rows: rows, seq: event.seq)
+        guard try replayEvents(into: &state, atRevision: found.revision) else {
+            throw StateStoreError("the events after the snapshot at seq \(event.seq) are missing")
+        }
+        return state
+    }
+
+    /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
+    /// false when the next one is no longer kept.
+    private func replayEvents(into state: inout CountriesState, atRevision revision: Int64)
+        throws(StateStoreError)
+        -> Bool
+    {
+        var revision = revision
+        while true {
+            let request = EtcdRangeRequest.from(
+                layout.event(state.seq + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000,
+                revision: revision)
+            let page = try perform { () throws(EtcdError) in try client.range(request) }
+            revision = page.revision
+            for kv in page.kvs {
+                guard let event = try? Event.decode(kv.value) else {
+                    throw StateStoreError("the key \(kv.key) holds no event")
+                }
+                guard event.seq == state.seq + 1 else { return false }
+                do {
+                    try state.replay(event)
+                } catch {
+                    throw StateStoreError(
+                        "event \(event.seq) does not apply to the state before it: \(error)")
+                }
+            }
+            if !page.more { return true }
+        }
+    }
+
+    func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
+        var caughtUp = state
+        if try replayEvents(into: &caughtUp, atRevision: 0) { return caughtUp }
+        // Too far behind for the kept events: start again from the snapshot.
+        return try readState()
+    }
+
+    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
+        let found = try perform { () throws(EtcdError) in
+            try client.range(EtcdRangeRequest(key: layout.request(id)))
+        }
+        return found.kvs.first.flatMap { EtcdLayout.decodeRequest(id: id, $0.value) }
+    }
+
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
+        if since > currentSeq { return nil }
+        if since == currentSeq || limit <= 0 { return [] }
+        let request = EtcdRangeRequest(
+            key: layout.event(since + 1), rangeEnd: layout.event(currentSeq + 1), limit: min(limit, 10_000))
+        let found = try perform { () throws(EtcdError) in try client.range(request) }
+        var events: [Event] = []
+        for kv in found.kvs {
+            guard let event = try? Event.decode(kv.value) else {
+                throw StateStoreError("the key \(kv.key) holds no event")
+            }
+            guard event.seq == since + 1 + UInt64(events.count) else { return nil }
+            events.append(event)
+        }
+        return events.isEmpty ? nil : events
+    }
+
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+        let request = EtcdRangeRequest.prefix(layout.eventsPrefix, limit: 1, keysOnly: true)
+        let found = try perform { () throws(EtcdError) in try client.range(request) }
+        return found.kvs.first.flatMap { layout.seq(ofEventKey: $0.key) } ?? currentSeq + 1
+    }
+
+    // MARK: Writing
+
+    var unavailability: String? { health.unavailability() }
+
+    func commit(_ batch: StoreBatch) throws(StateStoreError) {
+        let lastSeq = batch.events.last?.seq ?? batch.basis
+        var compare: [EtcdCompare] = [
+            .value(layout.seq, equals: Data(String(batch.basis).utf8)),
+            .value(layout.store, equals: Data(identity.utf8)),
+        ]
+        var success: [EtcdOperation] = []
+        var failure: [EtcdOperation] = [.range(EtcdRangeRequest(key: layout.store))]
+        for remembered in batch.requests {
+            let key = layout.request(remembered.id)
+            compare.append(.createRevision(key, equals: 0))
+            success.append(.put(key, EtcdLayout.encode(remembered)))
+            failure.append(.range(EtcdRangeRequest(key: key)))
+        }
+        if lastSeq != batch.basis {
+            success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
+        }
+        for event in batch.events {
+            success.append(.put(layout.event(event.seq), event.encoded()))
+        }
+        let retained = UInt64(Limits.retainedEvents)
+        if lastSeq > retained, lastSeq != batch.basis {
+            success.append(
+                .deleteRange(key: layout.eventsPrefix, rangeEnd: layout.event(lastSeq - retained + 1)))
+        }
+        if let state = batch.state,
+            lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
+        {
+            let snapshot = Event(seq: state.seq, kind: .reset(state.rows), store: identity)
+            success.append(.put(layout.snapshot, snapshot.encoded()))
+        }
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(compare: compare, success: success, failure: failure)
+        } catch {
+            throw EtcdStore.storeError(error, during: "commit")
+        }
+        if result.succeeded { return }
+        var found: [RememberedRequest] = []
+        for (index, outcome) in result.results.enumerated() {
+            guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
+            if index == 0 {
+                if kv.value != Data(identity.utf8) {
+                    throw StateStoreError(
+                        "the prefix \(layout.prefix) now holds another store (\(String(decoding: kv.value, as: UTF8.self))); restart the replica"
+                    )
+                }
+                continue
+            }
+            let id = batch.requests[index - 1].id
+            if let remembered = EtcdLayout.decodeRequest(id: id, kv.value) { found.append(remembered) }
+        }
+        if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
+            == true
+        {
+            throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
+        }
+        throw StateStoreError("another replica committed first", code: .moved, remembered: found)
+    }
+
+    // MARK: Request-id memory
+
+    /// Forgets the oldest remembered request ids (by the revision that created them) beyond
+    /// the newest `keeping`, at most `batch` per call; returns how many it forgot. Any replica
+    /// may run it at any time: forgetting an id twice is forgetting it once, and only ids
+    /// beyond the window the protocol promises are forgotten (docs/PROTOCOL.md, "Retries are
+    /// safe"). The commits cannot do it themselves: a transaction cannot read what to delete.
+    static func trimRememberedRequests(
+        client: EtcdClient, layout: EtcdLayout, keeping: Int = Limits.retainedRequestIDs, batch: Int = 1_000
+    ) throws(EtcdError) -> Int {
+        let count = try client.range(.prefix(layout.requestsPrefix, countOnly: true)).count
+        let excess = Int(count) - keeping
+        guard excess > 0 else { return 0 }
+        let oldest = try client.range(
+            .prefix(
+                layout.requestsPrefix, limit: min(excess, batch), keysOnly: true, sortTarget: .createRevision,
+                sortOrder: .ascending))
+        var forgotten = 0
+        // etcd takes at most 128 operations per transaction.
+        for start in stride(from: 0, to: oldest.kvs.count, by: 100) {
+            let keys = oldest.kvs[start..<min(start + 100, oldest.kvs.count)].map(\.key)
+            _ = try client.txn(
+                compare: [], success: keys.map { .deleteRange(key: $0, rangeEnd: nil) }, failure: [])
+            forgotten += keys.count
+        }
+        return forgotten
+    }
+
+    // MARK: Status
+
+    func clusterStatus(into status: inout ServiceStatus) {
+        let cluster = health.cluster
+        status.replica = configuration.replicaName
+        status.etcdMembers = cluster.members
+        status.etcdLeader = cluster.leader ?? "none"
+        status.etcdQuorum = health.unavailability() ?? "yes"
+    }
+
+    /// Runs a read, turning etcd's error into the store's.
+    private func perform<T>(_ body: () throws(EtcdError) -> T) throws(StateStoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw EtcdStore.storeError(error, during: "read")
+        }
+    }
+
+    /// What an etcd failure means for the service: nothing written, no quorum, or unknown.
+    static func storeError(_ error: EtcdError, during activity: String) -> StateStoreError {
+        switch error.code {
+        case .outcomeUnknown:
+            return StateStoreError("etcd did not answer the \(activity): \(error)", code: .outcomeUnknown)
+        case .noQuorum:
+            return StateStoreError("the etcd cluster has no quorum: \(error)", code: .noQuorum)
+        case .unreachable:
+            return StateStoreError("no etcd member could be reached: \(error)", code: .noQuorum)
+        case .rejected, .compacted, .badResponse:
+            return StateStoreError("etcd refused the \(activity): \(error)")
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import CountriesCore
+import Etcd
+import Foundation
+import Synchronization
+import SystemSupport
+
+/// Follows a replicated store's event log in etcd on a thread of its own and hands the events,
+/// in seq order and each once, to the service loop, which publishes them: so every replica
+/// publishes every change, whichever replica committed it, with the same seq and body
+/// (docs/HA.md, "Publishing").
+///
+/// It reads the kept events after the last one it handed over, then watches the log from the
+/// revision of that read; when the watch ends (a member lost, or the leader with the
+/// `hasleader` requirement) or skips a seq, it starts again from a read, so nothing is lost.
+final class EventTail: Sendable {
+    /// An event as committed, with the bytes to publish.
+    struct Entry: Sendable {
+        var event: Event
+        var body: Data
+    }
+
+    /// Readable when events are waiting in ``drain()``.
+    var fileDescriptor: Int32 { wakeup.fileDescriptor }
+
+    private let endpoints: [String]
+    private let layout: EtcdLayout
+    private let logger: Logger
+    private let requestTimeout: Duration
+    private let wakeup: WakeupPipe
+    private let queue = Mutex<[Entry]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let startSeq: UInt64
+
+    /// A tail that will hand over the events after `seq`.
+    init(configuration: EtcdConfiguration, after seq: UInt64, logger: Logger) throws(SignalPipeError) {
+        endpoints = configuration.endpoints
+        layout = EtcdLayout(prefix: configuration.prefix)
+        requestTimeout = configuration.requestTimeout
+        self.logger = logger
+        startSeq = seq
+        wakeup = try WakeupPipe()
+    }
+
+    /// Starts the thread.
+    func start() {
+        let thread = Thread { [self] in
+            follow()
+            finished.signal()
+        }
+        thread.name = "etcd event tail"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it (at most about a request timeout).
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+
+    /// The events handed over since the last call, in seq order.
+    func drain() -> [Entry] {
+        wakeup.drain()
+        return queue.withLock { entries in
+            defer { entries.removeAll(keepingCapacity: true) }
+            return entries
+        }
+    }
+
+    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    private func follow() {
+        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout)
+        let watcher = EtcdWatcher(endpoints: endpoints)
+        var handedOver = startSeq
+        var failures = 0
+        while !isStopping {
+            do {
+                let revision = try readKept(after: &handedOver, client: client)
+                try watcher.watch(
+                    EtcdRangeRequest.prefix(layout.eventsPrefix), startRevision: revision + 1,
+                    shouldStop: { self.isStopping },
+                    onEvents: { changes, _ in
+                        var entries: [Entry] = []
+                        defer { hand(entries) }
+                        for change in changes where change.kind == .put {
+                            guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
+                                continue
+                            }
+                            // A seq skipped means the watch missed one: read again from the log.
+                            guard seq == handedOver + 1 else { return false }
+                            guard let entry = decode(change.kv) else { return false }
+                            entries.append(entry)
+                            handedOver = seq
+                        }
+                        return true
+                    })
+                failures = 0
+            } catch {
+                failures += 1
+                // Once per outage, not once per retry.
+                if failures == 1 {
+                    logger.log(.warning, "following the event log in etcd: \(error); retrying")
+                }
+                pause(.milliseconds(min(1_000, 100 * failures)))
+            }
+        }
+    }
+
+    /// Hands over the kept events after `handedOver` and returns the revision they were read at.
+    private func readKept(after handedOver: inout UInt64, client: EtcdClient) throws(EtcdError) -> Int64 {
+        var revision: Int64 = 0
+        while true {
+            let request = EtcdRangeRequest.from(
+                layout.event(handedOver + 1), toPrefixEnd: layout.eventsPrefix, limit: 500, revision: revision
+            )
+            let page = try client.range(request)
+            revision = page.revision
+            var entries: [Entry] = []
+            for kv in page.kvs {
+                guard let seq = layout.seq(ofEventKey: kv.key), seq > handedOver else { continue }
+                if seq != handedOver + 1 {
+                    logger.log(
+                        .warning,
+                        "events \(handedOver + 1) to \(seq - 1) are no longer kept in etcd; publishing from \(seq) (subscribers take a fresh list)"
+                    )
+                }
+                guard let entry = decode(kv) else { continue }
+                entries.append(entry)
+                handedOver = seq
+            }
+            hand(entries)
+            if !page.more { return revision }
+        }
+    }
+
+    private func decode(_ kv: EtcdKeyValue) -> Entry? {
+        guard let event = try? Event.decode(kv.value) else {
+            logger.log(.error, "the key \(kv.key) in etcd holds no event; skipped")
+            return nil
+        }
+        return Entry(event: event, body: kv.value)
+    }
+
+    private func hand(_ entries: [Entry]) {
+        guard !entries.isEmpty else { return }
+        queue.withLock { $0.append(contentsOf: entries) }
+        wakeup.wake()
+    }
+
+    /// Sleeps, waking early to stop.
+    private func pause(_ duration: Duration) {
+        let end = ContinuousClock.now + duration
+        while !isStopping && ContinuousClock.now < end {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Etcd
+import Foundation
+import Synchronization
+
+/// Asks the etcd cluster, on a thread of its own, for a read that takes a quorum (the `seq`
+/// key, linearizable) every ``interval``, and for its members and leader every few rounds, and
+/// records what it saw in a ``ClusterHealth``. Every 20 rounds it also trims the remembered
+/// request ids to the protocol's window (``EtcdStore/trimRememberedRequests(client:layout:keeping:batch:)``). A replica whose probe has no answer for the
+/// health's quorum timeout stops heartbeating and refuses changes (docs/HA.md, "Losing the
+/// quorum"); it recovers by itself at the next answer.
+final class QuorumProbe: Sendable {
+    /// How often the probe reads.
+    let interval: Duration
+
+    private let endpoints: [String]
+    private let layout: EtcdLayout
+    private let requestTimeout: Duration
+    private let health: ClusterHealth
+    private let logger: Logger
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(configuration: EtcdConfiguration, health: ClusterHealth, interval: Duration, logger: Logger) {
+        endpoints = configuration.endpoints
+        layout = EtcdLayout(prefix: configuration.prefix)
+        requestTimeout = configuration.requestTimeout
+        self.health = health
+        self.interval = interval
+        self.logger = logger
+    }
+
+    /// Starts the thread.
+    func start() {
+        let thread = Thread { [self] in
+            probe()
+            finished.signal()
+        }
+        thread.name = "etcd quorum probe"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it (at most about a request timeout).
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+
+    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    private func probe() {
+        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout)
+        var round = 0
+        var hadQuorum = true
+        while !isStopping {
+            let started = ContinuousClock.now
+            do {
+                _ = try client.range(EtcdRangeRequest(key: layout.seq))
+                health.recordQuorum(at: started)
+                if !hadQuorum {
+                    logger.log(.info, "the etcd cluster answers again through \(client.currentEndpoint)")
+                }
+                hadQuorum = true
+            } catch {
+                health.recordFailure("\(error)")
+                if hadQuorum { logger.log(.warning, "no quorum read from the etcd cluster: \(error)") }
+                hadQuorum = false
+            }
+            if round % 5 == 0 { health.record(cluster(client)) }
+            if round % 20 == 10, hadQuorum { trimRequests(client) }
+            round += 1
+            let end = started + interval
+            while !isStopping && ContinuousClock.now < end {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+    }
+
+    /// Keeps the remembered request ids to the protocol's window, logging what it forgot.
+    private func trimRequests(_ client: EtcdClient) {
+        do {
+            let forgotten = try EtcdStore.trimRememberedRequests(client: client, layout: layout)
+            if forgotten > 0 { logger.log(.debug, "forgot the \(forgotten) oldest remembered request ids") }
+        } catch {
+            logger.log(.debug, "trimming the remembered request ids failed: \(error); trying again later")
+        }
+    }
+
+    /// The members and leader, as far as they can be read now.
+    private func cluster(_ client: EtcdClient) -> ClusterHealth.Cluster {
+        guard let members = try? client.members() else { return health.cluster }
+        let leaderID = try? client.status(of: client.currentEndpoint).leaderID
+        var cluster = ClusterHealth.Cluster()
+        cluster.members = members.map { "\($0.name)=\($0.clientURLs.first ?? "?")" }
+        cluster.leader = members.first { $0.id == leaderID }?.name
+        return cluster
+    }
+}

@@ -1,0 +1,45 @@
+import CCurl
+
+/// Which ``EtcdError/Code`` each failure becomes: what etcd's answer or libcurl's failure proves
+/// about the operation. The table is in docs/ARCHITECTURE.md (the etcd client).
+enum EtcdClassification {
+    /// A read can be sent again anywhere; a write (a txn) only when it certainly did not happen.
+    enum Kind {
+        case read
+        case write
+    }
+
+    /// A transfer that got no HTTP answer.
+    static func transport(_ outcome: CurlTransfer.Outcome, _ kind: Kind) -> EtcdError.Code {
+        switch outcome.result {
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return .rejected
+        default:
+            // No byte of the body left: etcd cannot have acted on it, whatever failed.
+            return outcome.bodySent ? .outcomeUnknown : .unreachable
+        }
+    }
+
+    /// An answer with gRPC `code` (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) and
+    /// etcd's `message`.
+    static func grpc(code: Int64, message: String, _ kind: Kind) -> EtcdError.Code {
+        // Refused before any proposal: the require-leader check (hasleader) and a proposal raft
+        // dropped for want of a leader.
+        if message.contains("no leader") || message.contains("raft proposal dropped") { return .noQuorum }
+        switch code {
+        case 11 where message.contains("compacted"):
+            return .compacted
+        case 8 where message.contains("too many requests"):
+            // The member's apply backlog, checked before it proposes: try again, elsewhere.
+            return .noQuorum
+        case 3, 5, 6, 7, 8, 9, 11, 12, 16:
+            // InvalidArgument (too many ops, too large, bad key), NotFound, AlreadyExists,
+            // PermissionDenied, ResourceExhausted, FailedPrecondition, OutOfRange (future
+            // revision), Unimplemented, Unauthenticated: refused, nothing done.
+            return .rejected
+        default:
+            // Unavailable ("request timed out", "leader changed", "connection lost"),
+            // DeadlineExceeded, Canceled, Unknown, Internal...: a write may have been proposed.
+            return kind == .write ? .outcomeUnknown : .noQuorum
+        }
+    }
+}

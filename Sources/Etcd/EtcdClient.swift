@@ -1,0 +1,174 @@
+import CCurl
+import Foundation
+import JSON
+
+/// One connection to an etcd v3 cluster through its JSON gateway: a libcurl handle reused call
+/// after call (keep-alive), used from one thread (it is not `Sendable`).
+///
+/// It tries the endpoints in turn: it keeps using the one that last worked and moves to the next
+/// on `unreachable`, `outcomeUnknown` or `noQuorum`. A read (range, member list) is sent again
+/// to the next endpoints until `timeout` is spent; a txn only when nothing was sent
+/// (`unreachable`), never after it may have reached etcd. Txns and linearizable ranges carry
+/// etcd's require-leader header, so a member without a leader refuses at once (`noQuorum`)
+/// instead of proposing or waiting; serializable ranges, the member list and status do not,
+/// so they still answer from a member cut off from the others.
+public final class EtcdClient {
+    /// The endpoints, as given (`http://host:port`; a bare `host:port` gets `http://`).
+    public let endpoints: [String]
+    /// The endpoint the next call goes to first: the one that last answered.
+    public var currentEndpoint: String { endpoints.isEmpty ? "" : endpoints[current] }
+    /// The longest a call takes, endpoints tried included.
+    public let timeout: Duration
+
+    private var current = 0
+    private let transfer: CurlTransfer?
+
+    /// A client for the cluster at `endpoints`; connects on the first call.
+    public init(
+        endpoints: [String], timeout: Duration = .seconds(1), connectTimeout: Duration = .milliseconds(300)
+    ) {
+        self.endpoints = endpoints.map(Self.normalized)
+        self.timeout = timeout
+        self.transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [])
+    }
+
+    static func normalized(_ endpoint: String) -> String {
+        var text = endpoint
+        while text.hasSuffix("/") { text.removeLast() }
+        return text.contains("://") ? text : "http://" + text
+    }
+
+    /// Reads a range of keys (linearizable unless the request is `serializable`).
+    public func range(_ request: EtcdRangeRequest) throws(EtcdError) -> EtcdRangeResponse {
+        let (fields, endpoint) = try call(
+            "/v3/kv/range", EtcdWire.range(request), .read, requireLeader: !request.serializable)
+        return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in
+            try EtcdWire.rangeResponse(fields)
+        }
+    }
+
+    /// Runs a txn: when every compare holds, the `success` operations, else the `failure` ones,
+    /// atomically. Sent to one endpoint only, unless nothing could be sent to it.
+    public func txn(
+        compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]
+    ) throws(EtcdError) -> EtcdTxnResponse {
+        let body = EtcdWire.txn(compare: compare, success: success, failure: failure)
+        let (fields, endpoint) = try call("/v3/kv/txn", body, .write, requireLeader: true)
+        return try decoded(endpoint, .write) { () throws(EtcdWire.Malformed) in
+            try EtcdWire.txnResponse(fields)
+        }
+    }
+
+    /// The cluster's members, as the member answering knows them.
+    public func members() throws(EtcdError) -> [EtcdMember] {
+        let (fields, endpoint) = try call(
+            "/v3/cluster/member/list", .object([:]), .read, requireLeader: false)
+        return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in try EtcdWire.members(fields) }
+    }
+
+    /// One member's status, asked of that endpoint alone (not necessarily one of `endpoints`).
+    public func status(of endpoint: String) throws(EtcdError) -> EtcdMemberStatus {
+        let endpoint = Self.normalized(endpoint)
+        let fields = try attempt(
+            endpoint, "/v3/maintenance/status", EtcdWire.encoded(.object([:])), .read, false, timeout)
+        return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in
+            try EtcdWire.status(fields, endpoint: endpoint)
+        }
+    }
+
+    // MARK: Calls
+
+    /// Sends `body` to `path` at the current endpoint, and on to the next ones as the class of
+    /// call allows, until one answers or `timeout` is spent.
+    private func call(
+        _ path: String, _ body: JSONValue, _ kind: EtcdClassification.Kind, requireLeader: Bool
+    ) throws(EtcdError) -> ([String: JSONValue], String) {
+        guard !endpoints.isEmpty else {
+            throw EtcdError(.rejected, "no etcd endpoint was given", endpoint: "")
+        }
+        let bytes = EtcdWire.encoded(body)
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        // A read leaves time for another endpoint when one hangs (a member cut off from the
+        // others takes a read and holds it); a txn has the whole timeout, it is sent once.
+        let share = kind == .read && endpoints.count > 1 ? timeout / 2 : timeout
+        var tries = 0
+        while true {
+            let endpoint = endpoints[current]
+            do {
+                let limit = min(share, deadline - clock.now)
+                return (try attempt(endpoint, path, bytes, kind, requireLeader, limit), endpoint)
+            } catch {
+                tries += 1
+                let moves =
+                    error.code == .unreachable || error.code == .outcomeUnknown || error.code == .noQuorum
+                if moves { current = (current + 1) % endpoints.count }
+                let again =
+                    kind == .read ? moves : (error.code == .unreachable && tries < endpoints.count)
+                guard again else { throw error }
+                // Every endpoint failed fast (refused, no leader): a pause, not a busy loop.
+                if tries % endpoints.count == 0 {
+                    Thread.sleep(forTimeInterval: min(0.05, max(0, (deadline - clock.now).seconds)))
+                }
+                // Too little time left for an answer: this error says more than a timeout would.
+                guard deadline - clock.now > .milliseconds(20) else { throw error }
+            }
+        }
+    }
+
+    /// One POST to one endpoint, its answer's object or the error it comes to.
+    private func attempt(
+        _ endpoint: String, _ path: String, _ body: [UInt8], _ kind: EtcdClassification.Kind,
+        _ requireLeader: Bool, _ timeout: Duration
+    ) throws(EtcdError) -> [String: JSONValue] {
+        guard let transfer else {
+            throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: endpoint)
+        }
+        let outcome = transfer.post(
+            url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
+        guard outcome.result == CURLE_OK else {
+            throw EtcdError(
+                EtcdClassification.transport(outcome, kind), outcome.errorText, endpoint: endpoint)
+        }
+        let fields: [String: JSONValue]
+        do {
+            fields = try EtcdWire.parse(outcome.body)
+        } catch {
+            throw EtcdError(
+                kind == .write ? .outcomeUnknown : .badResponse,
+                "HTTP \(outcome.status), \(error.message)", endpoint: endpoint)
+        }
+        if outcome.status != 200 {
+            guard let (code, message) = EtcdWire.errorAnswer(fields) else {
+                throw EtcdError(
+                    kind == .write ? .outcomeUnknown : .badResponse,
+                    "HTTP \(outcome.status) without an error: \(EtcdWire.preview(outcome.body))",
+                    endpoint: endpoint)
+            }
+            throw EtcdError(
+                EtcdClassification.grpc(code: code, message: message, kind), message, endpoint: endpoint)
+        }
+        return fields
+    }
+
+    /// The decoded answer, or for an answer not as documented `badResponse` (for a txn,
+    /// `outcomeUnknown`: etcd said it was done, but not what it did).
+    private func decoded<T>(
+        _ endpoint: String, _ kind: EtcdClassification.Kind, _ decode: () throws(EtcdWire.Malformed) -> T
+    ) throws(EtcdError) -> T {
+        do {
+            return try decode()
+        } catch {
+            throw EtcdError(
+                kind == .write ? .outcomeUnknown : .badResponse, error.message, endpoint: endpoint)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    fileprivate var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,25 @@
+/// One member's own view of the cluster: who it is, who it takes for the leader, at which term.
+public struct EtcdMemberStatus: Sendable {
+    /// The endpoint asked.
+    public var endpoint: String
+    /// The member's ID.
+    public var memberID: UInt64
+    /// The leader's ID as this member knows it; 0 when it knows none.
+    public var leaderID: UInt64
+    /// The raft term.
+    public var raftTerm: UInt64
+    /// The member's etcd version.
+    public var version: String
+
+    /// Whether this member is the leader.
+    public var isLeader: Bool { leaderID != 0 && leaderID == memberID }
+
+    /// A status with these fields.
+    public init(endpoint: String, memberID: UInt64, leaderID: UInt64, raftTerm: UInt64, version: String) {
+        self.endpoint = endpoint
+        self.memberID = memberID
+        self.leaderID = leaderID
+        self.raftTerm = raftTerm
+        self.version = version
+    }
+}

@@ -1,0 +1,11 @@
+import Foundation
+
+/// One operation of a txn's branch.
+public enum EtcdOperation: Sendable {
+    /// Reads a range, at the txn's revision.
+    case range(EtcdRangeRequest)
+    /// Writes a value to a key.
+    case put(String, Data)
+    /// Deletes a key (`rangeEnd` nil) or the keys in `[key, rangeEnd)`.
+    case deleteRange(key: String, rangeEnd: String?)
+}

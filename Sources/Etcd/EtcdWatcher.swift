@@ -1,0 +1,163 @@
+import CCurl
+import Foundation
+import JSON
+
+/// A watch stream on its own connection (not `Sendable`: one thread at a time). ``watch(_:startRevision:shouldStop:onEvents:)``
+/// blocks the calling thread and hands over each batch of changes as it arrives.
+///
+/// It sends etcd's require-leader header (`Grpc-Metadata-hasleader: true`), so a member cut off
+/// from the leader ends the stream (`noQuorum`) instead of going silent while the others go on.
+public final class EtcdWatcher {
+    /// The endpoints, as given (`http://host:port`; a bare `host:port` gets `http://`).
+    public let endpoints: [String]
+    /// The endpoint the next watch goes to first.
+    public var currentEndpoint: String { endpoints.isEmpty ? "" : endpoints[current] }
+
+    private var current = 0
+    private let transfer: CurlTransfer?
+    /// How often `shouldStop` is asked while the stream is silent.
+    static let pollInterval: Int32 = 100
+
+    /// A watcher on the cluster at `endpoints`; connects on each watch.
+    public init(endpoints: [String], connectTimeout: Duration = .milliseconds(300)) {
+        self.endpoints = endpoints.map(EtcdClient.normalized)
+        self.transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [])
+    }
+
+    /// Watches `range` from `startRevision` (0: from now), calling `onEvents` with each batch of
+    /// changes, in revision order, and the revision of the store when the batch was sent. Tries
+    /// the endpoints in turn until one accepts the stream; after a stream failed, the next watch
+    /// starts at the next endpoint.
+    ///
+    /// Returns normally when `onEvents` returned false or `shouldStop()` true (asked at least every
+    /// 100 ms, also while nothing arrives). Throws when the stream failed: `compacted` (with
+    /// `compactRevision`) when `startRevision` is gone, `noQuorum` when the member lost its
+    /// leader, `unreachable` when no endpoint could be reached, `outcomeUnknown` when the stream
+    /// broke or ended without a reason; watch again from the revision after the last one seen.
+    public func watch(
+        _ range: EtcdRangeRequest, startRevision: Int64, shouldStop: () -> Bool,
+        onEvents: ([EtcdWatchEvent], _ revision: Int64) -> Bool
+    ) throws(EtcdError) {
+        guard !endpoints.isEmpty else {
+            throw EtcdError(.rejected, "no etcd endpoint was given", endpoint: "")
+        }
+        guard let transfer else {
+            throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: currentEndpoint)
+        }
+        let body = EtcdWire.encoded(EtcdWire.watch(range, startRevision: startRevision))
+        var lastError: EtcdError?
+        for _ in endpoints.indices {
+            let endpoint = endpoints[current]
+            do {
+                try stream(transfer, endpoint, body, shouldStop, onEvents)
+                return
+            } catch {
+                current = (current + 1) % endpoints.count
+                guard error.code == .unreachable, !shouldStop() else { throw error }
+                lastError = error
+            }
+        }
+        throw lastError ?? EtcdError(.unreachable, "no endpoint", endpoint: "")
+    }
+
+    /// One stream from one endpoint, driven through a curl multi handle so `shouldStop` is asked
+    /// every ``pollInterval`` ms whatever the stream does.
+    private func stream(
+        _ transfer: CurlTransfer, _ endpoint: String, _ body: [UInt8], _ shouldStop: () -> Bool,
+        _ onEvents: ([EtcdWatchEvent], Int64) -> Bool
+    ) throws(EtcdError) {
+        guard let multi = curl_multi_init() else {
+            throw EtcdError(.unreachable, "libcurl could not make a multi handle", endpoint: endpoint)
+        }
+        transfer.prepare(url: endpoint + "/v3/watch", body: body, requireLeader: true)
+        _ = ccurl_setopt_long(transfer.handle, CURLOPT_TIMEOUT_MS, 0)  // a stream has no end
+        curl_multi_add_handle(multi, transfer.handle)
+        defer {
+            curl_multi_remove_handle(multi, transfer.handle)
+            curl_multi_cleanup(multi)
+        }
+        var splitter = JSONStreamSplitter()
+        var answered = false
+        var finished = false
+        while !finished, !shouldStop() {
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            if !transfer.exchange.received.isEmpty {
+                answered = true
+                let objects: [[UInt8]]
+                do {
+                    objects = try splitter.append(transfer.exchange.received)
+                } catch {
+                    throw EtcdError(
+                        .badResponse, "the watch stream is not JSON objects (\(error))", endpoint: endpoint)
+                }
+                transfer.exchange.received.removeAll(keepingCapacity: true)
+                for object in objects {
+                    guard try handle(object, endpoint, onEvents) else { return }
+                }
+            }
+            if running == 0 {
+                finished = true
+                break
+            }
+            curl_multi_poll(multi, nil, 0, Self.pollInterval, nil)
+        }
+        if !finished { return }  // stopped by shouldStop
+        let outcome = transfer.outcome(result(multi))
+        if outcome.result != CURLE_OK {
+            let code: EtcdError.Code =
+                answered ? .outcomeUnknown : EtcdClassification.transport(outcome, .read)
+            throw EtcdError(
+                code == .rejected ? .rejected : (code == .unreachable ? .unreachable : .outcomeUnknown),
+                "the watch stream broke: \(outcome.errorText)", endpoint: endpoint)
+        }
+        throw EtcdError(
+            .outcomeUnknown, "the watch stream ended without a reason (HTTP \(outcome.status))",
+            endpoint: endpoint)
+    }
+
+    private func result(_ multi: UnsafeMutableRawPointer) -> CURLcode {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
+        }
+        return CURLE_OK
+    }
+
+    /// Reads one object of the stream; false when `onEvents` asked to stop.
+    private func handle(
+        _ object: [UInt8], _ endpoint: String, _ onEvents: ([EtcdWatchEvent], Int64) -> Bool
+    ) throws(EtcdError) -> Bool {
+        do {
+            let fields = try EtcdWire.parse(object)
+            if let (code, message) = EtcdWire.errorAnswer(fields) {
+                throw EtcdError(
+                    EtcdClassification.grpc(code: code, message: message, .read), message, endpoint: endpoint)
+            }
+            let result = try EtcdWire.object(fields, "result")
+            if try EtcdWire.bool(result, "canceled") {
+                let compactRevision = try EtcdWire.int64(result, "compact_revision")
+                if compactRevision > 0 {
+                    throw EtcdError(
+                        .compacted, "the start revision was compacted", endpoint: endpoint,
+                        compactRevision: compactRevision)
+                }
+                let reason = try EtcdWire.string(result, "cancel_reason")
+                throw EtcdError(
+                    EtcdClassification.grpc(code: 14, message: reason, .read),
+                    "etcd canceled the watch: \(reason.isEmpty ? "no reason given" : reason)",
+                    endpoint: endpoint)
+            }
+            let events = try EtcdWire.watchEvents(result)
+            // The `created` answer and progress notifications have no events.
+            if events.isEmpty { return true }
+            return onEvents(events, try EtcdWire.revision(result))
+        } catch let error as EtcdError {
+            throw error
+        } catch let error as EtcdWire.Malformed {
+            throw EtcdError(.badResponse, error.message, endpoint: endpoint)
+        } catch {
+            throw EtcdError(.badResponse, "\(error)", endpoint: endpoint)
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import JSON
+
+/// The gateway's JSON, both ways: requests as ``JSON/JSONValue`` and answers decoded into the
+/// module's types. Keys and values are base64 on the wire; 64-bit integers are JSON strings
+/// (the gateway writes them so and reads either); absent fields are 0, false or empty.
+enum EtcdWire {
+    /// An answer that is not what the gateway documents.
+    struct Malformed: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    // MARK: Requests
+
+    static func base64(_ key: String) -> JSONValue { .string(Data(key.utf8).base64EncodedString()) }
+    static func base64(_ value: Data) -> JSONValue { .string(value.base64EncodedString()) }
+    static func int64(_ value: Int64) -> JSONValue { .string(String(value)) }
+
+    static func range(_ request: EtcdRangeRequest) -> JSONValue {
+        var fields: [String: JSONValue] = ["key": base64(request.key)]
+        if let end = request.rangeEnd { fields["range_end"] = base64(end) }
+        if request.limit != 0 { fields["limit"] = int64(Int64(request.limit)) }
+        if request.revision != 0 { fields["revision"] = int64(request.revision) }
+        if request.keysOnly { fields["keys_only"] = .bool(true) }
+        if request.countOnly { fields["count_only"] = .bool(true) }
+        if request.sortTarget != .key { fields["sort_target"] = .string(request.sortTarget.rawValue) }
+        if request.sortOrder != .none { fields["sort_order"] = .string(request.sortOrder.rawValue) }
+        if request.serializable { fields["serializable"] = .bool(true) }
+        return .object(fields)
+    }
+
+    static func compare(_ compare: EtcdCompare) -> JSONValue {
+        let (key, target, result, field, value): (String, String, String, String, JSONValue)
+        switch compare {
+        case .value(let name, let bytes):
+            (key, target, result, field, value) = (name, "VALUE", "EQUAL", "value", base64(bytes))
+        case .createRevision(let name, let revision):
+            (key, target, result, field, value) = (
+                name, "CREATE", "EQUAL", "create_revision", int64(revision)
+            )
+        case .modRevision(let name, let revision):
+            (key, target, result, field, value) = (name, "MOD", "EQUAL", "mod_revision", int64(revision))
+        case .version(let name, let version):
+            (key, target, result, field, value) = (name, "VERSION", "EQUAL", "version", int64(version))
+        case .modRevisionLess(let name, let revision):
+            (key, target, result, field, value) = (name, "MOD", "LESS", "mod_revision", int64(revision))
+        case .modRevisionGreater(let name, let revision):
+            (key, target, result, field, value) = (name, "MOD", "GREATER", "mod_revision", int64(revision))
+        }
+        return .object([
+            "key": base64(key), "target": .string(target), "result": .string(result), field: value,
+        ])
+    }
+
+    static func operation(_ operation: EtcdOperation) -> JSONValue {
+        switch operation {
+        case .range(let request): return .object(["request_range": range(request)])
+        case .put(let key, let value):
+            return .object(["request_put": .object(["key": base64(key), "value": base64(value)])])
+        case .deleteRange(let key, let rangeEnd):
+            var fields: [String: JSONValue] = ["key": base64(key)]
+            if let rangeEnd { fields["range_end"] = base64(rangeEnd) }
+            return .object(["request_delete_range": .object(fields)])
+        }
+    }
+
+    static func txn(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]) -> JSONValue {
+        .object([
+            "compare": .array(compare.map(Self.compare)),
+            "success": .array(success.map(operation)),
+            "failure": .array(failure.map(operation)),
+        ])
+    }
+
+    static func watch(_ request: EtcdRangeRequest, startRevision: Int64) -> JSONValue {
+        var fields: [String: JSONValue] = ["key": base64(request.key)]
+        if let end = request.rangeEnd { fields["range_end"] = base64(end) }
+        if startRevision != 0 { fields["start_revision"] = int64(startRevision) }
+        return .object(["create_request": .object(fields)])
+    }
+
+    static func encoded(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.value(value)
+        return writer.bytes
+    }
+
+    // MARK: Answers
+
+    static func parse(_ bytes: [UInt8]) throws(Malformed) -> [String: JSONValue] {
+        // etcd's answers nest 5 deep at most (txn, responses, response, kvs, kv); 16 is room.
+        let value: JSONValue
+        do {
+            value = try bytes.withUnsafeBytes { raw throws(JSONParser.Failure) in try JSONParser.parse(raw) }
+        } catch {
+            throw Malformed("the answer is not JSON (\(error)): \(preview(bytes))")
+        }
+        guard case .object(let fields) = value else { throw Malformed("the answer is not a JSON object") }
+        return fields
+    }
+
+    static func preview(_ bytes: [UInt8]) -> String {
+        String(decoding: bytes.prefix(200), as: UTF8.self)
+    }
+
+    static func object(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> [String: JSONValue]
+    {
+        switch fields[key] {
+        case nil, .null: return [:]
+        case .object(let inner): return inner
+        default: throw Malformed("\(key) is not an object")
+        }
+    }
+
+    static func array(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> [JSONValue] {
+        switch fields[key] {
+        case nil, .null: return []
+        case .array(let elements): return elements
+        default: throw Malformed("\(key) is not an array")
+        }
+    }
+
+    static func int64(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> Int64 {
+        switch fields[key] {
+        case nil, .null: return 0
+        case .integer(let number): return number
+        case .string(let text):
+            guard let number = Int64(text) else { throw Malformed("\(key) is not a 64-bit integer: \(text)") }
+            return number
+        default: throw Malformed("\(key) is not a 64-bit integer")
+        }
+    }
+
+    static func uint64(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> UInt64 {
+        switch fields[key] {
+        case nil, .null: return 0
+        case .integer(let number) where number >= 0: return UInt64(number)
+        case .unsigned(let number): return number
+        case .string(let text):
+            guard let number = UInt64(text) else {
+                throw Malformed("\(key) is not an unsigned integer: \(text)")
+            }
+            return number
+        default: throw Malformed("\(key) is not an unsigned integer")
+        }
+    }
+
+    static func bool(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> Bool {
+        switch fields[key] {
+        case nil, .null: return false
+        case .bool(let flag): return flag
+        default: throw Malformed("\(key) is not a boolean")
+        }
+    }
+
+    static func string(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> String {
+        switch fields[key] {
+        case nil, .null: return ""
+        case .string(let text): return text
+        default: throw Malformed("\(key) is not a string")
+        }
+    }
+
+    static func strings(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> [String] {
+        var result: [String] = []
+        for element in try array(fields, key) {
+            guard case .string(let text) = element else { throw Malformed("\(key) holds a non-string") }
+            result.append(text)
+        }
+        return result
+    }
+
+    static func bytes(_ fields: [String: JSONValue], _ key: String) throws(Malformed) -> Data {
+        let text = try string(fields, key)
+        guard let data = Data(base64Encoded: text) else { throw Malformed("\(key) is not base64: \(text)") }
+        return data
+    }
+
+    static func key(_ fields: [String: JSONValue], _ name: String) throws(Malformed) -> String {
+        let data = try bytes(fields, name)
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw Malformed("\(name) is not UTF-8: \(data.base64EncodedString())")
+        }
+        return text
+    }
+
+    static func revision(_ fields: [String: JSONValue]) throws(Malformed) -> Int64 {
+        try int64(try object(fields, "header"), "revision")
+    }
+
+    static func keyValue(_ value: JSONValue) throws(Malformed) -> EtcdKeyValue {
+        guard case .object(let fields) = value else { throw Malformed("a kv is not an object") }
+        return EtcdKeyValue(
+            key: try key(fields, "key"), value: try bytes(fields, "value"),
+            createRevision: try int64(fields, "create_revision"),
+            modRevision: try int64(fields, "mod_revision"),
+            version: try int64(fields, "version"))
+    }
+
+    static func rangeResponse(_ fields: [String: JSONValue]) throws(Malformed) -> EtcdRangeResponse {
+        var kvs: [EtcdKeyValue] = []
+        for element in try array(fields, "kvs") { kvs.append(try keyValue(element)) }
+        return EtcdRangeResponse(
+            kvs: kvs, count: try int64(fields, "count"), more: try bool(fields, "more"),
+            revision: try revision(fields))
+    }
+
+    static func txnResponse(_ fields: [String: JSONValue]) throws(Malformed) -> EtcdTxnResponse {
+        var results: [EtcdOperationResult] = []
+        for element in try array(fields, "responses") {
+            guard case .object(let response) = element, response.count == 1,
+                let (kind, body) = response.first,
+                case .object(let inner) = body
+            else { throw Malformed("a txn response is not an object of one operation") }
+            switch kind {
+            case "response_range": results.append(.range(try rangeResponse(inner)))
+            case "response_put": results.append(.put)
+            case "response_delete_range": results.append(.deleteRange(deleted: try int64(inner, "deleted")))
+            default: throw Malformed("a txn response of an unknown kind: \(kind)")
+            }
+        }
+        return EtcdTxnResponse(
+            succeeded: try bool(fields, "succeeded"), revision: try revision(fields), results: results)
+    }
+
+    static func members(_ fields: [String: JSONValue]) throws(Malformed) -> [EtcdMember] {
+        var members: [EtcdMember] = []
+        for element in try array(fields, "members") {
+            guard case .object(let member) = element else { throw Malformed("a member is not an object") }
+            members.append(
+                EtcdMember(
+                    id: try uint64(member, "ID"), name: try string(member, "name"),
+                    clientURLs: try strings(member, "clientURLs"), peerURLs: try strings(member, "peerURLs")))
+        }
+        return members
+    }
+
+    static func status(_ fields: [String: JSONValue], endpoint: String) throws(Malformed) -> EtcdMemberStatus
+    {
+        EtcdMemberStatus(
+            endpoint: endpoint, memberID: try uint64(try object(fields, "header"), "member_id"),
+            leaderID: try uint64(fields, "leader"), raftTerm: try uint64(fields, "raftTerm"),
+            version: try string(fields, "version"))
+    }
+
+    static func watchEvents(_ result: [String: JSONValue]) throws(Malformed) -> [EtcdWatchEvent] {
+        var events: [EtcdWatchEvent] = []
+        for element in try array(result, "events") {
+            guard case .object(let event) = element else { throw Malformed("a watch event is not an object") }
+            let kind: EtcdWatchEvent.Kind
+            switch try string(event, "type") {
+            case "", "PUT": kind = .put
+            case "DELETE": kind = .delete
+            case let other: throw Malformed("a watch event of an unknown type: \(other)")
+            }
+            events.append(EtcdWatchEvent(kind: kind, kv: try keyValue(event["kv"] ?? .object([:]))))
+        }
+        return events
+    }
+
+    /// An error answer's message and gRPC code: `{"error":"...","message":"...","code":N}` for
+    /// a call, `{"error":{"grpc_code":N,"message":"..."}}` inside a stream.
+    static func errorAnswer(_ fields: [String: JSONValue]) -> (code: Int64, message: String)? {
+        if case .object(let inner) = fields["error"] {
+            return ((try? int64(inner, "grpc_code")) ?? 2, (try? string(inner, "message")) ?? "")
+        }
+        guard fields["error"] != nil || fields["code"] != nil else { return nil }
+        let message = (try? string(fields, "message")) ?? (try? string(fields, "error")) ?? ""
+        return ((try? int64(fields, "code")) ?? 2, message)
+    }
+}

@@ -1,0 +1,230 @@
+import CountriesCore
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CountriesService
+
+/// One log shared by several replicas' stores: what etcd holds for a prefix, with the same
+/// compare-and-swap rule as ``EtcdStore/commit(_:)`` (the seq must still be the batch's basis,
+/// and none of its ids remembered yet).
+final class SharedLog {
+    let identity = "0123456789abcdef0123456789abcdef"
+    let seed: [Country]
+    private(set) var events: [Event] = []
+    private(set) var requests: [String: RememberedRequest] = [:]
+    var seq: UInt64 { events.last?.seq ?? 0 }
+
+    init(seed: [Country]) {
+        self.seed = seed
+    }
+
+    func state(upTo seq: UInt64) throws -> CountriesState {
+        var state = CountriesState(countries: seed)
+        for event in events where event.seq <= seq { try state.replay(event) }
+        return state
+    }
+
+    /// Writes `batch` if it still applies; else the ids found remembered.
+    func commit(_ batch: StoreBatch) -> [RememberedRequest]? {
+        let found = batch.requests.compactMap { requests[$0.id] }
+        guard batch.basis == seq, found.isEmpty else { return found }
+        events += batch.events
+        for request in batch.requests { requests[request.id] = request }
+        return nil
+    }
+}
+
+/// One replica's view of a ``SharedLog``; its commits can be told to fail before or after
+/// they reach the log.
+final class SharedLogStore: StateStore {
+    enum Fault { case none, beforeCommit, answerLost }
+
+    let log: SharedLog
+    var fault = Fault.none
+    var path: String { "shared" }
+    var identity: String { log.identity }
+    var sizeOnDisk: Int { 0 }
+    var isShared: Bool { true }
+    var maximumChangesPerCommit: Int { 4 }
+
+    init(log: SharedLog) {
+        self.log = log
+    }
+
+    func loadState() throws(StoreError) -> CountriesState {
+        do {
+            return try log.state(upTo: log.seq)
+        } catch {
+            throw StoreError(.corrupt, path: path, "\(error)")
+        }
+    }
+
+    func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
+        var state = state
+        for event in log.events where event.seq > state.seq {
+            do { try state.replay(event) } catch { throw StateStoreError("\(error)") }
+        }
+        return state
+    }
+
+    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? { log.requests[id] }
+
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
+        Array(log.events.filter { $0.seq > since && $0.seq <= currentSeq }.prefix(limit))
+    }
+
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 { 1 }
+
+    func commit(_ batch: StoreBatch) throws(StateStoreError) {
+        switch fault {
+        case .beforeCommit: throw StateStoreError("the etcd cluster has no quorum", code: .noQuorum)
+        case .answerLost:
+            if log.commit(batch) == nil {
+                throw StateStoreError("etcd did not answer", code: .outcomeUnknown)
+            }
+            throw StateStoreError(
+                "moved", code: .moved, remembered: batch.requests.compactMap { log.requests[$0.id] })
+        case .none:
+            if let found = log.commit(batch) {
+                throw StateStoreError("another replica committed first", code: .moved, remembered: found)
+            }
+        }
+    }
+}
+
+/// The handler on a shared store: replicas take turns through the store's compare-and-swap,
+/// a retry sent to another replica applies at most once and gets the first reply, and a
+/// commit whose answer was lost is `unavailable`, never acknowledged (docs/HA.md, "Commits").
+@Suite struct SharedStoreTests {
+    private let seed = SeedList.standard
+
+    private func replica(_ store: SharedLogStore) throws -> CommandHandler {
+        try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
+            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
+        }
+    }
+
+    private func handle(_ handler: CommandHandler, _ bodies: [String]) throws -> [Reply] {
+        let output = handler.handle(
+            bodies.enumerated().map {
+                IncomingRequest(
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+            })
+        var replies: [Reply] = []
+        for item in output {
+            guard case .reply(_, let body) = item else {
+                Issue.record("a shared store's handler publishes from the store's log, not from its commits")
+                continue
+            }
+            replies.append(try Reply.decode(body))
+        }
+        return replies
+    }
+
+    @Test func aReplicaBehindCatchesUpAndTakesTheNextSeq() throws {
+        let log = SharedLog(seed: seed)
+        let a = try replica(SharedLogStore(log: log))
+        let b = try replica(SharedLogStore(log: log))
+        #expect(try handle(a, [#"{"op":"toggle","name":"France","id":"a-1"}"#]).first?.seq == 1)
+        // b still thinks the list is at seq 0: its commit is refused, it catches up, and runs again.
+        let replies = try handle(b, [#"{"op":"toggle","name":"France","id":"b-1"}"#])
+        #expect(replies.first?.seq == 2)
+        #expect(replies.first?.country?.visited == false, "b toggled France back, after a's toggle")
+        #expect(log.events.map(\.seq) == [1, 2])
+    }
+
+    @Test func aRetryOnAnotherReplicaGetsTheFirstReply() throws {
+        let log = SharedLog(seed: seed)
+        let a = try replica(SharedLogStore(log: log))
+        let b = try replica(SharedLogStore(log: log))
+        let first = try handle(a, [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
+        let retry = try handle(b, [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
+        #expect(retry == first)
+        let reused = try handle(b, [#"{"op":"remove","name":"Spain","id":"s-1"}"#])
+        #expect(reused.first?.error?.code == "conflict")
+        #expect(log.events.count == 1)
+    }
+
+    @Test func readsOnAReplicaBehindSeeEveryAcknowledgedChange() throws {
+        let log = SharedLog(seed: seed)
+        let a = try replica(SharedLogStore(log: log))
+        let b = try replica(SharedLogStore(log: log))
+        _ = try handle(a, [#"{"op":"toggle","name":"Italy"}"#, #"{"op":"toggle","name":"Spain"}"#])
+        let read = try handle(b, [#"{"op":"get","name":"Spain"}"#])
+        #expect(read.first?.seq == 2)
+        #expect(read.first?.country?.visited == true)
+    }
+
+    @Test func aLostAnswerIsUnavailableAndTheRetryGetsTheCommittedReply() throws {
+        let log = SharedLog(seed: seed)
+        let storeA = SharedLogStore(log: log)
+        let a = try replica(storeA)
+        let b = try replica(SharedLogStore(log: log))
+        storeA.fault = .answerLost
+        let lost = try handle(a, [#"{"op":"toggle","name":"Italy","id":"i-1"}"#])
+        #expect(lost.first?.error?.code == "unavailable")
+        #expect(log.events.count == 1, "the commit did reach the log")
+        let retry = try handle(b, [#"{"op":"toggle","name":"Italy","id":"i-1"}"#])
+        #expect(retry.first?.seq == 1)
+        #expect(log.events.count == 1, "and the retry did not apply it twice")
+
+        storeA.fault = .beforeCommit
+        let refused = try handle(a, [#"{"op":"toggle","name":"Italy","id":"i-2"}"#])
+        #expect(refused.first?.error?.code == "storage_error")
+        #expect(log.events.count == 1)
+    }
+
+    /// Four clients, two replicas, random faults: each client sends toggles with fresh ids,
+    /// retrying on the other replica after anything but a success.
+    @Test(arguments: 0..<6) func randomFailoverKeepsSeqsContiguousAndEachChangeOnce(seed number: UInt64)
+        throws
+    {
+        var random = SplitMix64(seed: number)
+        let log = SharedLog(seed: seed)
+        let stores = [SharedLogStore(log: log), SharedLogStore(log: log)]
+        let replicas = try stores.map(replica)
+        var acknowledged: [String: Reply] = [:]
+        var nextID = 0
+        for _ in 0..<200 {
+            for store in stores {
+                let roll = Int.random(in: 0..<10, using: &random)
+                store.fault = roll == 0 ? .answerLost : roll == 1 ? .beforeCommit : .none
+            }
+            let replica = Int.random(in: 0..<2, using: &random)
+            var bodies: [(id: String, body: String)] = []
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                nextID += 1
+                let id = "c-\(nextID)"
+                let index = Int.random(in: 0..<3, using: &random)
+                bodies.append((id, #"{"op":"toggle","index":\#(index),"id":"\#(id)"}"#))
+            }
+            var replies = try handle(replicas[replica], bodies.map(\.body))
+            // Every one that did not succeed is retried once on the other replica, fault-free.
+            stores[1 - replica].fault = .none
+            for (position, reply) in replies.enumerated() where !reply.ok {
+                replies[position] = try handle(replicas[1 - replica], [bodies[position].body])[0]
+            }
+            for (request, reply) in zip(bodies, replies) {
+                #expect(reply.ok, "\(request.id): \(reply)")
+                acknowledged[request.id] = reply
+            }
+        }
+        // Contiguous, unique seqs; one event per id; every acknowledged reply is in the log.
+        #expect(log.events.map(\.seq) == (0..<UInt64(log.events.count)).map { $0 + 1 })
+        #expect(log.requests.count == acknowledged.count)
+        for (id, reply) in acknowledged {
+            let remembered = try #require(log.requests[id])
+            #expect(try Reply.decode(remembered.reply) == reply, "\(id)")
+            let seq = try #require(reply.seq)
+            guard case .changed(let row) = log.events[Int(seq) - 1].kind else {
+                Issue.record("seq \(seq) is not a toggle")
+                continue
+            }
+            #expect(row == reply.country, "seq \(seq), id \(id)")
+        }
+        for replica in replicas {
+            #expect(try replica.state == log.state(upTo: replica.state.seq))
+        }
+    }
+}

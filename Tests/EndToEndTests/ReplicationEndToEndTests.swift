@@ -1,0 +1,233 @@
+import CountriesCore
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+import ZeroMQ
+
+/// Replicated mode from outside (docs/HA.md): `countries serve --etcd` replicas on a real etcd
+/// are one service: one global seq, every change published by every replica, a retry on
+/// another replica applied once, reads never older than an acknowledged change, and a replica
+/// without a quorum that refuses changes, stops heartbeating and recovers by itself.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+struct ReplicationEndToEndTests {
+    /// A REQ-style DEALER that sends exact bytes and returns the reply's bytes.
+    private final class Requester {
+        let context: Context
+        let socket: Socket
+
+        init(endpoint: String, timeout: Int32 = 10_000) throws {
+            context = try Context()
+            socket = try context.makeSocket(.dealer)
+            try socket.setOption(.linger, 0)
+            try socket.setOption(.receiveTimeout, timeout)
+            try socket.connect(endpoint)
+        }
+
+        func request(_ body: String) throws -> Data {
+            try #require(try socket.send([Data(), Data(body.utf8)]))
+            let frames = try #require(try socket.receive(), "no reply")
+            return try #require(frames.last)
+        }
+
+        func close() {
+            socket.close()
+            context.terminate()
+        }
+    }
+
+    /// One etcd member and `count` replicas on it, each in a sandbox of its own.
+    private final class Replicas {
+        let etcd: EtcdCluster
+        let sandboxes: [Sandbox]
+        let services: [Service]
+
+        init(count: Int = 2, options: [String] = []) throws {
+            etcd = try EtcdCluster(members: 1)
+            var sandboxes: [Sandbox] = []
+            var services: [Service] = []
+            do {
+                for _ in 0..<count {
+                    let sandbox = try Sandbox()
+                    sandboxes.append(sandbox)
+                    services.append(
+                        try Service(
+                            in: sandbox,
+                            options: ["--etcd", etcd.clientURLs.joined(separator: ",")] + options))
+                }
+            } catch {
+                for service in services { service.stop(signal: SIGKILL) }
+                etcd.stop()
+                throw error
+            }
+            self.sandboxes = sandboxes
+            self.services = services
+        }
+
+        func stop() {
+            for service in services { service.stop() }
+            etcd.stop()
+        }
+
+        var etcdPid: pid_t? { etcd.pid(of: 0) }
+    }
+
+    /// `countries events --json` on one replica, its lines so far.
+    private func subscribe(_ sandbox: Sandbox) throws -> RunningProcess {
+        try Countries.start(
+            ["events", "--json", "--command", sandbox.commandEndpoint, "--events", sandbox.eventsEndpoint])
+    }
+
+    private func seqs(_ process: RunningProcess) -> [UInt64] {
+        process.stdoutSoFar.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["seq"] as? UInt64
+        }
+    }
+
+    @Test func twoReplicasAreOneService() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let (a, b) = (replicas.services[0], replicas.services[1])
+        let watchers = try replicas.sandboxes.map(subscribe)
+        defer { for watcher in watchers { watcher.stop() } }
+        #expect(eventually(within: .seconds(10)) { watchers.allSatisfy { $0.stderrSoFar.contains("live") } })
+
+        #expect(try a.run(["toggle", "France"]).stdout == "France: visited (seq 1)\n")
+        #expect(try b.run(["toggle", "France"]).stdout == "France: not visited (seq 2)\n")
+        #expect(try a.run(["add", "Atlantis"]).exitCode == 0)
+        // A read on the other replica right after an acknowledgement sees it.
+        let atlantis = try b.run(["get", "Atlantis", "--json"])
+        #expect(try jsonReply(atlantis)["seq"] as? Int == 3, "\(atlantis)")
+
+        #expect(eventually(within: .seconds(10)) { watchers.allSatisfy { self.seqs($0) == [1, 2, 3] } })
+        // The same bytes from both replicas.
+        #expect(watchers[0].stdoutSoFar == watchers[1].stdoutSoFar)
+
+        let status = try b.run(["status"]).stdout
+        for label in ["replica:", "etcd members:", "etcd leader:", "etcd quorum:      yes"] {
+            #expect(status.contains(label), "\(status)")
+        }
+        #expect(try a.run(["status", "--json"]).stdout.contains(#""etcd_leader":"m0""#))
+    }
+
+    @Test func aRetryOnTheOtherReplicaGetsTheFirstReplyAndAppliesOnce() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let first = try Requester(endpoint: replicas.sandboxes[0].commandEndpoint)
+        defer { first.close() }
+        let second = try Requester(endpoint: replicas.sandboxes[1].commandEndpoint)
+        defer { second.close() }
+        let toggle = #"{"op":"toggle","name":"Spain","id":"spain-1"}"#
+        let reply = try first.request(toggle)
+        #expect(try Reply.decode(reply).seq == 1)
+        #expect(try second.request(toggle) == reply, "the first reply, byte for byte")
+        #expect(
+            try Reply.decode(second.request(#"{"op":"remove","name":"Spain","id":"spain-1"}"#)).error?.code
+                == "conflict")
+        #expect(try Reply.decode(first.request(#"{"op":"count"}"#)).seq == 1)
+    }
+
+    /// Four writers through both replicas at once: every acknowledged seq is unique, they run
+    /// 1...N without a gap, and both replicas published all of them in order.
+    @Test func concurrentWritersThroughBothReplicasGetOneContiguousSeq() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let watchers = try replicas.sandboxes.map(subscribe)
+        defer { for watcher in watchers { watcher.stop() } }
+        #expect(eventually(within: .seconds(10)) { watchers.allSatisfy { $0.stderrSoFar.contains("live") } })
+        let endpoints = replicas.sandboxes.map(\.commandEndpoint)
+        let perWriter = 40
+        let seqs = Box<[UInt64]>([])
+        let failures = Box<[String]>([])
+        let group = DispatchGroup()
+        for writer in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    let requesters = try endpoints.map { try Requester(endpoint: $0) }
+                    defer { for requester in requesters { requester.close() } }
+                    for number in 0..<perWriter {
+                        let body = #"{"op":"toggle","index":\#(number % 4),"id":"w\#(writer)-\#(number)"}"#
+                        let reply = try Reply.decode(requesters[(writer + number) % 2].request(body))
+                        guard let seq = reply.seq, reply.ok else {
+                            failures.update { $0.append("\(body): \(reply)") }
+                            continue
+                        }
+                        seqs.update { $0.append(seq) }
+                    }
+                } catch {
+                    failures.update { $0.append("writer \(writer): \(error)") }
+                }
+            }.start()
+        }
+        group.wait()
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        let total = UInt64(4 * perWriter)
+        #expect(seqs.value.sorted() == Array(1...total))
+        #expect(
+            eventually(within: .seconds(10)) { watchers.allSatisfy { self.seqs($0) == Array(1...total) } })
+    }
+
+    @Test func aReplicaWithoutQuorumRefusesChangesStopsHeartbeatsAndRecovers() throws {
+        let replicas = try Replicas(count: 1)
+        defer { replicas.stop() }
+        let service = replicas.services[0]
+        let watcher = try subscribe(replicas.sandboxes[0])
+        defer { watcher.stop() }
+        #expect(eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("live") })
+        let etcd = try #require(replicas.etcdPid)
+        kill(etcd, SIGSTOP)
+        var stopped = true
+        defer { if stopped { kill(etcd, SIGCONT) } }
+
+        #expect(eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("stale") })
+        let refused = try service.run(["toggle", "France"])
+        #expect(refused.exitCode != 0)
+        #expect(refused.stderr.contains("the etcd cluster has no quorum"), "\(refused)")
+        let read = try service.run(["count"])
+        #expect(read.exitCode != 0, "no read answers while the state cannot be confirmed: \(read)")
+
+        kill(etcd, SIGCONT)
+        stopped = false
+        #expect(eventually(within: .seconds(10)) { (try? service.run(["toggle", "France"]))?.exitCode == 0 })
+        #expect(
+            eventually(within: .seconds(10)) {
+                watcher.stderrSoFar.hasSuffix("live at seq 1\n") || self.seqs(watcher) == [1]
+            })
+        #expect(
+            try service.run(["count", "--json"]).stdout.contains(#""seq":1"#),
+            "refused changes changed nothing")
+    }
+
+    /// A toggle sent while etcd is frozen reaches it but gets no answer in time: `unavailable`.
+    /// Once etcd runs again the transaction commits; the retry with the same id, on the other
+    /// replica, gets that commit's reply and the change is there once.
+    @Test func aCommitWithoutAnAnswerIsUnavailableAndItsRetryAppliesOnce() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let first = try Requester(endpoint: replicas.sandboxes[0].commandEndpoint)
+        defer { first.close() }
+        let etcd = try #require(replicas.etcdPid)
+        kill(etcd, SIGSTOP)
+        var stopped = true
+        defer { if stopped { kill(etcd, SIGCONT) } }
+        let toggle = #"{"op":"toggle","name":"Italy","id":"italy-1"}"#
+        let lost = try Reply.decode(first.request(toggle))
+        #expect(lost.error?.code == "unavailable", "\(lost)")
+        kill(etcd, SIGCONT)
+        stopped = false
+
+        let second = try Requester(endpoint: replicas.sandboxes[1].commandEndpoint)
+        defer { second.close() }
+        var retried: Reply?
+        #expect(
+            eventually(within: .seconds(10)) {
+                retried = try? Reply.decode(second.request(toggle))
+                return retried?.ok == true
+            })
+        #expect(retried?.seq == 1 && retried?.country?.visited == true, "\(String(describing: retried))")
+        let history = try Reply.decode(second.request(#"{"op":"history","since":0}"#))
+        #expect(history.events?.count == 1, "Italy was toggled once: \(history)")
+    }
+}

@@ -1,0 +1,188 @@
+import Etcd
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// The client against a real etcd (one member unless the test is about several).
+@Suite(.enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
+struct EtcdClientTests {
+    private func put(_ client: EtcdClient, _ key: String, _ value: String) throws -> Int64 {
+        try client.txn(compare: [], success: [.put(key, Data(value.utf8))], failure: []).revision
+    }
+
+    @Test func putsAndRangesCarryBinaryValuesAndRevisions() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let bytes = Data((0...255).map { UInt8($0) })
+        let written = try client.txn(compare: [], success: [.put("bin", bytes)], failure: [])
+        #expect(written.succeeded && written.results.count == 1)
+        let read = try client.range(EtcdRangeRequest(key: "bin"))
+        #expect(read.kvs.count == 1 && read.count == 1 && read.revision == written.revision)
+        #expect(read.kvs.first?.value == bytes)
+        #expect(read.kvs.first?.createRevision == written.revision && read.kvs.first?.version == 1)
+        let missing = try client.range(EtcdRangeRequest(key: "nothing"))
+        #expect(missing.kvs.isEmpty && missing.count == 0 && missing.revision == written.revision)
+        let members = try client.members()
+        #expect(members.count == 1 && members.first?.clientURLs == cluster.clientURLs)
+        let status = try client.status(of: cluster.clientURLs[0])
+        #expect(status.isLeader && status.raftTerm > 0 && status.version.hasPrefix("3."))
+    }
+
+    @Test func aTxnTakesTheBranchItsComparesChoose() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let absent = EtcdCompare.createRevision("k", equals: 0)
+        let first = try client.txn(
+            compare: [absent], success: [.put("k", Data("1".utf8))],
+            failure: [.range(EtcdRangeRequest(key: "k"))])
+        #expect(first.succeeded)
+        let second = try client.txn(
+            compare: [absent], success: [.put("k", Data("2".utf8))],
+            failure: [.range(EtcdRangeRequest(key: "k"))])
+        #expect(!second.succeeded && second.revision == first.revision)
+        guard case .range(let range) = second.results.first else {
+            Issue.record("the failure branch's range is missing: \(second.results)")
+            return
+        }
+        #expect(range.kvs.first?.value == Data("1".utf8) && range.kvs.first?.modRevision == first.revision)
+        // Each kind of compare, true then false.
+        let onValue = try client.txn(compare: [.value("k", equals: Data("1".utf8))], success: [], failure: [])
+        let onMod = try client.txn(
+            compare: [.modRevision("k", equals: first.revision)], success: [], failure: [])
+        let onVersion = try client.txn(compare: [.version("k", equals: 1)], success: [], failure: [])
+        let wrong = try client.txn(compare: [.version("k", equals: 2)], success: [], failure: [])
+        let less = try client.txn(
+            compare: [.modRevisionLess("k", than: first.revision + 1)], success: [], failure: [])
+        #expect(
+            onValue.succeeded && onMod.succeeded && onVersion.succeeded && !wrong.succeeded && less.succeeded)
+        let deleted = try client.txn(
+            compare: [], success: [.deleteRange(key: "k", rangeEnd: nil)], failure: [])
+        guard case .deleteRange(let count) = deleted.results.first else { return }
+        #expect(count == 1 && deleted.revision == first.revision + 1)
+    }
+
+    @Test func prefixRangesPageWithLimitAndSort() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        for index in 1...5 { _ = try put(client, "a/\(index)", "v\(index)") }
+        _ = try put(client, "a0", "outside")
+        _ = try put(client, "b/1", "outside")
+        let page = try client.range(.prefix("a/", limit: 2))
+        #expect(page.kvs.map(\.key) == ["a/1", "a/2"] && page.count == 5 && page.more)
+        let next = try client.range(.from("a/2\u{0}", toPrefixEnd: "a/", limit: 2))
+        #expect(next.kvs.map(\.key) == ["a/3", "a/4"] && next.more)
+        let descending = try client.range(.prefix("a/", sortTarget: .key, sortOrder: .descending))
+        #expect(descending.kvs.map(\.key) == ["a/5", "a/4", "a/3", "a/2", "a/1"] && !descending.more)
+        let counted = try client.range(.prefix("a/", countOnly: true))
+        #expect(counted.kvs.isEmpty && counted.count == 5)
+        let keys = try client.range(.prefix("a/", keysOnly: true, serializable: true))
+        #expect(keys.kvs.count == 5 && keys.kvs.allSatisfy(\.value.isEmpty))
+        let all = try client.range(.prefix(""))
+        #expect(all.count == 7)
+    }
+
+    @Test func definiteRefusalsAreRejectedOrCompacted() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let tooMany = (0..<200).map { EtcdOperation.put("k\($0)", Data()) }
+        #expect(throws: EtcdError.self) { try client.txn(compare: [], success: tooMany, failure: []) }
+        do {
+            _ = try client.txn(compare: [], success: tooMany, failure: [])
+        } catch {
+            #expect(error.code == .rejected, "\(error)")
+        }
+        var revision: Int64 = 0
+        for index in 0..<3 { revision = try put(client, "k", "\(index)") }
+        do {
+            _ = try client.range(EtcdRangeRequest(key: "k", revision: revision + 100))
+            Issue.record("a future revision was read")
+        } catch {
+            #expect(error.code == .rejected, "\(error)")
+        }
+        try cluster.compact(to: revision)
+        do {
+            _ = try client.range(EtcdRangeRequest(key: "k", revision: revision - 1))
+            Issue.record("a compacted revision was read")
+        } catch {
+            #expect(error.code == .compacted, "\(error)")
+        }
+    }
+
+    @Test func theNextEndpointAnswersWhenTheFirstIsDead() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let dead = "http://127.0.0.1:\(try freeTCPPort())"
+        let client = EtcdClient(endpoints: [dead, cluster.clientURLs[0]])
+        #expect(client.currentEndpoint == dead)
+        // A txn too: nothing was sent to the dead one, so it may go on.
+        let written = try client.txn(compare: [], success: [.put("k", Data("v".utf8))], failure: [])
+        #expect(written.succeeded && client.currentEndpoint == cluster.clientURLs[0])
+        let other = EtcdClient(endpoints: [dead, cluster.clientURLs[0]])
+        #expect(try other.range(EtcdRangeRequest(key: "k")).kvs.count == 1)
+        #expect(other.currentEndpoint == cluster.clientURLs[0])
+    }
+
+    @Test func nothingListeningIsUnreachableAndASilentListenerOutcomeUnknown() throws {
+        let clock = ContinuousClock()
+        let dead = EtcdClient(
+            endpoints: ["http://127.0.0.1:\(try freeTCPPort())"], timeout: .milliseconds(500))
+        var started = clock.now
+        do {
+            _ = try dead.txn(compare: [], success: [.put("k", Data())], failure: [])
+            Issue.record("a txn reached nobody")
+        } catch {
+            #expect(error.code == .unreachable, "\(error)")
+        }
+        do {
+            _ = try dead.range(EtcdRangeRequest(key: "k"))
+            Issue.record("a range reached nobody")
+        } catch {
+            #expect(error.code == .unreachable, "\(error)")
+        }
+        #expect(clock.now - started < .seconds(2))
+
+        // Accepts (the kernel's backlog does) and never answers.
+        let listener = try SilentListener()
+        let silent = EtcdClient(endpoints: [listener.url], timeout: .milliseconds(400))
+        started = clock.now
+        do {
+            _ = try silent.txn(compare: [], success: [.put("k", Data())], failure: [])
+            Issue.record("a silent listener answered")
+        } catch {
+            #expect(error.code == .outcomeUnknown, "\(error)")
+        }
+        let elapsed = clock.now - started
+        #expect(elapsed >= .milliseconds(350) && elapsed < .milliseconds(1500), "\(elapsed)")
+    }
+}
+
+/// A TCP socket that listens on a free loopback port and never accepts nor answers: a peer that
+/// takes the request and hangs.
+final class SilentListener {
+    let fd: Int32
+    let url: String
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0, listen(fd, 8) == 0 else { throw HarnessFailure("cannot listen") }
+        url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+    }
+
+    deinit { close(fd) }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A real etcd cluster for a test: N members (1 or 3) of /usr/bin/etcd on free ports, data in a
+/// ``ScratchDirectory``, elections fast (heartbeat 50 ms, election timeout 500 ms). Each member
+/// is a ``ChildProcess``, stopped by its pid in ``stop()`` or when the cluster goes, also when a
+/// test fails. Members can be killed (SIGKILL) and restarted on their data.
+///
+/// The members listen on `hosts` (one address per member, 127.0.0.1 by default) and start
+/// through `launcher` (a command prefix per member, none by default), so a fault test can put
+/// each member in a network namespace of its own.
+public final class EtcdCluster: @unchecked Sendable {
+    // @unchecked: the members array is only changed by the test thread that owns the cluster.
+
+    /// The etcd executable: `ETCD_BINARY`, else /usr/bin/etcd.
+    public static let etcd = ProcessInfo.processInfo.environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+    /// The etcdctl executable, beside it.
+    public static let etcdctl = (etcd as NSString).deletingLastPathComponent + "/etcdctl"
+    /// Whether etcd is installed (scripts/bootstrap installs it).
+    public static var isAvailable: Bool { access(etcd, X_OK) == 0 && access(etcdctl, X_OK) == 0 }
+
+    /// The client URL of each member, in member order.
+    public let clientURLs: [String]
+    /// The peer URL of each member.
+    public let peerURLs: [String]
+    /// The members' names (`m0`, `m1`...).
+    public let names: [String]
+    /// Where the data directories and logs are.
+    public let scratch: ScratchDirectory
+    private let launcher: (Int) -> [String]
+    private var members: [ChildProcess?]
+
+    /// Starts `count` members and waits until every one is healthy (has a leader and answers a
+    /// linearizable read), at most `timeout`.
+    public init(
+        members count: Int = 3, hosts: [String]? = nil, launcher: @escaping (Int) -> [String] = { _ in [] },
+        timeout: Duration = .seconds(15)
+    ) throws {
+        guard Self.isAvailable else { throw HarnessFailure("etcd is not installed at \(Self.etcd)") }
+        let hosts = hosts ?? Array(repeating: "127.0.0.1", count: count)
+        precondition(hosts.count == count, "one host per member")
+        scratch = try ScratchDirectory(prefix: "etcd")
+        names = (0..<count).map { "m\($0)" }
+        var clients: [String] = []
+        var peers: [String] = []
+        for host in hosts {
+            clients.append("http://\(host):\(try freeTCPPort())")
+            peers.append("http://\(host):\(try freeTCPPort())")
+        }
+        clientURLs = clients
+        peerURLs = peers
+        self.launcher = launcher
+        members = Array(repeating: nil, count: count)
+        for index in 0..<count { try start(index) }
+        guard waitUntilHealthy(timeout: timeout) else {
+            let logs = (0..<count).map { "\(names[$0]): " + scratch.read("\(names[$0]).log").suffix(2000) }
+            stop()
+            throw HarnessFailure("etcd did not become healthy within \(timeout): \(logs)")
+        }
+    }
+
+    deinit { stop() }
+
+    private func start(_ index: Int) throws {
+        let initialCluster = zip(names, peerURLs).map { "\($0)=\($1)" }.joined(separator: ",")
+        let arguments = [
+            "--name", names[index], "--data-dir", try scratch.directory(names[index]),
+            "--listen-client-urls", clientURLs[index], "--advertise-client-urls", clientURLs[index],
+            "--listen-peer-urls", peerURLs[index], "--initial-advertise-peer-urls", peerURLs[index],
+            "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
+            "--initial-cluster-token", (scratch.path as NSString).lastPathComponent,
+            "--heartbeat-interval", "50", "--election-timeout", "500",
+            "--logger", "zap", "--log-level", "warn",
+        ]
+        let command = launcher(index) + [Self.etcd] + arguments
+        members[index] = try ChildProcess(
+            command[0], Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment,
+            stdout: .file(scratch.file("\(names[index]).log")),
+            stderr: .file(scratch.file("\(names[index]).log")))
+    }
+
+    /// The pid of a member, nil when it is not running.
+    public func pid(of member: Int) -> pid_t? {
+        guard let process = members[member], process.isRunning else { return nil }
+        return process.pid
+    }
+
+    /// Kills a member with SIGKILL and reaps it.
+    public func kill(member: Int) {
+        members[member]?.crash()
+    }
+
+    /// Starts a killed member again on its data; waits until it answers (at most `timeout`).
+    public func restart(member: Int, timeout: Duration = .seconds(10)) throws {
+        members[member]?.crash()
+        try start(member)
+        guard eventually(within: timeout, every: .milliseconds(50), { isHealthy(clientURLs[member]) }) else {
+            throw HarnessFailure("\(names[member]) did not become healthy again within \(timeout)")
+        }
+    }
+
+    /// Stops every member (SIGTERM, then SIGKILL after a second). Safe to call twice.
+    public func stop() {
+        for member in members { member?.signal(SIGTERM) }
+        for member in members { member?.stop(grace: .seconds(1)) }
+    }
+
+    /// Waits until every running member is healthy.
+    @discardableResult
+    public func waitUntilHealthy(timeout: Duration = .seconds(10)) -> Bool {
+        eventually(within: timeout, every: .milliseconds(50)) {
+            members.indices.allSatisfy { pid(of: $0) == nil || isHealthy(clientURLs[$0]) }
+        }
+    }
+
+    /// Whether the member at `url` has a leader and answers a linearizable read.
+    public func isHealthy(_ url: String) -> Bool {
+        let run = try? ChildProcess.run(
+            Self.etcdctl, ["--endpoints", url, "--command-timeout", "1s", "endpoint", "health"],
+            environment: ["ETCDCTL_API": "3"], timeout: .seconds(5))
+        return run?.exitCode == 0
+    }
+
+    /// The index of the member the running members take for the leader, if one is.
+    public func leaderIndex() -> Int? {
+        var ids: [Int: String] = [:]
+        var leader: String?
+        for index in members.indices where pid(of: index) != nil {
+            guard
+                let run = try? ChildProcess.run(
+                    Self.etcdctl,
+                    [
+                        "--endpoints", clientURLs[index], "--command-timeout", "1s", "endpoint", "status",
+                        "-w", "json",
+                    ],
+                    environment: ["ETCDCTL_API": "3"], timeout: .seconds(5)),
+                run.exitCode == 0,
+                let statuses = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))
+                    as? [[String: Any]],
+                let status = statuses.first?["Status"] as? [String: Any],
+                let header = status["header"] as? [String: Any]
+            else { continue }
+            ids[index] = "\(header["member_id"] ?? "")"
+            if let known = status["leader"], "\(known)" != "0" { leader = "\(known)" }
+        }
+        return ids.first { $0.value == leader }?.key
+    }
+}
+
+extension EtcdCluster {
+    /// Compacts the store's history up to `revision` (etcdctl compaction, physical).
+    public func compact(to revision: Int64) throws {
+        let endpoints = clientURLs.indices.filter { pid(of: $0) != nil }.map { clientURLs[$0] }
+        let run = try ChildProcess.run(
+            Self.etcdctl,
+            ["--endpoints", endpoints.joined(separator: ","), "compaction", "--physical", String(revision)],
+            environment: ["ETCDCTL_API": "3"], timeout: .seconds(10))
+        guard run.exitCode == 0 else { throw HarnessFailure("etcdctl compaction failed: \(run)") }
+    }
+}
