@@ -82,6 +82,7 @@ final class ReplicaWriter: Sendable {
     let label: String
     private let operations = Box<[HistoryChecker.Operation]>([])
     private let failures = Box<[String]>([])
+    private let answers = Box<[String: Int]>([:])
     private let stopping = Box(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -98,7 +99,7 @@ final class ReplicaWriter: Sendable {
         origin: ContinuousClock.Instant, pause: Duration = .milliseconds(20)
     ) {
         self.label = label
-        let thread = Thread { [operations, failures, stopping, finished] in
+        let thread = Thread { [operations, failures, answers, stopping, finished] in
             defer { finished.signal() }
             do {
                 try network.enter(host)
@@ -107,7 +108,8 @@ final class ReplicaWriter: Sendable {
                 while !stopping.value {
                     number += 1
                     let operation = Self.add(
-                        "\(label) \(number)", clients: clients, preferred: preferred, origin: origin)
+                        "\(label) \(number)", clients: clients, preferred: preferred, origin: origin,
+                        answers: answers)
                     operations.update { $0.append(operation) }
                     sleep(for: pause)
                 }
@@ -120,7 +122,8 @@ final class ReplicaWriter: Sendable {
 
     /// One request, with its retries: what the client finally heard.
     private static func add(
-        _ name: String, clients: ReplicaCommandClients, preferred: Int, origin: ContinuousClock.Instant
+        _ name: String, clients: ReplicaCommandClients, preferred: Int, origin: ContinuousClock.Instant,
+        answers: Box<[String: Int]>
     ) -> HistoryChecker.Operation {
         let request = Request(id: RequestID.make(), command: .change(.add(name: name)))
         let invoked = ContinuousClock.now
@@ -131,9 +134,11 @@ final class ReplicaWriter: Sendable {
         while outcome == nil, ContinuousClock.now - invoked < requestLimit {
             defer { index += 1 }
             guard let reply = clients.send(request, to: index) else {
+                answers.update { $0["no reply", default: 0] += 1 }
                 maybeApplied = true
                 continue
             }
+            answers.update { $0[reply.ok ? "ok" : reply.error?.code ?? "?", default: 0] += 1 }
             if reply.ok, let seq = reply.seq {
                 outcome = .acknowledged(seq: seq)
             } else if let code = reply.error?.code, code == "unavailable" || code == "storage_error" {
@@ -161,6 +166,9 @@ final class ReplicaWriter: Sendable {
 
     /// What kept it from running at all (empty when nothing did).
     var problems: [String] { failures.value }
+
+    /// How many tries got each answer (`ok`, an error code, `no reply`).
+    var tries: [String: Int] { answers.value }
 
     /// How many requests it has made so far.
     var count: Int { operations.value.count }

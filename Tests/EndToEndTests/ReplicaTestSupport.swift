@@ -37,6 +37,44 @@ final class ReplicaTopology: Sendable {
         "tcp://\(network.address(of: replica, on: Self.clientLAN)):\(port)"
     }
 
+    /// An etcd member (the shared ``EtcdCluster``) on each of e1, e2, e3, member i on host
+    /// `e(i+1)`, listening on etcd-lan; the cluster's own checks run on the members' hosts.
+    /// Compaction keeps the last 1,000 revisions.
+    func startEtcd() throws -> EtcdCluster {
+        guard let ip = SystemTool.path("ip") else { throw HarnessFailure("no ip(8) here") }
+        let network = network
+        return try EtcdCluster(
+            members: Self.members.count,
+            hosts: Self.members.map { network.address(of: $0, on: Self.etcdLAN) },
+            launcher: { [ip, "netns", "exec", network.namespace(Self.members[$0])] },
+            arguments: ["--auto-compaction-mode", "revision", "--auto-compaction-retention", "1000"])
+    }
+
+    /// `etcdctl arguments...` (API 3) on `host` against `endpoints`, each call bounded by `timeout`.
+    func etcdctl(
+        from host: String, endpoints: [String], _ arguments: [String], timeout: Duration = .seconds(2)
+    )
+        throws -> Execution
+    {
+        let milliseconds = "\(timeout.milliseconds)ms"
+        return try network.run(
+            on: host, EtcdCluster.etcdctl,
+            [
+                "--endpoints", endpoints.joined(separator: ","), "--command-timeout", milliseconds,
+                "--dial-timeout", milliseconds,
+            ] + arguments,
+            environment: ["ETCDCTL_API": "3"], timeout: timeout * 3 + .seconds(5))
+    }
+
+    /// The last lines of every member's log, for failure messages.
+    static func logTails(_ etcd: EtcdCluster, lines: Int = 15) -> String {
+        etcd.names.map { name in
+            let tail = etcd.scratch.read("\(name).log").split(separator: "\n").suffix(lines).joined(
+                separator: "\n")
+            return "--- etcd \(name)\n\(tail)"
+        }.joined(separator: "\n")
+    }
+
     /// Deletes every namespace. Safe to call twice.
     func remove() { network.remove() }
 }
@@ -105,20 +143,19 @@ final class ReplicaServices: @unchecked Sendable {
     }
 }
 
-/// `countries events --since 0 --json` on c, following both replicas (`--events A,B`) and
-/// asking either for history (`--command A,B`): the seqs it printed, in order.
+/// `countries events --since 0 --json` on c, following `events` and asking `command` for
+/// history (comma-separated lists, where the binary takes them): the seqs it printed, in order.
 final class ReplicaSubscriber: Sendable {
     let label: String
     let process: ChildProcess
 
-    init(_ label: String, topology: ReplicaTopology, services: ReplicaServices) throws {
+    init(_ label: String, topology: ReplicaTopology, events: [String], command: [String]) throws {
         self.label = label
         process = try topology.network.start(
             on: ReplicaTopology.client, CountriesBinary.path,
             [
                 "events", "--since", "0", "--json", "--heartbeat-ms", "200", "--timeout", "1000",
-                "--events", services.eventEndpoints.joined(separator: ","),
-                "--command", services.commandEndpoints.joined(separator: ","),
+                "--events", events.joined(separator: ","), "--command", command.joined(separator: ","),
             ])
     }
 

@@ -12,33 +12,32 @@ import Testing
         if: FaultEnvironment.canCreateNamespaces,
         "skipped: network namespaces cannot be created here (needs root or CAP_NET_ADMIN and ip(8))"),
     .enabled(
-        if: access(NamespacedEtcd.etcd, X_OK) == 0,
-        "skipped: no \(NamespacedEtcd.etcd) here (Debian's etcd-server)")
+        if: EtcdCluster.isAvailable, "skipped: no \(EtcdCluster.etcd) here (scripts/bootstrap installs it)")
 )
 struct ReplicaTopologyTests {
     @Test(.timeLimit(.minutes(2)))
     func aWriteThroughTheLastMemberFailsWhileTheMajorityIsCutAndSucceedsOnceItIsBack() throws {
         let topology = try ReplicaTopology()
         defer { topology.remove() }
-        let directory = try ScratchDirectory(prefix: "cetcd")
-        defer { directory.remove() }
-        let etcd = try NamespacedEtcd(
-            network: topology.network, hosts: ReplicaTopology.members, lan: ReplicaTopology.etcdLAN,
-            directory: directory)
+        let etcd = try topology.startEtcd()
         defer { etcd.stop() }
+        let all = etcd.clientURLs
+        let first = [all[0]]
 
         // r1 reaches every member; c reaches none (it is on client-lan only).
-        #expect(etcd.isHealthy(from: "r1"), "\(etcd.logTails())")
-        let put = try etcd.etcdctl(from: "r1", ["put", "k", "before"])
+        let health = try topology.etcdctl(from: "r1", endpoints: all, ["endpoint", "health"])
+        #expect(health.exitCode == 0, "\(health)\n\(ReplicaTopology.logTails(etcd))")
+        let put = try topology.etcdctl(from: "r1", endpoints: all, ["put", "k", "before"])
         #expect(put.exitCode == 0, "\(put)")
-        #expect(try etcd.etcdctl(from: "c", ["get", "k"], timeout: .milliseconds(500)).exitCode != 0)
-        #expect(etcd.leader(from: "r2") != nil, "no member names a leader")
+        let unreachable = try topology.etcdctl(
+            from: "c", endpoints: all, ["get", "k"], timeout: .milliseconds(500))
+        #expect(unreachable.exitCode != 0, "c reached etcd: \(unreachable)")
+        #expect(etcd.leaderIndex() != nil, "no member names a leader")
 
         // The majority's cables pulled: e1 alone cannot commit.
         try topology.cut("e2", from: ReplicaTopology.etcdLAN)
         try topology.cut("e3", from: ReplicaTopology.etcdLAN)
-        let lonely = try etcd.etcdctl(
-            from: "r1", ["put", "k", "during"], endpoints: etcd.clientURL("e1"), timeout: .seconds(2))
+        let lonely = try topology.etcdctl(from: "r1", endpoints: first, ["put", "k", "during"])
         #expect(lonely.exitCode != 0, "a write through e1 succeeded without a quorum: \(lonely)")
 
         // Back: the same write through e1 succeeds again, and everyone reads it.
@@ -47,18 +46,19 @@ struct ReplicaTopologyTests {
         let restored = ContinuousClock.now
         var recovered: Duration?
         eventually(within: .seconds(15), every: .milliseconds(100)) {
-            let again = try? etcd.etcdctl(
-                from: "r1", ["put", "k", "after"], endpoints: etcd.clientURL("e1"), timeout: .seconds(1))
+            let again = try? topology.etcdctl(
+                from: "r1", endpoints: first, ["put", "k", "after"], timeout: .seconds(1))
             if again?.exitCode == 0 { recovered = ContinuousClock.now - restored }
             return recovered != nil
         }
-        #expect(recovered != nil, "e1 took no write within 15 s of the restore: \(etcd.logTails())")
-        let read = try etcd.etcdctl(
-            from: "r2", ["get", "k", "--print-value-only"], endpoints: etcd.clientURL("e3"))
+        #expect(
+            recovered != nil, "e1 took no write within 15 s of the restore: \(ReplicaTopology.logTails(etcd))"
+        )
+        let read = try topology.etcdctl(from: "r2", endpoints: [all[2]], ["get", "k", "--print-value-only"])
         #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "after", "\(read)")
         print(
-            "etcd in namespaces: the lonely write failed after \(lonely.duration); writes resumed \(recovered ?? .zero) after the restore"
-        )
+            "etcd in namespaces: the lonely write failed after \(lonely.duration); writes resumed "
+                + "\(recovered ?? .zero) after the restore")
     }
 
     /// The recording side of the fault test without faults or etcd: four writers and a

@@ -16,23 +16,17 @@ import Testing
         if: FaultEnvironment.canCreateNamespaces,
         "skipped: network namespaces cannot be created here (needs root or CAP_NET_ADMIN and ip(8))"),
     .enabled(
-        if: access(NamespacedEtcd.etcd, X_OK) == 0,
-        "skipped: no \(NamespacedEtcd.etcd) here (Debian's etcd-server)")
+        if: EtcdCluster.isAvailable, "skipped: no \(EtcdCluster.etcd) here (scripts/bootstrap installs it)")
 )
 struct ReplicatedFaultTests {
     /// The hosts, etcd and both replicas, running; `body` gets them, and everything is stopped
     /// and removed after it, also when it throws.
-    private func withCluster(_ body: (ReplicaTopology, NamespacedEtcd, ReplicaServices) throws -> Void) throws
-    {
+    private func withCluster(_ body: (ReplicaTopology, EtcdCluster, ReplicaServices) throws -> Void) throws {
         let topology = try ReplicaTopology()
         defer { topology.remove() }
-        let directory = try ScratchDirectory(prefix: "crepl")
-        defer { directory.remove() }
-        let etcd = try NamespacedEtcd(
-            network: topology.network, hosts: ReplicaTopology.members, lan: ReplicaTopology.etcdLAN,
-            directory: directory)
+        let etcd = try topology.startEtcd()
         defer { etcd.stop() }
-        let services = try ReplicaServices(topology, etcd: etcd.clientURLs)
+        let services = try ReplicaServices(topology, etcd: etcd.clientURLs.joined(separator: ","))
         defer { services.stop() }
         try body(topology, etcd, services)
     }
@@ -44,8 +38,15 @@ struct ReplicatedFaultTests {
     @Test(.timeLimit(.minutes(3)))
     func fourWritersThroughReplicaAndEtcdFaultsLoseNothingAndApplyEachChangeOnce() throws {
         try withCluster { topology, etcd, services in
-            let subscribers = try ["subscriber A", "subscriber B"].map {
-                try ReplicaSubscriber($0, topology: topology, services: services)
+            // One subscriber per replica (each rides out its replica's faults on its own);
+            // `--events A,B` failover comes with the clients' branch.
+            let subscribers = try zip(
+                ReplicaTopology.replicas, zip(services.eventEndpoints, services.commandEndpoints)
+            )
+            .map { replica, endpoints in
+                try ReplicaSubscriber(
+                    "subscriber on \(replica)", topology: topology, events: [endpoints.0],
+                    command: [endpoints.1])
             }
             defer { for subscriber in subscribers { subscriber.stop() } }
             let origin = ContinuousClock.now
@@ -57,7 +58,7 @@ struct ReplicatedFaultTests {
                     "Writer \($0)", network: topology.network, host: ReplicaTopology.client,
                     endpoints: services.commandEndpoints, preferred: $0 % 2, origin: origin)
             }
-            var operations: [HistoryChecker.Operation] = []
+            var perWriter: [[HistoryChecker.Operation]] = []
             var stopped = false
             defer { if !stopped { for writer in writers { _ = writer.stop() } } }
 
@@ -70,13 +71,13 @@ struct ReplicatedFaultTests {
             mark("r1 serves again")
             sleep(for: .seconds(1))
 
-            let leader = try #require(etcd.leader(from: "r2"), "no etcd leader: \(etcd.logTails())")
+            let leader = try #require(etcd.leaderIndex(), "no etcd leader: \(ReplicaTopology.logTails(etcd))")
             let leaderKilled = now()
-            etcd.kill(leader)
-            mark("SIGKILL etcd leader \(leader)")
+            etcd.kill(member: leader)
+            mark("SIGKILL etcd leader \(ReplicaTopology.members[leader])")
             sleep(for: .seconds(3))
-            try etcd.start(leader)
-            mark("\(leader) started again")
+            try etcd.restart(member: leader)
+            mark("\(ReplicaTopology.members[leader]) serves again")
             sleep(for: .seconds(1))
 
             try topology.cut("r2", from: ReplicaTopology.etcdLAN)
@@ -94,7 +95,8 @@ struct ReplicatedFaultTests {
             for member in ["e2", "e3"] { try topology.restore(member, to: ReplicaTopology.etcdLAN) }
             mark("etcd majority back")
             sleep(for: .seconds(3))
-            operations = writers.flatMap { $0.stop() }
+            perWriter = writers.map { $0.stop() }
+            let operations = perWriter.flatMap { $0 }
             stopped = true
             mark("writers stopped")
 
@@ -123,24 +125,53 @@ struct ReplicatedFaultTests {
                     )
                 }
             }
-            violations += HistoryChecker.resumes(
-                operations, after: replicaKilled, within: .seconds(5), what: "SIGKILL of r1"
-            ).map(\.description)
-            violations += HistoryChecker.resumes(
-                operations, after: leaderKilled, within: .seconds(5), what: "SIGKILL of the etcd leader"
-            ).map(\.description)
+            // Every writer resumes, not only the ones whose replica lived: those that tried r1
+            // first fail over within one try's timeout.
+            for (writer, operations) in zip(writers, perWriter) {
+                violations += HistoryChecker.resumes(
+                    operations, after: replicaKilled, within: .seconds(5),
+                    what: "SIGKILL of r1 (\(writer.label))"
+                ).map(\.description)
+                violations += HistoryChecker.resumes(
+                    operations, after: leaderKilled, within: .seconds(5),
+                    what: "SIGKILL of the etcd leader (\(writer.label))"
+                ).map(\.description)
+            }
             violations += HistoryChecker.noAcknowledgements(operations, between: quorumLost, and: quorumBack)
                 .map(\.description)
             violations += writers.flatMap(\.problems)
 
             let acknowledged = operations.filter {
                 if case .acknowledged = $0.outcome { true } else { false }
-            }.count
+            }
             let indeterminate = operations.filter { $0.outcome == .indeterminate }.count
+            // Figures: how soon after each fault a request sent after it was acknowledged.
+            // The slowest writer's first acknowledgement of a request sent after the fault.
+            func resumed(after fault: Duration) -> String {
+                let firsts = perWriter.map { operations in
+                    operations.filter {
+                        guard case .acknowledged = $0.outcome else { return false }
+                        return $0.invoked >= fault
+                    }.map(\.completed).min()
+                }
+                guard let slowest = firsts.map({ $0 ?? .seconds(1_000_000) }).max(),
+                    slowest < .seconds(1_000_000)
+                else { return "never (for some writer)" }
+                return "\((slowest - fault).milliseconds) ms"
+            }
+            var tries: [String: Int] = [:]
+            for writer in writers { tries.merge(writer.tries, uniquingKeysWith: +) }
+            let longest = operations.map { ($0.completed - $0.invoked).milliseconds }.max() ?? 0
+            let duringCut = acknowledged.filter { $0.completed > quorumLost && $0.completed < quorumBack }
             print(
-                "replicated faults: \(operations.count) requests, \(acknowledged) acknowledged, "
-                    + "\(indeterminate) indeterminate, \(operations.count - acknowledged - indeterminate) refused; "
-                    + "final seq \(finalSeq); ran \(now().milliseconds) ms\n"
+                "replicated faults: \(operations.count) requests, \(acknowledged.count) acknowledged, "
+                    + "\(indeterminate) indeterminate, "
+                    + "\(operations.count - acknowledged.count - indeterminate) refused; tries: "
+                    + tries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                    + "; final seq \(finalSeq); the longest request took \(longest) ms; every writer resumed "
+                    + "\(resumed(after: replicaKilled)) after the SIGKILL of r1, \(resumed(after: leaderKilled)) "
+                    + "after the etcd leader's, \(resumed(after: quorumBack)) after the majority came back; "
+                    + "acknowledged while the majority was cut: \(duringCut.count) \(duringCut.map { "\($0.name) at \($0.outcome), sent \($0.invoked.milliseconds) ms, answered \($0.completed.milliseconds) ms" }); ran \(now().milliseconds) ms\n"
                     + timeline.joined(separator: "\n"))
             #expect(
                 violations.isEmpty,
@@ -151,7 +182,7 @@ struct ReplicatedFaultTests {
                 \(timeline.joined(separator: "\n"))
                 \(services.logs)
                 \(subscribers.map { "--- \($0.label) stderr\n\($0.process.stderr.text)" }.joined(separator: "\n"))
-                \(etcd.logTails())
+                \(ReplicaTopology.logTails(etcd))
                 """)
         }
     }
@@ -179,7 +210,9 @@ struct ReplicatedFaultTests {
                 }
                 return stale
             }
-            #expect(stale.isEmpty, "\(stale.joined(separator: "\n"))\n\(services.logs)\n\(etcd.logTails())")
+            #expect(
+                stale.isEmpty,
+                "\(stale.joined(separator: "\n"))\n\(services.logs)\n\(ReplicaTopology.logTails(etcd))")
         }
     }
 }
