@@ -38,15 +38,12 @@ struct ReplicatedFaultTests {
     @Test(.timeLimit(.minutes(3)))
     func fourWritersThroughReplicaAndEtcdFaultsLoseNothingAndApplyEachChangeOnce() throws {
         try withCluster { topology, etcd, services in
-            // One subscriber per replica (each rides out its replica's faults on its own);
-            // `--events A,B` failover comes with the clients' branch.
-            let subscribers = try zip(
-                ReplicaTopology.replicas, zip(services.eventEndpoints, services.commandEndpoints)
-            )
-            .map { replica, endpoints in
+            // Two subscribers following both replicas (`--events A,B`, each seq taken once) and
+            // asking either for history (`--command A,B`), as a view would.
+            let subscribers = try ["subscriber A", "subscriber B"].map {
                 try ReplicaSubscriber(
-                    "subscriber on \(replica)", topology: topology, events: [endpoints.0],
-                    command: [endpoints.1])
+                    $0, topology: topology, events: services.eventEndpoints,
+                    command: services.commandEndpoints)
             }
             defer { for subscriber in subscribers { subscriber.stop() } }
             let origin = ContinuousClock.now
@@ -89,6 +86,7 @@ struct ReplicatedFaultTests {
 
             let quorumLost = now()
             for member in ["e2", "e3"] { try topology.cut(member, from: ReplicaTopology.etcdLAN) }
+            let quorumCut = now()  // the links are down from here (quorumLost is just before)
             mark("etcd majority (e2, e3) cut")
             sleep(for: .seconds(4))
             let quorumBack = now()
@@ -162,7 +160,10 @@ struct ReplicatedFaultTests {
             var tries: [String: Int] = [:]
             for writer in writers { tries.merge(writer.tries, uniquingKeysWith: +) }
             let longest = operations.map { ($0.completed - $0.invoked).milliseconds }.max() ?? 0
-            let duringCut = acknowledged.filter { $0.completed > quorumLost && $0.completed < quorumBack }
+            let printed = subscribers.map {
+                "\($0.label) printed \($0.seqs.count) events, \(Set($0.seqs).count) of the \(finalSeq) seqs"
+            }
+            let duringCut = acknowledged.filter { $0.completed > quorumCut && $0.completed < quorumBack }
             print(
                 "replicated faults: \(operations.count) requests, \(acknowledged.count) acknowledged, "
                     + "\(indeterminate) indeterminate, "
@@ -171,7 +172,7 @@ struct ReplicatedFaultTests {
                     + "; final seq \(finalSeq); the longest request took \(longest) ms; every writer resumed "
                     + "\(resumed(after: replicaKilled)) after the SIGKILL of r1, \(resumed(after: leaderKilled)) "
                     + "after the etcd leader's, \(resumed(after: quorumBack)) after the majority came back; "
-                    + "acknowledged while the majority was cut: \(duringCut.count) \(duringCut.map { "\($0.name) at \($0.outcome), sent \($0.invoked.milliseconds) ms, answered \($0.completed.milliseconds) ms" }); ran \(now().milliseconds) ms\n"
+                    + "acknowledged while the majority was cut: \(duringCut.count) \(duringCut.map { "\($0.name) at \($0.outcome), sent \($0.invoked.milliseconds) ms, answered \($0.completed.milliseconds) ms" }); \(printed.joined(separator: ", ")); ran \(now().milliseconds) ms\n"
                     + timeline.joined(separator: "\n"))
             #expect(
                 violations.isEmpty,
