@@ -173,7 +173,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "countries", "countries-embedding-example", "ZeroMQ", "CountriesCore", "SQLite",
-                "TestSupport",
+                "TestSupport", "CountriesClient",
             ],
             swiftSettings: strictSettings
         ),

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// The members listen on `hosts` (one address per member, 127.0.0.1 by default) and start
 /// through `launcher` (a command prefix per member, none by default), so a fault test can put
-/// each member in a network namespace of its own.
+/// each member in a network namespace of its own; the cluster's own etcdctl checks of a member
+/// run through the same prefix, so they reach it there.
 public final class EtcdCluster: @unchecked Sendable {
     // @unchecked: the members array is only changed by the test thread that owns the cluster.
 
@@ -31,13 +32,14 @@ public final class EtcdCluster: @unchecked Sendable {
     /// Where the data directories and logs are.
     public let scratch: ScratchDirectory
     private let launcher: (Int) -> [String]
+    private let arguments: [String]
     private var members: [ChildProcess?]
 
     /// Starts `count` members and waits until every one is healthy (has a leader and answers a
-    /// linearizable read), at most `timeout`.
+    /// linearizable read), at most `timeout`. `arguments` are added to every member's.
     public init(
         members count: Int = 3, hosts: [String]? = nil, launcher: @escaping (Int) -> [String] = { _ in [] },
-        timeout: Duration = .seconds(15)
+        arguments: [String] = [], timeout: Duration = .seconds(15)
     ) throws {
         guard Self.isAvailable else { throw HarnessFailure("etcd is not installed at \(Self.etcd)") }
         let hosts = hosts ?? Array(repeating: "127.0.0.1", count: count)
@@ -53,6 +55,7 @@ public final class EtcdCluster: @unchecked Sendable {
         clientURLs = clients
         peerURLs = peers
         self.launcher = launcher
+        self.arguments = arguments
         members = Array(repeating: nil, count: count)
         for index in 0..<count { try start(index) }
         guard waitUntilHealthy(timeout: timeout) else {
@@ -75,7 +78,7 @@ public final class EtcdCluster: @unchecked Sendable {
             "--heartbeat-interval", "50", "--election-timeout", "500",
             "--logger", "zap", "--log-level", "warn",
         ]
-        let command = launcher(index) + [Self.etcd] + arguments
+        let command = launcher(index) + [Self.etcd] + arguments + self.arguments
         members[index] = try ChildProcess(
             command[0], Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment,
             stdout: .file(scratch.file("\(names[index]).log")),
@@ -118,10 +121,17 @@ public final class EtcdCluster: @unchecked Sendable {
 
     /// Whether the member at `url` has a leader and answers a linearizable read.
     public func isHealthy(_ url: String) -> Bool {
-        let run = try? ChildProcess.run(
-            Self.etcdctl, ["--endpoints", url, "--command-timeout", "1s", "endpoint", "health"],
-            environment: ["ETCDCTL_API": "3"], timeout: .seconds(5))
+        let run = try? etcdctl(
+            ["--endpoints", url, "--command-timeout", "1s", "endpoint", "health"], near: url)
         return run?.exitCode == 0
+    }
+
+    /// `etcdctl arguments...` (API 3) to its end, run through the launcher of the member at
+    /// `url` (so from its network namespace, if it has one).
+    private func etcdctl(_ arguments: [String], near url: String) throws -> Execution {
+        let command = (clientURLs.firstIndex(of: url).map(launcher) ?? []) + [Self.etcdctl] + arguments
+        return try ChildProcess.run(
+            command[0], Array(command.dropFirst()), environment: ["ETCDCTL_API": "3"], timeout: .seconds(5))
     }
 
     /// The index of the member the running members take for the leader, if one is.
@@ -130,13 +140,11 @@ public final class EtcdCluster: @unchecked Sendable {
         var leader: String?
         for index in members.indices where pid(of: index) != nil {
             guard
-                let run = try? ChildProcess.run(
-                    Self.etcdctl,
+                let run = try? etcdctl(
                     [
                         "--endpoints", clientURLs[index], "--command-timeout", "1s", "endpoint", "status",
                         "-w", "json",
-                    ],
-                    environment: ["ETCDCTL_API": "3"], timeout: .seconds(5)),
+                    ], near: clientURLs[index]),
                 run.exitCode == 0,
                 let statuses = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))
                     as? [[String: Any]],

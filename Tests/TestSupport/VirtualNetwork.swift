@@ -97,14 +97,20 @@ public final class VirtualNetwork: Sendable {
 
     /// Deletes every namespace; the veth pairs go with them. Safe to call twice.
     public func remove() {
-        for namespace in namespaces.values {
+        Self.delete(Array(namespaces.values), ip: ip)
+    }
+
+    /// Deletes `namespaces` (what is in them goes with them), ignoring the ones already gone.
+    static func delete(_ namespaces: [String], ip: String) {
+        for namespace in namespaces {
             _ = try? ChildProcess.run(
                 ip, ["netns", "del", namespace], environment: ProcessInfo.processInfo.environment,
                 timeout: .seconds(10))
         }
     }
 
-    private static func check(_ ip: String, _ arguments: [String]) throws {
+    /// Runs `ip arguments...`; throws unless it succeeds (shared with ``BridgedNetwork``).
+    static func check(_ ip: String, _ arguments: [String]) throws {
         let result = try ChildProcess.run(ip, arguments, environment: ProcessInfo.processInfo.environment)
         guard result.exitCode == 0 else {
             throw HarnessFailure("\(([ip] + arguments).joined(separator: " ")) failed: \(result)")
