@@ -124,14 +124,16 @@ struct ReplicatedFaultTests {
                 }
             }
             // Every writer resumes, not only the ones whose replica lived: those that tried r1
-            // first fail over within one try's timeout.
+            // first fail over within one try's timeout. The 5 s, scaled only under the
+            // sanitizers (COUNTRIES_TEST_SLOWDOWN), like every timing bound of the suites.
+            let resumeBound = Duration.seconds(5) * testSlowdown
             for (writer, operations) in zip(writers, perWriter) {
                 violations += HistoryChecker.resumes(
-                    operations, after: replicaKilled, within: .seconds(5),
+                    operations, after: replicaKilled, within: resumeBound,
                     what: "SIGKILL of r1 (\(writer.label))"
                 ).map(\.description)
                 violations += HistoryChecker.resumes(
-                    operations, after: leaderKilled, within: .seconds(5),
+                    operations, after: leaderKilled, within: resumeBound,
                     what: "SIGKILL of the etcd leader (\(writer.label))"
                 ).map(\.description)
             }
