@@ -8,30 +8,57 @@ import ZeroMQ
 ///
 /// Because a retried request carries the id of the first, the service answers it with the
 /// first reply and changes nothing twice: retries are safe even for toggles.
+///
+/// With several endpoints (replicas of one service, `--command A,B`), each try goes to the next
+/// endpoint in turn, with the same id, so a retry that lands on another replica still applies
+/// at most once (docs/PROTOCOL.md, "Replicas"). A reply of ``CountriesError/Code/unavailable``
+/// (the change may or may not have been applied) is retried the same way. The endpoint that
+/// answered is tried first next time.
 public final class CommandClient {
-    /// The service's command endpoint.
-    public let endpoint: String
+    /// The service's command endpoints, in the order given.
+    public let endpoints: [String]
     /// How long to wait for each reply.
     public let timeout: Duration
-    /// How many times a request is sent before giving up (at least 1).
+    /// How many times a request is sent before giving up (at least 1, and at least once to each
+    /// endpoint).
     public let tries: Int
     /// The CURVE keys to connect with, if the service asks for them.
     public let security: ClientSecurity?
 
-    private let socket: LazyRequestSocket
+    /// One Lazy Pirate socket per endpoint; only the one in use is open.
+    private let sockets: [LazyRequestSocket]
+    /// The endpoint tried first: the last one that answered.
+    private var first = 0
 
-    /// Creates a client; nothing is connected until the first request.
-    public init(
+    /// Creates a client for one endpoint; nothing is connected until the first request.
+    public convenience init(
         context: Context, endpoint: String, timeout: Duration = Defaults.requestTimeout,
         tries: Int = Defaults.requestTries,
         security: ClientSecurity? = nil
     ) {
-        self.endpoint = endpoint
-        self.timeout = timeout
-        self.tries = max(1, tries)
-        self.security = security
-        socket = LazyRequestSocket(context: context, endpoint: endpoint, security: security)
+        self.init(context: context, endpoints: [endpoint], timeout: timeout, tries: tries, security: security)
     }
+
+    /// Creates a client for replicas of one service at `endpoints` (at least one); nothing is
+    /// connected until the first request.
+    public init(
+        context: Context, endpoints: [String], timeout: Duration = Defaults.requestTimeout,
+        tries: Int = Defaults.requestTries,
+        security: ClientSecurity? = nil
+    ) {
+        precondition(!endpoints.isEmpty, "a CommandClient needs an endpoint")
+        self.endpoints = endpoints
+        self.timeout = timeout
+        self.tries = max(1, tries, endpoints.count)
+        self.security = security
+        sockets = endpoints.map { LazyRequestSocket(context: context, endpoint: $0, security: security) }
+    }
+
+    /// The endpoint the next request goes to first (the one that answered last).
+    public var preferred: String { endpoints[first] }
+
+    /// The first endpoint, for a client of one.
+    public var endpoint: String { endpoints[0] }
 
     /// Sends `request` and returns the service's reply (success or refusal).
     ///
@@ -39,19 +66,46 @@ public final class CommandClient {
     /// protocol JSON.
     public func send(_ request: Request) throws(ClientError) -> Reply {
         let body = request.encoded()
-        for _ in 0..<tries {
-            if let frame = try attempt(body) {
-                do {
-                    return try Reply.decode(frame)
-                } catch {
-                    throw ClientError(
-                        .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
-                }
+        var unsure: Reply?
+        var broken: ClientError?
+        var skipped = Set<Int>()
+        for attempt in 0..<tries {
+            let index = (first + attempt) % endpoints.count
+            if skipped.contains(index) { continue }
+            let frame: Data?
+            do {
+                frame = try self.attempt(body, on: index)
+            } catch {
+                // An endpoint ZeroMQ cannot use: the others may still answer.
+                skipped.insert(index)
+                broken = error
+                continue
             }
+            guard let frame else { continue }
+            let reply: Reply
+            do {
+                reply = try Reply.decode(frame)
+            } catch {
+                let endpoint = endpoints[index]
+                throw ClientError(
+                    .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+            }
+            if reply.failure?.code == .unavailable {
+                // The code asks for a retry with the same id; another replica may be able to.
+                unsure = reply
+                first = (index + 1) % endpoints.count
+                continue
+            }
+            first = index
+            return reply
         }
+        if let unsure { return unsure }
+        if let broken, skipped.count == endpoints.count { throw broken }
+        let list = endpoints.joined(separator: ", ")
         throw ClientError(
-            .noReply, endpoint: endpoint,
-            "no reply from \(endpoint) after \(tries) \(tries == 1 ? "try" : "tries")")
+            .noReply, endpoint: endpoints.joined(separator: ","),
+            "no reply from \(list) after \(tries) \(tries == 1 ? "try" : "tries")\(endpoints.count > 1 ? " in all" : "")"
+        )
     }
 
     /// Sends a command with a fresh request id, so retries of it are applied at most once.
@@ -59,12 +113,15 @@ public final class CommandClient {
         try send(Request(id: RequestID.make(), command: command))
     }
 
-    /// One try: send on a fresh or healthy socket, wait up to `timeout`; nil on timeout.
-    private func attempt(_ body: Data) throws(ClientError) -> Data? {
+    /// One try on endpoint `index`: send on a fresh or healthy socket, wait up to `timeout`;
+    /// nil on timeout.
+    private func attempt(_ body: Data, on index: Int) throws(ClientError) -> Data? {
+        let lazy = sockets[index]
+        let endpoint = endpoints[index]
         do {
-            let socket = try self.socket.connected()
+            let socket = try lazy.connected()
             guard try socket.send([body], dontWait: true) else {
-                discardSocket()
+                lazy.discard()
                 return nil
             }
             var poller = Poller()
@@ -81,16 +138,12 @@ public final class CommandClient {
                 }
             }
             // REQ cannot send again before it receives: the Lazy Pirate way is a new socket.
-            discardSocket()
+            lazy.discard()
             return nil
         } catch {
-            discardSocket()
+            lazy.discard()
             throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
         }
-    }
-
-    private func discardSocket() {
-        socket.discard()
     }
 }
 

@@ -9,18 +9,29 @@ import ZeroMQ
 /// descriptors (stdin, a signal pipe), calls ``process(_:_:now:)`` after each poll and
 /// ``tick(now:)`` at ``nextDeadline``, and renders the notifications it returns.
 public final class LiveSubscription {
-    /// Where the subscription connects.
+    /// Where the subscription connects: one service, or replicas of one service (each list
+    /// in the order to try; docs/PROTOCOL.md, "Replicas").
     public struct Endpoints: Sendable, Equatable {
-        /// The command endpoint (`list` and `history`).
-        public var command: String
-        /// The event endpoint (a service's PUB, or a relay).
-        public var events: String
+        /// The command endpoints (`list` and `history`), tried in turn.
+        public var commandEndpoints: [String]
+        /// The event endpoints (a service's PUB, or a relay), all subscribed to at once.
+        public var eventEndpoints: [String]
 
-        /// Creates endpoints.
+        /// Creates endpoints for one service.
         public init(command: String, events: String) {
-            self.command = command
-            self.events = events
+            self.init(commands: [command], events: [events])
         }
+
+        /// Creates endpoints for replicas of one service (each list non-empty).
+        public init(commands: [String], events: [String]) {
+            commandEndpoints = commands
+            eventEndpoints = events
+        }
+
+        /// The command endpoints as `--command` takes them (comma-separated).
+        public var command: String { commandEndpoints.joined(separator: ",") }
+        /// The event endpoints as `--events` takes them (comma-separated).
+        public var events: String { eventEndpoints.joined(separator: ",") }
     }
 
     /// The poller indexes of this subscription's sockets, for ``process(_:_:now:)``.
@@ -59,9 +70,11 @@ public final class LiveSubscription {
     ) throws(ClientError) {
         self.endpoints = endpoints
         self.keepsStates = keepsStates
-        machine = SubscriptionMachine(heartbeatInterval: heartbeatInterval)
+        machine = SubscriptionMachine(
+            heartbeatInterval: heartbeatInterval, sources: endpoints.eventEndpoints.count)
+        // One try per replica: the machine retries with backoff itself.
         requests = PendingRequests(
-            context: context, endpoint: endpoints.command, timeout: requestTimeout, tries: 1,
+            context: context, endpoints: endpoints.commandEndpoints, timeout: requestTimeout, tries: 1,
             security: security)
         do {
             subscriber = try context.makeSocket(.sub)
@@ -76,7 +89,8 @@ public final class LiveSubscription {
             // A relay has its own key; without one given, the events come from the service.
             if let events = eventsSecurity ?? security { try events.apply(to: subscriber) }
             try subscriber.subscribe("")
-            try subscriber.connect(endpoints.events)
+            // One SUB on every replica: the machine takes each seq once (``SubscriptionMachine/sources``).
+            for endpoint in endpoints.eventEndpoints { try subscriber.connect(endpoint) }
         } catch {
             throw ClientError(
                 .sockets, endpoint: endpoints.events, "cannot subscribe to \(endpoints.events): \(error)")

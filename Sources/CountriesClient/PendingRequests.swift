@@ -7,7 +7,9 @@ import ZeroMQ
 ///
 /// One request is in flight at a time on one REQ socket; the others wait their turn in
 /// order. A request that gets no reply within `timeout` is resent on a new socket with the
-/// same bytes (same id), up to `tries` times, then reported as failed.
+/// same bytes (same id), up to `tries` times, then reported as failed. With several endpoints
+/// (replicas of one service) each retry goes to the next one, as ``CommandClient`` does, and the
+/// one that answered is tried first next time.
 public final class PendingRequests<Tag> {
     /// The outcome of one request.
     public enum Outcome {
@@ -17,25 +19,44 @@ public final class PendingRequests<Tag> {
         case failed(Tag, ClientError)
     }
 
-    /// The service's command endpoint.
-    public let endpoint: String
+    /// The service's command endpoints, in the order given.
+    public let endpoints: [String]
     private let timeout: Duration
     private let tries: Int
-    private let socket: LazyRequestSocket
+    /// One lazy socket per endpoint; only the one in use is open.
+    private let sockets: [LazyRequestSocket]
+    /// The endpoint in use: the last one that answered, or the one a retry moved to.
+    private var current = 0
     private var queue: [(tag: Tag, body: Data)] = []
     private var inFlight: (tag: Tag, body: Data, triesLeft: Int, deadline: ContinuousClock.Instant)?
 
-    /// Creates an idle requester; nothing is connected until the first request.
-    public init(
+    /// Creates an idle requester for one endpoint; nothing is connected until the first request.
+    public convenience init(
         context: Context, endpoint: String, timeout: Duration = Defaults.requestTimeout,
         tries: Int = Defaults.requestTries,
         security: ClientSecurity? = nil
     ) {
-        self.endpoint = endpoint
-        self.timeout = timeout
-        self.tries = max(1, tries)
-        socket = LazyRequestSocket(context: context, endpoint: endpoint, security: security)
+        self.init(context: context, endpoints: [endpoint], timeout: timeout, tries: tries, security: security)
     }
+
+    /// Creates an idle requester for replicas of one service at `endpoints` (at least one); a
+    /// request gets at least one try on each.
+    public init(
+        context: Context, endpoints: [String], timeout: Duration = Defaults.requestTimeout,
+        tries: Int = Defaults.requestTries,
+        security: ClientSecurity? = nil
+    ) {
+        precondition(!endpoints.isEmpty, "PendingRequests needs an endpoint")
+        self.endpoints = endpoints
+        self.timeout = timeout
+        self.tries = max(1, tries, endpoints.count)
+        sockets = endpoints.map { LazyRequestSocket(context: context, endpoint: $0, security: security) }
+    }
+
+    /// The endpoint in use.
+    public var endpoint: String { endpoints[current] }
+
+    private var socket: LazyRequestSocket { sockets[current] }
 
     /// Whether nothing is in flight or queued.
     public var isIdle: Bool { inFlight == nil && queue.isEmpty }
@@ -69,7 +90,13 @@ public final class PendingRequests<Tag> {
         guard let frames else { return [] }
         inFlight = nil
         var outcomes: [Outcome]
-        if let reply = try? Reply.decode(frames.last ?? Data()) {
+        let decoded = try? Reply.decode(frames.last ?? Data())
+        if let reply = decoded, reply.failure?.code == .unavailable, flight.triesLeft > 0 {
+            // "Retry with the same id": on the next replica, as a timeout would.
+            moveOn()
+            return transmit(tag: flight.tag, body: flight.body, triesLeft: flight.triesLeft, now: now)
+        }
+        if let reply = decoded {
             outcomes = [.replied(flight.tag, reply)]
         } else {
             outcomes = [
@@ -87,12 +114,14 @@ public final class PendingRequests<Tag> {
     public func tick(now: ContinuousClock.Instant) -> [Outcome] {
         guard let flight = inFlight, now >= flight.deadline else { return [] }
         discardSocket()
+        moveOn()
         if flight.triesLeft > 0 {
             inFlight = nil
             return transmit(tag: flight.tag, body: flight.body, triesLeft: flight.triesLeft, now: now)
         }
         let failure = ClientError(
-            .noReply, endpoint: endpoint, "no reply from \(endpoint) after \(tries) tries")
+            .noReply, endpoint: endpoints.joined(separator: ","),
+            "no reply from \(endpoints.joined(separator: ", ")) after \(tries) tries")
         return fail(failure, now: now)
     }
 
@@ -126,6 +155,12 @@ public final class PendingRequests<Tag> {
 
     private func discardSocket() {
         socket.discard()
+    }
+
+    /// The next try goes to the next endpoint (a no-op with one).
+    private func moveOn() {
+        socket.discard()
+        current = (current + 1) % endpoints.count
     }
 }
 

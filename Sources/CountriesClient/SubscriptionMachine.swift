@@ -79,6 +79,9 @@ public struct SubscriptionMachine: Sendable {
     public let maximumRetryDelay: Duration
     /// How many out-of-order events are kept before giving up on them and resyncing by snapshot.
     public let bufferLimit: Int
+    /// How many PUB sockets feed the machine: more than one are replicas of one service
+    /// (`--events A,B`), each sending every event with the same seq, and heartbeats that may lag.
+    public let sources: Int
 
     /// The current phase.
     public private(set) var phase: Phase = .connecting
@@ -129,10 +132,15 @@ public struct SubscriptionMachine: Sendable {
     ///   - missedHeartbeatsBeforeStale: intervals of silence before the replica is stale.
     ///   - maximumRetryDelay: cap of the retry and probe backoff (which starts at one interval).
     ///   - bufferLimit: events kept while waiting for a snapshot or history.
+    ///   - sources: the replicas whose PUB sockets feed the machine (docs/PROTOCOL.md,
+    ///     "Replicas"). With more than one, a heartbeat behind the replica or behind what PUB
+    ///     delivered is a lagging replica, not a service that went back: only another store id
+    ///     means a new store.
     public init(
         heartbeatInterval: Duration = Defaults.heartbeatInterval, missedHeartbeatsBeforeStale: Int = 3,
-        maximumRetryDelay: Duration = .seconds(5), bufferLimit: Int = 10_000
+        maximumRetryDelay: Duration = .seconds(5), bufferLimit: Int = 10_000, sources: Int = 1
     ) {
+        self.sources = max(1, sources)
         self.heartbeatInterval = heartbeatInterval
         self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
         self.maximumRetryDelay = max(maximumRetryDelay, heartbeatInterval)
@@ -194,6 +202,9 @@ extension SubscriptionMachine {
         if restarted {
             // Already starting over: only what we must reach matters.
             knownSeq = max(knownSeq, seq)
+        } else if sources > 1, seq < max(pubSeq ?? 0, replica?.seq ?? 0) {
+            // A replica that has not sent what another one already did: nothing to learn, and
+            // not a gap (the merged PUB stream is not in seq order across replicas).
         } else if let highest = pubSeq, seq < highest {
             // PUB delivers in order, so a lower seq than one it already delivered is a new store.
             serviceWentBack(to: seq)

@@ -1,15 +1,16 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesService
+import Foundation
 import ZeroMQ
 
 /// The options every client subcommand shares (``ConnectionOptions``), validated, with the key
 /// files read.
 public struct ClientOptions: Sendable {
-    /// `--command`.
-    public var commandEndpoint: String
-    /// `--events`.
-    public var eventsEndpoint: String
+    /// `--command`: one endpoint, or the replicas of one service in the order to try them.
+    public var commandEndpoints: [String]
+    /// `--events`: one endpoint, or the replicas of one service (all subscribed to).
+    public var eventsEndpoints: [String]
     /// `--timeout`, for each reply.
     public var timeout: Duration
     /// `--retries`: how many times a request is sent in all.
@@ -36,16 +37,37 @@ public struct ClientOptions: Sendable {
             events.serverKey = try KeyFiles.read(path, wantSecret: false).publicKey
             eventsSecurity = events
         }
-        commandEndpoint = connection[\.command]
-        eventsEndpoint = connection[\.events]
+        commandEndpoints = try Self.endpoints(
+            connection[\.command], option: "command", command: command.parsed)
+        // Only subscribers read --events; the others accept any value and ignore it.
+        eventsEndpoints =
+            followsEvents
+            ? try Self.endpoints(connection[\.events], option: "events", command: command.parsed)
+            : [connection[\.events]]
         timeout = connection[\.timeout]
         tries = connection[\.retries]
     }
 
-    /// A client for the command endpoint with these settings.
+    /// A client for the command endpoints with these settings.
     public func makeClient(context: Context) -> CommandClient {
         CommandClient(
-            context: context, endpoint: commandEndpoint, timeout: timeout, tries: tries, security: security)
+            context: context, endpoints: commandEndpoints, timeout: timeout, tries: tries, security: security)
+    }
+
+    /// The endpoints of `--command` or `--events`: one, or several separated by commas
+    /// (replicas of one service); a usage error for an empty one.
+    static func endpoints(_ value: String, option: String, command: ParsedCommand) throws(UsageError)
+        -> [String]
+    {
+        let items = value.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !items.contains(where: \.isEmpty) else {
+            throw command.usageError(
+                "--\(option) \"\(value)\" has an empty endpoint; give one endpoint, or several separated by commas (tcp://10.0.0.1:5555,tcp://10.0.0.2:5555)"
+            )
+        }
+        return items
     }
 
     /// The client's CURVE settings from `--curve-key` and `--server-key` (both or neither).

@@ -33,11 +33,15 @@ public struct ConnectionOptions: OptionGroup {
         let unused = "Accepted so every client command takes the same options; unused by \(name)."
         let section = "CONNECTION OPTIONS"
         command = Option(
-            "command", value: "endpoint", help: "The service's command endpoint (REQ/REP).",
+            "command", value: "endpoint",
+            help:
+                "The service's command endpoint (REQ/REP), or its replicas' as A,B,... (tried in turn).",
             default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND", section: section)
         events = Option(
             "events", value: "endpoint",
-            help: followsEvents ? "The service's event endpoint (PUB/SUB), or a relay's." : unused,
+            help: followsEvents
+                ? "The service's event endpoint (PUB/SUB) or a relay's, or its replicas' as A,B,... (all followed)."
+                : unused,
             default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS", section: section)
         timeout = Option(
             integer: "timeout", value: "ms", help: "How long to wait for each reply, in milliseconds.",
@@ -50,7 +54,8 @@ public struct ConnectionOptions: OptionGroup {
         }
         retries = Option(
             integer: "retries", value: "n",
-            help: "How many times to send a request in all before giving up (same request id each time).",
+            help:
+                "How many times to send a request in all before giving up (same request id each time; at least once to each --command endpoint).",
             default: Defaults.requestTries, section: section
         ).map { (tries, command) throws(UsageError) in
             guard tries >= 1 else { throw command.usageError("--retries must be at least 1") }
@@ -66,7 +71,7 @@ public struct ConnectionOptions: OptionGroup {
         eventsServerKey = Option(
             "events-server-key", value: "file",
             help: followsEvents
-                ? "The public key of a relay at --events, when it has its own (default: --server-key)."
+                ? "The public key of a relay at --events, when it has its own (default: --server-key; one key for every endpoint listed)."
                 : unused,
             environment: "COUNTRIES_EVENTS_SERVER_KEY", section: section)
     }

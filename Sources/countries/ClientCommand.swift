@@ -25,7 +25,9 @@ extension RequestSubcommand {
         var exitCode = ExitCode.success
         for request in requests() {
             let reply = try client.send(request, ifStore: ifStore)
-            if !client.report(reply, describe: describe) { exitCode = ExitCode.refused }
+            if !client.report(reply, describe: describe) {
+                exitCode = max(exitCode, ExitCode.failure(of: reply))
+            }
         }
         return exitCode
     }
@@ -56,7 +58,7 @@ struct ClientCommand {
         for _ in 0...Limits.retainedEvents {
             let reply = try send(.history(since: since), ifStore: nil)
             guard reply.ok else {
-                return report(reply, describe: describe) ? ExitCode.success : ExitCode.refused
+                return report(reply, describe: describe) ? ExitCode.success : ExitCode.failure(of: reply)
             }
             let events = reply.events ?? []
             if asJSON {

@@ -1,3 +1,5 @@
+import CountriesCore
+
 /// The exit codes scripts rely on, as sysexits(3) and swift-argument-parser have them.
 enum ExitCode {
     /// Done.
@@ -8,7 +10,8 @@ enum ExitCode {
     static let usage: Int32 = 64
     /// Input data (a seed file) is wrong (EX_DATAERR).
     static let dataError: Int32 = 65
-    /// No reply from the service after every try, or an endpoint cannot be bound (EX_UNAVAILABLE).
+    /// No reply from the service after every try, `unavailable` from every endpoint tried, or an
+    /// endpoint cannot be bound (EX_UNAVAILABLE).
     static let unavailable: Int32 = 69
     /// A bug: something that should not happen did (EX_SOFTWARE).
     static let software: Int32 = 70
@@ -19,6 +22,14 @@ enum ExitCode {
     static let ioError: Int32 = 74
     /// The CURVE settings cannot be used: a key file, an allow-list directory (EX_CONFIG).
     static let config: Int32 = 78
+}
+
+extension ExitCode {
+    /// The exit code for a refusal: `unavailable` (the change may or may not have been applied,
+    /// after every endpoint and try) is temporary like no reply at all; the others are refusals.
+    static func failure(of reply: Reply) -> Int32 {
+        reply.failure?.code == .unavailable ? unavailable : refused
+    }
 }
 
 /// A failure that ends the command with a message and an exit code.

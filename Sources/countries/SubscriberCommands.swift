@@ -27,8 +27,7 @@ struct SubscriberSetup {
         do {
             subscription = try LiveSubscription(
                 context: context,
-                endpoints: .init(
-                    command: options.commandEndpoint, events: options.eventsEndpoint),
+                endpoints: .init(commands: options.commandEndpoints, events: options.eventsEndpoints),
                 heartbeatInterval: heartbeat, requestTimeout: options.timeout,
                 security: options.security, eventsSecurity: options.eventsSecurity, keepsStates: keepsStates)
         } catch {
@@ -93,7 +92,7 @@ struct SelectCommand: SelectDeclaration {
         }
         let setup = try SubscriberSetup(command)
         let toggles = PendingRequests<IndexedCountry>(
-            context: setup.context, endpoint: setup.options.commandEndpoint, timeout: setup.options.timeout,
+            context: setup.context, endpoints: setup.options.commandEndpoints, timeout: setup.options.timeout,
             tries: setup.options.tries, security: setup.options.security)
         try setup.screen(.select, toggles: toggles, terminal: terminal)
         return ExitCode.success

@@ -58,6 +58,11 @@ final class LiveTestService {
         return try client.send(.query(.list))
     }
 
+    /// Sends `signal` to the service (SIGSTOP and SIGCONT, to make it stop answering and resume).
+    func signal(_ signal: Int32) {
+        process.signal(signal)
+    }
+
     /// SIGTERM, then SIGKILL if it is still running after 3 s; removes the scratch directory.
     /// Records an issue when SIGTERM was not enough: the service must stop cleanly on it.
     func stop() {

@@ -82,6 +82,10 @@ struct ReadmeTests {
             .startStop(
                 ready: "serving commands on", check: "countries count --command tcp://192.0.2.10:5555"),
         "countries list --events tcp://127.0.0.1:5556": .run(exit: 0),
+        // Replicas: nothing listens on 5565, so the count fails over to the service on 5555.
+        "export COUNTRIES_COMMAND=tcp://127.0.0.1:5565,tcp://127.0.0.1:5555": .export,
+        "export COUNTRIES_EVENTS=tcp://127.0.0.1:5566,tcp://127.0.0.1:5556": .export,
+        "countries count              # asks 5565 first; when it does not answer, 5555": .run(exit: 0),
         "countries serve [--command EP] [--events EP] [--db PATH | --in-memory] [--seed default|world|FILE] [--heartbeat-ms N] [--log-level LEVEL]":
             .synopsis,
         "countries serve --pidfile countries.pid --log-format json": .service(ready: "serving commands on"),

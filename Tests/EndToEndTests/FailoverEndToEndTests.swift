@@ -1,0 +1,145 @@
+import CountriesCore
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+import ZeroMQ
+
+/// Clients of replicas of one service, on the built binary: `--command A,B` tries the
+/// endpoints in turn with the same request id, `--events A,B` follows them all and takes each
+/// seq once (README.md, "Replicas"; docs/PROTOCOL.md, "Replicas").
+@Suite struct FailoverEndToEndTests {
+    @Test func toggleFailsOverFromAnEndpointWithNothingListening() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let nobody = sandbox.scratch.ipc("nobody")
+        let toggled = try Countries.run(
+            ["toggle", "France", "--command", "\(nobody),\(sandbox.commandEndpoint)", "--timeout", "500"])
+        #expect(toggled.exitCode == 0, "\(toggled)")
+        #expect(toggled.stdout == "France: visited (seq 1)\n")
+    }
+
+    @Test func anEmptyEndpointInAListIsAUsageError() throws {
+        for arguments in [
+            ["list", "--command", "ipc:///tmp/a,,ipc:///tmp/b"], ["list", "--command", "ipc:///tmp/a,"],
+            ["events", "--events", ",ipc:///tmp/b"],
+        ] {
+            let run = try Countries.run(arguments)
+            #expect(run.exitCode == 64, "\(arguments): \(run)")
+            #expect(run.stderr.contains("has an empty endpoint"), "\(run.stderr)")
+        }
+    }
+
+    @Test func noReplyFromAnyEndpointNamesThemAll() throws {
+        let sandbox = try Sandbox()
+        let endpoints = [sandbox.scratch.ipc("a"), sandbox.scratch.ipc("b")]
+        let run = try Countries.run(
+            ["count", "--command", endpoints.joined(separator: ","), "--timeout", "100", "--retries", "1"])
+        #expect(run.exitCode == 69, "\(run)")
+        #expect(endpoints.allSatisfy { run.stderr.contains($0) }, "\(run.stderr)")
+    }
+
+    /// A replica that answers `unavailable` to every try: the change may or may not have been
+    /// applied, so the exit code is 69 (temporary; check, then retry), not 1 (refused).
+    @Test func unavailableEverywhereExits69() throws {
+        let sandbox = try Sandbox()
+        let context = try Context()
+        let router = try context.makeSocket(.router)
+        defer { router.close() }
+        try router.setOption(.linger, 0)
+        try router.setOption(.receiveTimeout, 100)
+        let endpoint = sandbox.scratch.ipc("unsure")
+        try router.bind(endpoint)
+        let client = try Countries.start(["toggle", "France", "--command", endpoint, "--retries", "2"])
+        defer { _ = client.stop(signal: SIGKILL) }
+        var ids: [String] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.isRunning, ContinuousClock.now < deadline {
+            guard let frames = try router.receive(), let body = frames.last else { continue }
+            ids.append((try? Request.decode(body))?.id ?? "")
+            let reply = Reply(error: CountriesError(.unavailable, "lost the quorum; retry with the same id"))
+            _ = try router.send(Array(frames.dropLast()) + [reply.encoded()])
+        }
+        let run = try client.finish(timeout: .seconds(5))
+        #expect(run.exitCode == 69, "\(run)")
+        #expect(run.stderr.contains("retry with the same id"), "\(run.stderr)")
+        #expect(ids.count == 2 && Set(ids).count == 1, "both tries carry one id: \(ids)")
+    }
+
+    /// One real service and a raw PUB standing in for a second replica of it: it replays the
+    /// service's events (same store, same seqs, same bodies) late and out of step, with
+    /// heartbeats behind. `watch --json` prints each seq once, in order.
+    @Test func watchOverTwoEventEndpointsPrintsEachSeqOnceInOrder() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let context = try Context()
+        let tap = try context.makeSocket(.sub)
+        defer { tap.close() }
+        try tap.setOption(.linger, 0)
+        try tap.setOption(.receiveTimeout, 100)
+        try tap.subscribe("")
+        try tap.connect(sandbox.eventsEndpoint)
+        let replica = try context.makeSocket(.pub)
+        defer { replica.close() }
+        try replica.setOption(.linger, 0)
+        let replicaEndpoint = sandbox.scratch.ipc("replica")
+        try replica.bind(replicaEndpoint)
+        let store = try #require(try jsonReply(service.run(["status", "--json"]))["store"] as? String)
+
+        let watch = try Countries.start([
+            "watch", "--json", "--heartbeat-ms", "100", "--command", sandbox.commandEndpoint,
+            "--events", "\(sandbox.eventsEndpoint),\(replicaEndpoint)",
+        ])
+        defer { _ = watch.stop(signal: SIGKILL) }
+        #expect(eventually(within: .seconds(10)) { watch.stdoutSoFar.contains("\n") }, "\(watch)")
+        // Let the tap's subscription settle before the first change.
+        sleep(for: .milliseconds(300))
+
+        // The lagging replica heartbeats seq 0 while the service goes ahead.
+        var events: [[Data]] = []
+        for target in ["France", "Italy", "Spain", "France", "Moldova"] {
+            #expect(try service.run(["toggle", target]).exitCode == 0)
+            _ = try replica.send([
+                Data(Topic.heartbeat.rawValue.utf8), Heartbeat(seq: 0, store: store).encoded(),
+            ])
+        }
+        #expect(
+            eventually(within: .seconds(5)) {
+                while let frames = try? tap.receive() {
+                    if String(decoding: frames[0], as: UTF8.self) != Topic.heartbeat.rawValue {
+                        events.append(frames)
+                    }
+                }
+                return events.count == 5
+            }, "the tap saw \(events.count) events")
+        // Then it catches up: every event again, each followed by a heartbeat of its seq, and
+        // once more a heartbeat from far behind.
+        for (index, frames) in events.enumerated() {
+            _ = try replica.send(frames)
+            _ = try replica.send([
+                Data(Topic.heartbeat.rawValue.utf8),
+                Heartbeat(seq: UInt64(index + 1), store: store).encoded(),
+            ])
+            _ = try replica.send([
+                Data(Topic.heartbeat.rawValue.utf8), Heartbeat(seq: 1, store: store).encoded(),
+            ])
+            sleep(for: .milliseconds(50))
+        }
+        // Long enough for a lagging replica to pass for a restarted service (three heartbeats).
+        for _ in 0..<6 {
+            _ = try replica.send([
+                Data(Topic.heartbeat.rawValue.utf8), Heartbeat(seq: 2, store: store).encoded(),
+            ])
+            sleep(for: .milliseconds(100))
+        }
+        _ = watch.stop(signal: SIGTERM)
+        let output = try watch.finish(timeout: .seconds(5))
+        let seqs = try output.stdout.split(separator: "\n").map { line in
+            try #require(try jsonObject(String(line))["seq"] as? Int)
+        }
+        #expect(seqs == [0, 1, 2, 3, 4, 5], "each seq once, in order: \(output)")
+        #expect(!output.stderr.contains("stale"), "\(output.stderr)")
+    }
+}
