@@ -134,10 +134,10 @@ if [[ -x /usr/bin/etcd ]]; then
             sleep 0.2
         done
         check "demo --ha: two watch panes and select are live after the kills (past seq $seq_now)" test "$live" -ge 3
-        pids="$(cat "$COUNTRIES_CLUSTER_DIR"/*.pid)"
+        cluster_pids="$(cat "$COUNTRIES_CLUSTER_DIR"/*.pid)"
         "$root/scripts/demo" --stop >/dev/null
         check "demo --stop closes the --ha session" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
-        check "demo --stop stops the cluster" bash -c "! kill -0 ${pids//$'\n'/ } 2>/dev/null && [[ ! -d '$COUNTRIES_CLUSTER_DIR' ]]"
+        check "demo --stop stops the cluster" bash -c "! kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null && [[ ! -d '$COUNTRIES_CLUSTER_DIR' ]]"
     else
         cat "$work/demo-ha.out" >&2
         check "demo --ha --detach starts" false

@@ -71,7 +71,7 @@ for _ in $(seq 1 "$rounds"); do
     t0=$(now)
     "$cluster" kill "$victim" >/dev/null
     toggle_until_ack "tcp://$net.21:5555"
-    samples+=($(ms $(now) - t0))
+    samples+=($(ms $(($(now) - t0))))
     "$cluster" start "$victim" >/dev/null
 done
 report "etcd leader killed, next acknowledged toggle" "${samples[@]}"
@@ -85,7 +85,7 @@ for _ in $(seq 1 "$rounds"); do
     t0=$(now)
     "$cluster" kill "$victim" >/dev/null
     toggle_until_ack "tcp://$net.21:5555"
-    samples+=($(ms $(now) - t0))
+    samples+=($(ms $(($(now) - t0))))
     "$cluster" start "$victim" >/dev/null
 done
 report "etcd follower killed, next acknowledged toggle" "${samples[@]}"
@@ -103,7 +103,7 @@ for _ in $(seq 1 "$rounds"); do
     refused=""
     for _ in $(seq 1 100); do
         if ! "$binary" toggle France --command "tcp://$net.21:5555" --timeout 3000 --retries 1 >/dev/null 2>"$work/refusal.err"; then
-            grep -q "no quorum" "$work/refusal.err" && { refused=$(ms $(now) - t0); break; }
+            grep -q "no quorum" "$work/refusal.err" && { refused=$(ms $(($(now) - t0))); break; }
         fi
     done
     refusals+=("${refused:-none}")
@@ -111,7 +111,7 @@ for _ in $(seq 1 "$rounds"); do
     t1=$(now)
     "$cluster" start m2 >/dev/null
     toggle_until_ack "tcp://$net.21:5555"
-    recoveries+=($(ms $(now) - t1))
+    recoveries+=($(ms $(($(now) - t1))))
     "$cluster" start m3 >/dev/null
 done
 report "etcd majority lost, until toggles are refused" "${refusals[@]}"
@@ -161,7 +161,7 @@ for _ in $(seq 1 "$rounds"); do
     cut=""
     for _ in $(seq 1 100); do
         if ! "$binary" toggle France --command "tcp://$net.23:5555" --timeout 5000 --retries 1 >/dev/null 2>"$work/cut.err"; then
-            grep -q "no quorum" "$work/cut.err" && { cut=$(ms $(now) - t0); break; }
+            grep -q "no quorum" "$work/cut.err" && { cut=$(ms $(($(now) - t0))); break; }
         fi
     done
     cutoffs+=("${cut:-none}")
@@ -170,7 +170,7 @@ for _ in $(seq 1 "$rounds"); do
     t1=$(now)
     kill -CONT "${forwarders[@]}"
     toggle_until_ack "tcp://$net.23:5555"
-    rejoins+=($(ms $(now) - t1))
+    rejoins+=($(ms $(($(now) - t1))))
 done
 report "replica cut off from etcd, until it refuses changes (no quorum)" "${cutoffs[@]}"
 report "replica reconnected, its next acknowledged toggle" "${rejoins[@]}"
@@ -187,7 +187,7 @@ if ((lists)); then
             t0=$(now)
             if [[ $fault == kill ]]; then kill -KILL "$pid"; else kill -STOP "$pid"; fi
             toggle_until_ack "$both"
-            samples+=($(ms $(now) - t0))
+            samples+=($(ms $(($(now) - t0))))
             if [[ $fault == kill ]]; then "$cluster" start r1 >/dev/null; else kill -CONT "$pid"; fi
         done
         label="killed (SIGKILL)"
