@@ -9,10 +9,11 @@ final class ServiceUnderTest {
     let events: String
     let child: Child
 
-    /// Starts the service binary found next to the bench (`--in-memory` unless `database`).
+    /// Starts the service binary found next to the bench (`--in-memory` unless `database`, or a
+    /// replica of the etcd cluster at `etcd`).
     init(
-        binary: String, database: String? = nil, seedFile: String? = nil, heartbeatMilliseconds: Int = 1000,
-        context: Context
+        binary: String, database: String? = nil, etcd: [String]? = nil, seedFile: String? = nil,
+        heartbeatMilliseconds: Int = 1000, context: Context
     ) throws {
         command = "tcp://127.0.0.1:\(try freePort())"
         events = "tcp://127.0.0.1:\(try freePort())"
@@ -20,7 +21,9 @@ final class ServiceUnderTest {
             "serve", "--command", command, "--events", events, "--log-level", "warning",
             "--heartbeat-ms", String(heartbeatMilliseconds),
         ]
-        if let database {
+        if let etcd {
+            arguments += ["--etcd", etcd.joined(separator: ",")]
+        } else if let database {
             arguments += ["--db", database]
         } else {
             arguments.append("--in-memory")

@@ -12,7 +12,7 @@ let usage = """
       --quick      small counts (CI proves the bench works; nothing about speed is asserted)
       --json       print the results as JSON on stdout (progress still goes to stderr)
       --svg FILE   write the latency chart (p50/p99 against the floor and Redis) to FILE
-      --only LIST  comma-separated scenarios: floor,toggle,redis,fanout,late,render,cli,memory
+      --only LIST  comma-separated scenarios: floor,toggle,redis,replicated,fanout,late,render,cli,memory
     """
 
 /// This executable's path: the floor server is this binary again, and `countries` sits beside it.
@@ -189,6 +189,38 @@ if wanted("toggle") {
     }
 }
 
+// Replicated mode: 2 replicas on a 3-member loopback etcd, clients spread over both (client i on
+// replica i mod 2), beside the single service on SQLite and Redis.
+let replicatedClientCounts = [1, 16]
+var replicated: [Int: LoadResult] = [:]
+if wanted("replicated") {
+    if let etcdExecutable = EtcdUnderTest.find() {
+        do {
+            let cluster = try EtcdUnderTest(executable: etcdExecutable)
+            defer { cluster.stop() }
+            let replicas = try (0..<2).map { _ in
+                try ServiceUnderTest(binary: binary, etcd: cluster.clientURLs, context: context)
+            }
+            defer { for replica in replicas { replica.stop() } }
+            let endpoints = replicas.map(\.command)
+            for clients in replicatedClientCounts {
+                progress("replicated: 2 replicas on 3 etcd members, \(clients) client(s)")
+                let result = runLoad(plan(clients)) { index in
+                    try RequestClient(
+                        context: context, endpoint: endpoints[index % endpoints.count], index: index,
+                        body: serviceToggleBody)
+                }
+                check(result, "replicated")
+                replicated[clients] = result
+            }
+        } catch {
+            failed("replicated", error)
+        }
+    } else {
+        report.notes.append("replicated: skipped, etcd is not installed (scripts/bootstrap installs it)")
+    }
+}
+
 func clientsText(_ clients: Int) -> String { "\(clients) client\(clients == 1 ? "" : "s")" }
 
 for clients in clientCounts {
@@ -243,6 +275,26 @@ for clients in clientCounts {
             ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
     }
     addRedisRows("always")
+}
+
+for clients in replicatedClientCounts {
+    guard let result = replicated[clients] else { continue }
+    let name = "toggle replicated (2 replicas, 3 etcd), \(clientsText(clients))"
+    let durable = toggles["durable"]?[clients]
+    let always = redis["always"]?[clients]
+    if clients == 1 {
+        report.add(
+            name, "p50", result.latency.p50, "µs",
+            baseline: durable.map { ("SQLite durable", $0.latency.p50) })
+        report.add(
+            name, "p99", result.latency.p99, "µs",
+            baseline: durable.map { ("SQLite durable", $0.latency.p99) })
+        bars.append(
+            ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
+    }
+    report.add(
+        name, "toggles/s", result.perSecond, "/s", baseline: durable.map { ("SQLite durable", $0.perSecond) },
+        note: always.map { String(format: "Redis always: %.0f/s", $0.perSecond) })
 }
 
 // MARK: fan-out and memory

@@ -103,6 +103,21 @@ struct ReadmeTests {
         "countries serve --curve-key server.key --allow clients/ --db secure.db   # until Ctrl-C":
             .service(ready: "serving commands on"),
         "countries list --curve-key alice.key --server-key server.pub": .run(exit: 0),
+        // Replicated mode: scripts/cluster for real in the namespace (on the built binary, a few
+        // seconds), a third replica joining it, and the cluster stopped by pid.
+        "scripts/cluster up        # waits until all answer, then prints the --etcd, --command and --events lists":
+            .run(exit: 0),
+        "countries toggle France --command tcp://127.0.0.21:5555,tcp://127.0.0.22:5555": .run(exit: 0),
+        "countries watch --command tcp://127.0.0.21:5555,tcp://127.0.0.22:5555 --events tcp://127.0.0.21:5556,tcp://127.0.0.22:5556":
+            .follow(trigger: "countries toggle Spain --command tcp://127.0.0.22:5555", expect: "Spain"),
+        "countries serve --etcd http://127.0.0.11:2379,http://127.0.0.12:2379,http://127.0.0.13:2379 --command tcp://127.0.0.23:5555 --events tcp://127.0.0.23:5556":
+            .startStop(
+                ready: "serving commands on", check: "countries count --command tcp://127.0.0.23:5555"),
+        "scripts/cluster down      # stops every process by pid and removes the state": .run(exit: 0),
+        // An inline span, so it comes after the fenced commands: the cluster is down by then.
+        "scripts/cluster status": .run(exit: 3),
+        "scripts/demo --ha": .skip(
+            "opens tmux and attaches; Tests/examples/test_examples.sh runs --ha --detach"),
         "scripts/chaos": .skip(buildsOrInstalls + "; runs fault scenarios for minutes"),
         "scripts/soak": .skip(buildsOrInstalls + "; runs for minutes"),
         "scripts/fuzz": .skip(buildsOrInstalls + "; runs libFuzzer"),
@@ -190,6 +205,9 @@ final class ReadmeRun {
         environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["LANG"] = "C.UTF-8"
         environment["COUNTRIES_DEMO_SESSION"] = "countries-readme-\(getpid())"
+        // scripts/cluster runs on the binary under test, its state in this walk's directory.
+        environment["COUNTRIES_CLUSTER_BINARY"] = CountriesBinary.path
+        environment["COUNTRIES_CLUSTER_DIR"] = directory.path + "/cluster"
         for key in ["COUNTRIES_CURVE_KEY", "COUNTRIES_SERVER_KEY", "COUNTRIES_EVENTS_SERVER_KEY"] {
             environment[key] = nil
         }
@@ -199,6 +217,15 @@ final class ReadmeRun {
     func stopAll() {
         service?.stop()
         service = nil
+        // A walk that failed between `scripts/cluster up` and `down` leaves its processes: by pid.
+        for name in ["r1", "r2", "m1", "m2", "m3"] {
+            let file = directory.path + "/cluster/\(name).pid"
+            if let text = try? String(contentsOfFile: file, encoding: .utf8),
+                let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                kill(pid, SIGKILL)
+            }
+        }
         directory.remove()
     }
 

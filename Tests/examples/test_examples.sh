@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every script in scripts/examples/ (and scripts/demo --detach) against a live service,
+# Runs every script in scripts/examples/ (and scripts/demo --detach, and scripts/demo --ha on a
+# cluster of its own when etcd is installed) against a live service,
 # as a user would, and checks what each one did.
 #   Tests/examples/test_examples.sh PATH/TO/countries
 # Starts its own service on ipc endpoints in a temp dir and stops it (by pid) however it ends.
@@ -17,6 +18,11 @@ cleanup() {
     sleep 0.2
     for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
     tmux kill-session -t "countries-demo-test-$$" 2>/dev/null
+    tmux kill-session -t "countries-demo-ha-test-$$" 2>/dev/null
+    # The --ha demo's cluster, by the pids scripts/cluster recorded.
+    for pidfile in "$work"/cluster/*.pid; do
+        [[ -f "$pidfile" ]] && kill -9 "$(cat "$pidfile")" 2>/dev/null
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -97,6 +103,45 @@ if "$root/scripts/demo" --detach >"$work/demo.out" 2>&1; then
 else
     cat "$work/demo.out" >&2
     check "demo --detach starts" false
+fi
+
+# scripts/demo --ha --detach: the cluster's views stay live while the chaos pane SIGKILLs and
+# restarts a replica, then an etcd member (every second here); --stop takes the cluster too.
+if [[ -x /usr/bin/etcd ]]; then
+    export COUNTRIES_DEMO_SESSION="countries-demo-ha-test-$$" COUNTRIES_DEMO_DIR="$work/demo-ha"
+    export COUNTRIES_CLUSTER_DIR="$work/cluster" COUNTRIES_CLUSTER_NET="127.$((100 + $$ % 100)).$((RANDOM % 250 + 1))"
+    export COUNTRIES_DEMO_CHAOS_SECONDS=1
+    unset COUNTRIES_COMMAND COUNTRIES_EVENTS
+    if "$root/scripts/demo" --ha --detach >"$work/demo-ha.out" 2>&1; then
+        chaos="$(tmux list-panes -t "$COUNTRIES_DEMO_SESSION" -F '#{pane_id}' | head -n 1)"
+        # Wait until the chaos pane has killed a replica and an etcd member and started both again.
+        for _ in $(seq 1 150); do
+            tmux capture-pane -p -t "$chaos" | grep -q "start m1 again" && break
+            sleep 0.2
+        done
+        check "demo --ha: a replica and an etcd member were killed" \
+            bash -c "tmux capture-pane -p -t '$chaos' | grep -q 'kill -9 r1' && tmux capture-pane -p -t '$chaos' | grep -q 'kill -9 m1'"
+        # After the kills the views are live, at a seq past the one they showed before.
+        seq_now="$(COUNTRIES_COMMAND="$(grep COMMAND= "$COUNTRIES_CLUSTER_DIR/endpoints" | cut -d= -f2)" "$binary" status --json | jq .seq)"
+        live=0
+        for _ in $(seq 1 100); do
+            live=0
+            for pane in $(tmux list-panes -t "$COUNTRIES_DEMO_SESSION" -F '#{pane_id}'); do
+                shown="$(tmux capture-pane -p -t "$pane" | grep -o 'live · seq [0-9]*' | grep -o '[0-9]*$' | head -n 1)"
+                [[ -n "$shown" && "$shown" -gt "$seq_now" ]] && live=$((live + 1))
+            done
+            [[ $live -ge 3 ]] && break
+            sleep 0.2
+        done
+        check "demo --ha: two watch panes and select are live after the kills (past seq $seq_now)" test "$live" -ge 3
+        cluster_pids="$(cat "$COUNTRIES_CLUSTER_DIR"/*.pid)"
+        "$root/scripts/demo" --stop >/dev/null
+        check "demo --stop closes the --ha session" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
+        check "demo --stop stops the cluster" bash -c "! kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null && [[ ! -d '$COUNTRIES_CLUSTER_DIR' ]]"
+    else
+        cat "$work/demo-ha.out" >&2
+        check "demo --ha --detach starts" false
+    fi
 fi
 
 echo "examples: $passed passed, $failed failed"

@@ -1,0 +1,148 @@
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+
+/// scripts/cluster as a person runs it (docs/HA.md): `up` starts 3 etcd members and 2 replicas
+/// and prints the lists to copy, the replicas are one service, `status` says what runs, `kill`
+/// and `start` take one process down and back, `down` stops everything by pid and removes the
+/// state; `up` refuses a second time and when a port is taken. On the built binary
+/// (COUNTRIES_CLUSTER_BINARY), on loopback addresses of the test's own (COUNTRIES_CLUSTER_NET),
+/// state in a scratch directory; every process the script started is SIGKILLed by the pid it
+/// recorded when the test ends, also when it fails.
+@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+struct ClusterScriptTests {
+    /// One cluster's state directory and addresses.
+    final class ClusterRun {
+        let scratch: ScratchDirectory
+        let net: String
+        let environment: [String: String]
+        var directory: String { scratch.file("cluster") }
+
+        init() throws {
+            scratch = try ScratchDirectory(prefix: "cluster")
+            // 127.X.Y.0/24 of this test run: distinct from the default 127.0.0 and from other runs.
+            net = "127.\(100 + Int(getpid()) % 100).\(Int.random(in: 1...250))"
+            environment = CountriesBinary.environment(adding: [
+                "COUNTRIES_CLUSTER_DIR": scratch.file("cluster"), "COUNTRIES_CLUSTER_NET": net,
+                "COUNTRIES_CLUSTER_BINARY": CountriesBinary.path,
+            ])
+        }
+
+        /// Runs `scripts/cluster arguments...` to its end (bounded).
+        func script(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> Execution {
+            try ChildProcess.run(
+                CountriesBinary.packageRoot + "/scripts/cluster", arguments, environment: environment,
+                timeout: timeout)
+        }
+
+        /// The pid the script recorded for `name`, if it did.
+        func pid(_ name: String) -> pid_t? {
+            (try? String(contentsOfFile: "\(directory)/\(name).pid", encoding: .utf8))
+                .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+
+        /// Every process the script recorded, whether it still runs.
+        var recorded: [pid_t] { ["m1", "m2", "m3", "r1", "r2"].compactMap(pid) }
+
+        /// SIGKILLs whatever the script started and still runs, by its recorded pid.
+        func cleanUp() {
+            for pid in recorded where isAlive(pid) { kill(pid, SIGKILL) }
+            scratch.remove()
+        }
+    }
+
+    static func isAlive(_ pid: pid_t) -> Bool { kill(pid, 0) == 0 && !ProcessMemory.isGone(pid) }
+
+    @Test func upStatusKillStartDownAndRefusals() throws {
+        let run = try ClusterRun()
+        defer { run.cleanUp() }
+
+        let usage = try run.script(["sideways"])
+        #expect(usage.exitCode == 64 && usage.stderr.contains("usage: scripts/cluster up"), "\(usage)")
+
+        // A port of the cluster taken: refused before anything starts.
+        let taken = try TCPListener(host: "\(run.net).12", port: 2380)
+        let refused = try run.script(["up"])
+        taken.close()
+        #expect(
+            refused.exitCode == 69 && refused.stderr.contains("\(run.net).12:2380 is taken"), "\(refused)")
+        #expect(run.recorded.isEmpty)
+
+        let up = try run.script(["up"])
+        try #require(up.exitCode == 0, "\(up)")
+        let n = run.net
+        #expect(
+            up.lines.contains("--etcd http://\(n).11:2379,http://\(n).12:2379,http://\(n).13:2379"), "\(up)")
+        #expect(up.lines.contains("--command tcp://\(n).21:5555,tcp://\(n).22:5555"), "\(up)")
+        #expect(up.lines.contains("--events tcp://\(n).21:5556,tcp://\(n).22:5556"), "\(up)")
+        let started = run.recorded
+        #expect(started.count == 5 && started.allSatisfy(Self.isAlive))
+
+        // The two replicas are one service: one seq across both.
+        let first = try Countries.run(["toggle", "France", "--command", "tcp://\(n).21:5555"])
+        let second = try Countries.run(["toggle", "France", "--command", "tcp://\(n).22:5555"])
+        #expect(first.stdout == "France: visited (seq 1)\n", "\(first)")
+        #expect(second.stdout == "France: not visited (seq 2)\n", "\(second)")
+
+        let again = try run.script(["up"])
+        #expect(again.exitCode == 69 && again.stderr.contains("already up"), "\(again)")
+        let status = try run.script(["status"])
+        #expect(status.exitCode == 0 && status.stdout.contains("5 of 5 running"), "\(status)")
+        #expect(status.stdout.contains("etcd leader: http://\(n).1"), "\(status)")
+
+        // One replica down and back; the other answers meanwhile.
+        let r1 = try #require(run.pid("r1"))
+        let killed = try run.script(["kill", "r1"])
+        #expect(killed.exitCode == 0, "\(killed)")
+        #expect(eventually(within: .seconds(5)) { !Self.isAlive(r1) })
+        let partial = try run.script(["status"])
+        #expect(partial.stdout.contains("r1             not running") && partial.stdout.contains("4 of 5"))
+        let meanwhile = try Countries.run(["count", "--command", "tcp://\(n).22:5555", "--timeout", "3000"])
+        #expect(meanwhile.exitCode == 0, "\(meanwhile)")
+        let restarted = try run.script(["start", "r1"])
+        #expect(restarted.exitCode == 0 && run.pid("r1") != r1, "\(restarted)")
+        let back = try Countries.run([
+            "get", "France", "--command", "tcp://\(n).21:5555", "--timeout", "5000",
+        ])
+        #expect(back.exitCode == 0 && back.stdout.contains("France"), "\(back)")
+
+        let everyone = run.recorded
+        let down = try run.script(["down"])
+        #expect(down.exitCode == 0 && down.stdout.contains("cluster: down"), "\(down)")
+        #expect(everyone.allSatisfy { !Self.isAlive($0) }, "left running: \(everyone.filter(Self.isAlive))")
+        #expect(!FileManager.default.fileExists(atPath: run.directory))
+        let after = try run.script(["status"])
+        #expect(after.exitCode == 3 && after.stdout.contains("0 of 5 running"), "\(after)")
+    }
+}
+
+/// A listening TCP socket on `host:port`, to take a port the way another program would.
+private final class TCPListener {
+    private var fd: Int32
+
+    init(host: String, port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessFailure("socket(2) failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr(host)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 4) == 0 else {
+            Glibc.close(fd)
+            throw HarnessFailure("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+}
