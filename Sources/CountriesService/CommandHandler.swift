@@ -378,7 +378,7 @@ final class CommandHandler {
         let remembered = Dictionary(
             refusal.remembered.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         do {
-            state = try store.catchUp(state)
+            state = try caughtUp(with: refusal.newerEvents)
         } catch {
             working = state
             return error
@@ -403,6 +403,20 @@ final class CommandHandler {
             pending[index] = restaged
         }
         return nil
+    }
+
+    /// The state after the events a shared store sent with its refusal, when they follow on
+    /// from it; else as the store says after a read of its own.
+    private func caughtUp(with events: [Event]) throws(StateStoreError) -> CountriesState {
+        var newer = state
+        for event in events {
+            guard event.seq == newer.seq + 1, (try? newer.replay(event)) != nil else {
+                return try store.catchUp(state)
+            }
+        }
+        // The events came with the refusal, at its revision: the store may have moved since,
+        // but that only means the next try is refused again, never a wrong commit.
+        return events.isEmpty ? try store.catchUp(state) : newer
     }
 
     /// Every pending request refused after a failed commit.

@@ -216,7 +216,11 @@ final class EtcdStore: StateStore {
             .value(layout.store, equals: Data(identity.utf8)),
         ]
         var success: [EtcdOperation] = []
-        var failure: [EtcdOperation] = [.range(EtcdRangeRequest(key: layout.store))]
+        var failure: [EtcdOperation] = [
+            .range(EtcdRangeRequest(key: layout.store)),
+            // What moved the store past the basis, so catching up costs no second round trip.
+            .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
+        ]
         for remembered in batch.requests {
             let key = layout.request(remembered.id)
             compare.append(.createRevision(key, equals: 0))
@@ -248,25 +252,32 @@ final class EtcdStore: StateStore {
         }
         if result.succeeded { return }
         var found: [RememberedRequest] = []
+        var newer: [Event] = []
         for (index, outcome) in result.results.enumerated() {
             guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
-            if index == 0 {
+            switch index {
+            case 0:
                 if kv.value != Data(identity.utf8) {
                     throw StateStoreError(
                         "the prefix \(layout.prefix) now holds another store (\(String(decoding: kv.value, as: UTF8.self))); restart the replica"
                     )
                 }
-                continue
+            case 1:
+                // All of them or none: a page cut short or a bad value means "read them yourself".
+                let events = range.kvs.compactMap { try? Event.decode($0.value) }
+                if !range.more && events.count == range.kvs.count { newer = events }
+            default:
+                let id = batch.requests[index - 2].id
+                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value) { found.append(remembered) }
             }
-            let id = batch.requests[index - 1].id
-            if let remembered = EtcdLayout.decodeRequest(id: id, kv.value) { found.append(remembered) }
         }
         if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
             == true
         {
             throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
         }
-        throw StateStoreError("another replica committed first", code: .moved, remembered: found)
+        throw StateStoreError(
+            "another replica committed first", code: .moved, remembered: found, newerEvents: newer)
     }
 
     // MARK: Request-id memory

@@ -92,11 +92,18 @@ struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     var message: String
     /// With ``Code/moved``: the batch's request ids that were found remembered.
     var remembered: [RememberedRequest]
+    /// With ``Code/moved``: the events after the batch's basis, when the store read them with
+    /// its refusal (so catching up takes no second round trip); empty when it did not.
+    var newerEvents: [Event]
 
-    init(_ message: String, code: Code = .failed, remembered: [RememberedRequest] = []) {
+    init(
+        _ message: String, code: Code = .failed, remembered: [RememberedRequest] = [],
+        newerEvents: [Event] = []
+    ) {
         self.code = code
         self.message = message
         self.remembered = remembered
+        self.newerEvents = newerEvents
     }
 
     /// The message.

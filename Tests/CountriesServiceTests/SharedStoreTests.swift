@@ -87,7 +87,10 @@ final class SharedLogStore: StateStore {
                 "moved", code: .moved, remembered: batch.requests.compactMap { log.requests[$0.id] })
         case .none:
             if let found = log.commit(batch) {
-                throw StateStoreError("another replica committed first", code: .moved, remembered: found)
+                // As etcd's refusal does: the events that moved the store past the basis.
+                throw StateStoreError(
+                    "another replica committed first", code: .moved, remembered: found,
+                    newerEvents: log.events.filter { $0.seq > batch.basis })
             }
         }
     }
