@@ -93,6 +93,20 @@ let started = nowNanos()
     LoadPlan(clients: clients, requests: loadRequests, seconds: loadSeconds, warmup: quick ? 20 : 200)
 }
 
+/// CPU the server spent per request of a load run: the child's CPU over the run (warm-up
+/// included) over every request it answered.
+@MainActor func cpuPerRequest(_ child: Child, _ clients: Int, _ run: () -> LoadResult) -> (
+    LoadResult, Double?
+) {
+    let before = child.cpuMicroseconds()
+    let result = run()
+    guard let before, let after = child.cpuMicroseconds() else { return (result, nil) }
+    return (result, (after - before) / Double(max(1, result.completed + plan(clients).warmup * clients)))
+}
+
+/// Server CPU per request, by what was measured and its client count.
+var serverCPU: [String: [Int: Double]] = [:]
+
 @MainActor func check(_ result: LoadResult, _ label: String) {
     for failure in result.failures.prefix(3) { progress("\(label): \(failure)") }
 }
@@ -116,11 +130,14 @@ if wanted("floor") || wanted("toggle") || wanted("redis") {
         for clients in clientCounts {
             progress("floor: REQ/REP echo, \(clients) client(s)")
             let endpoint = server.command
-            let result = runLoad(plan(clients)) { index in
-                try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
-                    toggleRequest(index: index % 8)
+            let (result, cpu) = cpuPerRequest(server.child, clients) {
+                runLoad(plan(clients)) { index in
+                    try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
+                        toggleRequest(index: index % 8)
+                    }
                 }
             }
+            serverCPU["floor", default: [:]][clients] = cpu
             check(result, "floor")
             floorResults[clients] = result
             let name = "floor REQ/REP, \(clients) client\(clients == 1 ? "" : "s")"
@@ -169,9 +186,12 @@ if wanted("redis") || wanted("toggle") {
                     progress("redis: EVALSHA toggle+PUBLISH, appendfsync \(mode), \(clients) client(s)")
                     let port = server.port
                     let sha = server.sha
-                    let result = runLoad(plan(clients)) { index in
-                        try RedisToggler(port: port, sha: sha, index: index)
+                    let (result, cpu) = cpuPerRequest(server.child, clients) {
+                        runLoad(plan(clients)) { index in
+                            try RedisToggler(port: port, sha: sha, index: index)
+                        }
                     }
+                    serverCPU["Redis \(mode)", default: [:]][clients] = cpu
                     check(result, "redis")
                     redis[mode, default: [:]][clients] = result
                 }
@@ -196,10 +216,13 @@ if wanted("toggle") {
             for clients in clientCounts {
                 progress("toggle: \(label), \(clients) client(s)")
                 let endpoint = service.command
-                let result = runLoad(plan(clients)) { index in
-                    try RequestClient(
-                        context: context, endpoint: endpoint, index: index, body: serviceToggleBody)
+                let (result, cpu) = cpuPerRequest(service.child, clients) {
+                    runLoad(plan(clients)) { index in
+                        try RequestClient(
+                            context: context, endpoint: endpoint, index: index, body: serviceToggleBody)
+                    }
                 }
+                serverCPU[label, default: [:]][clients] = cpu
                 check(result, "toggle \(label)")
                 toggles[label, default: [:]][clients] = result
             }
@@ -240,6 +263,11 @@ for clients in clientCounts {
         report.add(
             name, "toggles/s", result.perSecond, "/s", baseline: floorResult.map { (floorName, $0.perSecond) }
         )
+        if let cpu = serverCPU["in-memory"]?[clients] {
+            report.add(
+                name, "service CPU per toggle", cpu, "µs",
+                baseline: serverCPU["floor"]?[clients].map { ("floor server", $0) })
+        }
         if clients == 16, let publishingFloor {
             report.add(
                 name, "toggles/s", result.perSecond, "/s",
@@ -266,6 +294,12 @@ for clients in clientCounts {
             name, "toggles/s", result.perSecond, "/s", baseline: always.map { (baselineName, $0.perSecond) },
             ratioLimit: clients == 16 ? 1.0 : nil, lowerIsBetter: false,
             target: clients == 16 ? "≥ 1.0× Redis always" : nil)
+        // CPU per toggle moves far less with the machine's load than throughput does.
+        if let cpu = serverCPU["durable"]?[clients] {
+            report.add(
+                name, "service CPU per toggle", cpu, "µs",
+                baseline: serverCPU["Redis always"]?[clients].map { ("Redis always", $0) })
+        }
         bars.append(
             ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
     }
