@@ -11,6 +11,8 @@ parser = argparse.ArgumentParser()
 parser.add_argument("binary")
 parser.add_argument("--toggles", type=int, default=2000)
 parser.add_argument("--warmup", type=int, default=200)
+parser.add_argument("--allocations", action="store_true",
+                    help="also count heap allocations per toggle under valgrind (about 2 minutes)")
 options = parser.parse_args()
 n = options.toggles
 hz = os.sysconf("SC_CLK_TCK")
@@ -21,15 +23,15 @@ def cpu(pid):
     return [int(x) for x in open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[11:13]]
 
 
-def service(mode):
+def service(mode, valgrind=None):
     work = tempfile.mkdtemp(prefix="profile-durable-")
-    args = [options.binary, "serve", "--command", f"ipc://{work}/c", "--events", f"ipc://{work}/e",
+    args = ([] if valgrind is None else ["valgrind", "--leak-check=no", f"--log-file={valgrind}"]) + [options.binary, "serve", "--command", f"ipc://{work}/c", "--events", f"ipc://{work}/e",
             "--log-level", "warning"]
     args += ["--in-memory"] if mode == "memory" else ["--db", f"{work}/countries.db"]
     process = subprocess.Popen(args)
     socket = ctx.socket(zmq.REQ)
     socket.setsockopt(zmq.LINGER, 0)
-    socket.setsockopt(zmq.RCVTIMEO, 20000)
+    socket.setsockopt(zmq.RCVTIMEO, 120000)
     socket.connect(f"ipc://{work}/c")
 
     def toggles(count):
@@ -106,4 +108,22 @@ for mode in ["memory", "db"]:
         socket.close()
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=10)
+if options.allocations:
+    # valgrind's heap summary at exit, for 200 and for 1,200 toggles: the difference is 1,000
+    # toggles' worth, without the start and the stop.
+    for mode in ["memory", "db"]:
+        totals = []
+        for count in [200, 1200]:
+            log = tempfile.mktemp(prefix="profile-durable-valgrind-")
+            process, socket, toggles, work = service(mode, valgrind=log)
+            try:
+                toggles(count)
+            finally:
+                socket.close()
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=120)
+            found = re.search(r"total heap usage: ([\d,]+) allocs, [\d,]+ frees, ([\d,]+) bytes", open(log).read())
+            totals.append([int(x.replace(",", "")) for x in found.groups()])
+        print(f"{'--in-memory' if mode == 'memory' else '--db':11s}: {(totals[1][0] - totals[0][0]) / 1000:.0f} heap "
+              f"allocations and {(totals[1][1] - totals[0][1]) / 1000:.0f} bytes per toggle (valgrind)")
 print(f"load average {open('/proc/loadavg').read().split()[:3]} at end")
