@@ -1,4 +1,5 @@
 import Foundation
+@preconcurrency import Glibc
 import ZeroMQ
 
 /// One request as it came off the wire: the return address to reply to, its body frames, and
@@ -44,10 +45,32 @@ struct IncomingRequest {
 
     /// Whether the body may be a `history` request, without decoding it: the op's name is in
     /// it. A false positive (a country called "history") only ends a batch early.
+    ///
+    /// It runs on every request the loop reads: `memchr` and `memcmp` over the frame's bytes,
+    /// not the generic `Data.firstRange(of:)`, which was 6 % of a durable service's CPU samples.
     var mayBeHistory: Bool {
-        let needle = Array("history".utf8)
-        return body.contains { frame in
-            frame.count >= needle.count && frame.firstRange(of: needle) != nil
+        body.contains { frame in
+            frame.withUnsafeBytes { bytes in IncomingRequest.containsHistory(bytes) }
         }
     }
+
+    /// Whether `bytes` hold "history" (glibc's `memmem` is a GNU extension Swift does not import).
+    private static func containsHistory(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let needle = historyNeedle
+        guard let start = bytes.baseAddress, bytes.count >= needle.count else { return false }
+        return needle.withUnsafeBytes { buffer in
+            guard let word = buffer.baseAddress else { return false }
+            var offset = 0
+            // Candidates: each "h" early enough for the whole word to fit.
+            while let hit = memchr(start + offset, Int32(needle[0]), bytes.count - needle.count + 1 - offset)
+            {
+                if memcmp(hit, word, needle.count) == 0 { return true }
+                offset = start.distance(to: UnsafeRawPointer(hit)) + 1
+                if offset > bytes.count - needle.count { return false }
+            }
+            return false
+        }
+    }
+
+    private static let historyNeedle: [UInt8] = Array("history".utf8)
 }

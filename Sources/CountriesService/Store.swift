@@ -9,6 +9,12 @@ import SQLite
 /// Every change goes in through ``commit(_:)``: one transaction that is on disk (WAL, full sync)
 /// before the caller sends a reply or publishes an event. The store knows the protocol's values
 /// but nothing of sockets.
+///
+/// A commit appends: the events to `events` and the remembered requests to `requests`, each
+/// the last page of its table (docs/BENCHMARKS.md, "The durable commit"). The rows and the seq
+/// in `meta` are written from the events every ``rowsInterval`` seqs, and loading replays the
+/// events after them; the request ids are looked up in memory (no index on disk), and old
+/// events and ids are deleted ``rowsInterval`` at a time, while reads keep the exact bounds.
 final class Store: StateStore {
     /// Where the store lives: `:memory:` for a store that dies with the process.
     let path: String
@@ -32,6 +38,23 @@ final class Store: StateStore {
     private let selectRequest: Statement
     private let selectEvents: Statement
     private let selectOldestEvent: Statement
+    private let deleteRequest: Statement
+    private let selectTrimmedRequests: Statement
+    private let selectRequestTail: Statement
+
+    /// How many seqs (and request ordinals) go by between writes of the rows and deletes of
+    /// what is no longer kept: a commit between them writes only the pages it appends to.
+    static let rowsInterval: UInt64 = 256
+    /// The seq the rows and `meta.seq` are at.
+    private var rowsSeq: UInt64 = 0
+    /// The committed events after ``rowsSeq``, in order: what loading replays on the rows.
+    private var eventsAfterRows: [Event] = []
+    /// The last committed seq.
+    private var lastSeq: UInt64 = 0
+    /// The ordinal of each remembered request id: the index the table no longer keeps on disk.
+    private var ordinals: [String: Int64] = [:]
+    /// The last ordinal given to a remembered request.
+    private var lastOrdinal: Int64 = 0
 
     /// Opens (or creates, from `seed`) the store at `path`, or an in-memory one for `nil`.
     ///
@@ -83,13 +106,18 @@ final class Store: StateStore {
             trimEvents = try database.prepare("DELETE FROM events WHERE seq <= ?1")
             saveSeq = try database.prepare("UPDATE meta SET value = ?1 WHERE key = 'seq'")
             insertRequest = try database.prepare(
-                "INSERT OR REPLACE INTO requests(id, request, reply) VALUES (?1, ?2, ?3)")
-            trimRequests = try database.prepare(
-                "DELETE FROM requests WHERE ordinal <= (SELECT max(ordinal) FROM requests) - ?1")
-            selectRequest = try database.prepare("SELECT request, reply FROM requests WHERE id = ?1")
+                "INSERT INTO requests(ordinal, id, request, reply) VALUES (?1, ?2, ?3, ?4)")
+            trimRequests = try database.prepare("DELETE FROM requests WHERE ordinal <= ?1")
+            selectRequest = try database.prepare("SELECT request, reply FROM requests WHERE ordinal = ?1")
+            deleteRequest = try database.prepare("DELETE FROM requests WHERE ordinal = ?1")
+            selectTrimmedRequests = try database.prepare(
+                "SELECT ordinal, id FROM requests WHERE ordinal <= ?1")
+            selectRequestTail = try database.prepare(
+                "SELECT ordinal, id FROM requests WHERE ordinal > ?1 ORDER BY ordinal")
             selectEvents = try database.prepare(
                 "SELECT body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
+            try loadLog()
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {
@@ -161,7 +189,7 @@ final class Store: StateStore {
     }
 
     /// The schema this version writes.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
 
     /// The steps from schema 1 onwards, in order, each with the schema it belongs to. A store at
     /// schema N runs every step of a schema above N. Add a step here (and raise
@@ -173,6 +201,17 @@ final class Store: StateStore {
         // The store's identity (docs/PROTOCOL.md, "Store identity") and the inode of the file it
         // was given in; filled by loadIdentity when empty.
         (2, "CREATE TABLE identity(store TEXT NOT NULL, inode INTEGER NOT NULL)"),
+        // Request ids without a UNIQUE index or AUTOINCREMENT: both were pages written at every
+        // commit (a random index leaf, sqlite_sequence); the store keeps the index in memory.
+        (
+            3,
+            """
+            CREATE TABLE requests_3(ordinal INTEGER PRIMARY KEY, id TEXT NOT NULL, reply BLOB NOT NULL, request BLOB);
+            INSERT INTO requests_3(ordinal, id, reply, request) SELECT ordinal, id, reply, request FROM requests;
+            DROP TABLE requests;
+            ALTER TABLE requests_3 RENAME TO requests;
+            """
+        ),
     ]
 
     /// Runs the steps `from` lacks and records the new schema; inside the caller's transaction,
@@ -248,7 +287,20 @@ extension Store {
                 }
                 countries.append(Country(name: name, visited: visited != 0))
             }
-            return CountriesState(countries: countries, seq: UInt64(seq))
+            var state = CountriesState(countries: countries, seq: UInt64(seq))
+            guard state.seq == rowsSeq else {
+                throw StoreError(.corrupt, path: path, "the store's seq moved while it was open")
+            }
+            for event in eventsAfterRows {
+                do {
+                    try state.replay(event)
+                } catch {
+                    throw StoreError(
+                        .corrupt, path: path,
+                        "event \(event.seq) does not apply to the stored rows (\(error))")
+                }
+            }
+            return state
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {
@@ -260,7 +312,11 @@ extension Store {
 
     /// The request remembered under this id, with its first reply, if it is remembered.
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        let rows = try running { () throws(SQLiteError) in try selectRequest.rows([.text(id)]) }
+        // Rows older than the last retainedRequestIDs wait for the next trim, forgotten already.
+        guard let ordinal = ordinals[id], ordinal > lastOrdinal - Int64(Limits.retainedRequestIDs) else {
+            return nil
+        }
+        let rows = try running { () throws(SQLiteError) in try selectRequest.rows([.integer(ordinal)]) }
         guard let row = rows.first, row.count == 2, case .blob(let reply) = row[1] else { return nil }
         var request: Data?
         if case .blob(let bytes) = row[0] { request = Data(bytes) }
@@ -287,8 +343,10 @@ extension Store {
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
     func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
         let rows = try running { () throws(SQLiteError) in try selectOldestEvent.rows() }
-        if case .integer(let oldest)? = rows.first?.first { return UInt64(oldest) }
-        return currentSeq + 1
+        guard case .integer(let stored)? = rows.first?.first else { return currentSeq + 1 }
+        // Events older than the last retainedEvents wait for the next trim, dropped already.
+        let retained = UInt64(Limits.retainedEvents)
+        return max(UInt64(stored), lastSeq > retained ? lastSeq - retained + 1 : 1)
     }
 
     /// Bytes the store takes on disk (the database and its write-ahead log).
@@ -304,34 +362,109 @@ extension Store {
 // MARK: - Writing
 
 extension Store {
-    /// Writes a batch in one transaction: the rows each event touches, the events, the new seq
-    /// and the remembered replies. Nothing is written when it throws.
+    /// Writes a batch in one transaction: its events and remembered replies, appended; every
+    /// ``rowsInterval`` seqs also the rows and the seq, and the deletes of old events and ids.
+    /// Nothing is written (and nothing in memory changes) when it throws.
     func commit(_ batch: StoreBatch) throws(StateStoreError) {
         guard !batch.isEmpty else { return }
+        let interval = Store.rowsInterval
+        let newLastSeq = batch.events.last?.seq ?? lastSeq
+        let writesRows = newLastSeq - rowsSeq >= interval
+        var ordinal = lastOrdinal
+        var remembered: [(id: String, ordinal: Int64)] = []
+        var forgotten: [(id: String, ordinal: Int64)] = []
         do {
             try database.transaction {
                 for event in batch.events {
-                    try write(event)
+                    try insertEvent.run([
+                        .integer(Int64(event.seq)), .text(event.topic.rawValue),
+                        .blob([UInt8](event.encoded())),
+                    ])
                 }
-                if let last = batch.events.last {
-                    try saveSeq.run([.integer(Int64(last.seq))])
-                    let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
+                if writesRows {
+                    for event in eventsAfterRows { try write(event) }
+                    for event in batch.events { try write(event) }
+                    try saveSeq.run([.integer(Int64(newLastSeq))])
+                }
+                if newLastSeq / interval != lastSeq / interval {
+                    // Never an event the rows still need replayed.
+                    let rowsAt = writesRows ? newLastSeq : rowsSeq
+                    let keepFrom = min(Int64(newLastSeq) - Int64(Limits.retainedEvents), Int64(rowsAt))
                     if keepFrom > 0 { try trimEvents.run([.integer(keepFrom)]) }
                 }
                 for request in batch.requests {
+                    if let earlier = remembered.last(where: { $0.id == request.id })?.ordinal
+                        ?? ordinals[request.id]
+                    {
+                        try deleteRequest.run([.integer(earlier)])
+                    }
+                    ordinal += 1
                     try insertRequest.run([
-                        .text(request.id), request.request.map { .blob([UInt8]($0)) } ?? .null,
+                        .integer(ordinal), .text(request.id),
+                        request.request.map { .blob([UInt8]($0)) } ?? .null,
                         .blob([UInt8](request.reply)),
                     ])
+                    remembered.append((request.id, ordinal))
                 }
-                if !batch.requests.isEmpty {
-                    try trimRequests.run([.integer(Int64(Limits.retainedRequestIDs))])
+                if ordinal / Int64(interval) != lastOrdinal / Int64(interval) {
+                    let keepAbove = ordinal - Int64(Limits.retainedRequestIDs)
+                    if keepAbove > 0 {
+                        for row in try selectTrimmedRequests.rows([.integer(keepAbove)]) {
+                            guard row.count == 2, case .integer(let old) = row[0], case .text(let id) = row[1]
+                            else { continue }
+                            forgotten.append((id, old))
+                        }
+                        try trimRequests.run([.integer(keepAbove)])
+                    }
                 }
             }
         } catch let error as SQLiteError {
             throw StateStoreError(error.description)
         } catch {
             throw StateStoreError("commit failed: \(error)")
+        }
+        // Committed: memory follows the file.
+        for (id, old) in forgotten where ordinals[id] == old { ordinals[id] = nil }
+        for (id, new) in remembered { ordinals[id] = new }
+        lastOrdinal = ordinal
+        if writesRows {
+            rowsSeq = newLastSeq
+            eventsAfterRows.removeAll(keepingCapacity: true)
+        } else {
+            eventsAfterRows += batch.events
+        }
+        lastSeq = newLastSeq
+    }
+
+    /// Reads what the rows do not hold: the seq they are at, the events after it (replayed by
+    /// ``loadState()``), and the remembered ids with their ordinals.
+    private func loadLog() throws {
+        let seqRows = try database.prepare("SELECT value FROM meta WHERE key = 'seq'").rows()
+        guard case .integer(let seq)? = seqRows.first?.first, seq >= 0 else {
+            throw StoreError(.corrupt, path: path, "the store has no valid seq")
+        }
+        rowsSeq = UInt64(seq)
+        lastSeq = rowsSeq
+        let tail = try database.prepare("SELECT seq, body FROM events WHERE seq > ?1 ORDER BY seq").rows([
+            .integer(seq)
+        ])
+        for row in tail {
+            guard row.count == 2, case .integer(let eventSeq) = row[0], eventSeq == Int64(lastSeq) + 1,
+                case .blob(let bytes) = row[1], let event = try? Event.decode(Data(bytes)),
+                event.seq == UInt64(eventSeq)
+            else {
+                throw StoreError(
+                    .corrupt, path: path, "the event after seq \(lastSeq) is missing or damaged")
+            }
+            eventsAfterRows.append(event)
+            lastSeq = event.seq
+        }
+        for row in try selectRequestTail.rows([.integer(0)]) {
+            guard row.count == 2, case .integer(let ordinal) = row[0], case .text(let id) = row[1] else {
+                throw StoreError(.corrupt, path: path, "a remembered request id is damaged")
+            }
+            ordinals[id] = ordinal
+            lastOrdinal = ordinal
         }
     }
 
@@ -344,6 +477,7 @@ extension Store {
         }
     }
 
+    /// Writes the rows `event` touches.
     private func write(_ event: Event) throws(SQLiteError) {
         switch event.kind {
         case .changed(let row):
@@ -364,9 +498,6 @@ extension Store {
                 ])
             }
         }
-        try insertEvent.run([
-            .integer(Int64(event.seq)), .text(event.topic.rawValue), .blob([UInt8](event.encoded())),
-        ])
     }
 }
 

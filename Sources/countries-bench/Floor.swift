@@ -9,7 +9,7 @@ import ZeroMQ
 final class FloorServer {
     let command: String
     let events: String
-    private let child: Child
+    let child: Child
 
     init(publish: Bool, context: Context) throws {
         command = "tcp://127.0.0.1:\(try freePort())"

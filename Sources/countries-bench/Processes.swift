@@ -129,6 +129,20 @@ final class Child {
 
     deinit { stop(grace: 1) }
 
+    /// CPU time used so far, user and system, every thread, in µs (/proc/PID/stat; the clock
+    /// tick is 10 ms, so take it over a run of many requests).
+    func cpuMicroseconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (comm)": utime is field 14, stime field 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            return nil
+        }
+        return (user + system) * 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// The resident set size in KiB (VmRSS in /proc/PID/status).
     func residentKiB() -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
