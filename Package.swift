@@ -35,6 +35,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libmicrohttpd serves `countries web`'s page and event streams.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -44,6 +50,8 @@ let package = Package(
         // Thin Swift faces on the C libraries; they know nothing of countries.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
+        // An HTTP server with bounded Server-Sent Events streams; it knows nothing of countries.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
         .target(name: "ArgumentParsing", swiftSettings: strictSettings),
         .target(name: "SystemSupport", swiftSettings: strictSettings),
         // The project's one JSON codec: a strict parser and a byte-exact writer.
@@ -71,11 +79,18 @@ let package = Package(
             dependencies: ["CountriesCore", "SystemSupport"],
             swiftSettings: strictSettings
         ),
+        // The page of `countries web` as a pure model (state in, events for the pages out) and
+        // its assets, built into the binary.
+        .target(
+            name: "CountriesWeb", dependencies: ["CountriesCore", "JSON"], swiftSettings: strictSettings),
         // The live table of `watch` and `select`: a subscription wired to the terminal's screen
         // model (the seeds' view controller), so the terminal layer knows nothing of sockets.
         .target(
             name: "CountriesViews",
-            dependencies: ["CountriesCore", "CountriesClient", "CountriesTerminal", "SystemSupport"],
+            dependencies: [
+                "CountriesCore", "CountriesClient", "CountriesTerminal", "CountriesWeb", "HTTPServer",
+                "SystemSupport",
+            ],
             swiftSettings: strictSettings
         ),
         // The command line's declarations: every subcommand's name, help and options, and the
@@ -150,6 +165,11 @@ let package = Package(
         .testTarget(
             name: "CountriesClientTests",
             dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CountriesWebTests",
+            dependencies: ["CountriesWeb", "CountriesCore", "HTTPServer"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -195,3 +195,19 @@ extension OnChangeDeclaration {
     public static var trailingValueName: String? { "command" }
     public static var options: Options { Options(name: name) }
 }
+
+/// `countries web`: its name, help and options (``WebOptions``).
+public protocol WebDeclaration: Subcommand where Options == WebOptions {}
+
+extension WebDeclaration {
+    public static var name: String { "web" }
+    public static var abstract: String { "Serve the live table to browsers; a click toggles." }
+    public static var discussion: String? {
+        """
+        One page at /, its changes pushed as Server-Sent Events (/events), toggles posted to /toggle. \
+        Loopback only unless --insecure; with --token FILE a page must be opened with ?token=TOKEN. \
+        Runs until interrupted.
+        """
+    }
+    public static var options: Options { Options(name: name) }
+}

@@ -54,3 +54,21 @@ public struct OnChangeOptions: SubscriberOptions {
     /// The options of the subcommand called `name`.
     public init(name: String) { connection = .subscriber(name) }
 }
+
+/// `countries web`.
+public struct WebOptions: SubscriberOptions {
+    public let listen = Option(
+        "listen", value: "host:port", help: "Where browsers connect (an IP address and a port).",
+        default: "127.0.0.1:8080")
+    public let token = Option(
+        "token", value: "file",
+        help: "A file whose first line every page must present (open the page with ?token=...).")
+    public let insecure = Option(
+        flag: "insecure", help: "Allow a --listen that is not loopback (anyone who reaches it sees the list)."
+    )
+    public let heartbeat = CommonOptions.heartbeat
+    public let connection: ConnectionOptions
+
+    /// The options of the subcommand called `name`.
+    public init(name: String) { connection = .subscriber(name) }
+}

@@ -20,7 +20,7 @@ enum CountriesCommandLine {
                 ServeCommand.self, ListCommand.self, GetCommand.self, CountCommand.self, ToggleCommand.self,
                 SetCommand.self, AddCommand.self, RemoveCommand.self, ResetCommand.self, HistoryCommand.self,
                 StatusCommand.self, EventsCommand.self, WatchCommand.self, SelectCommand.self,
-                OnChangeCommand.self, KeygenCommand.self, RelayCommand.self,
+                OnChangeCommand.self, WebCommand.self, KeygenCommand.self, RelayCommand.self,
             ])
     }
 

@@ -10,7 +10,7 @@ import Testing
     /// `notClients`, so a new subcommand has to be put in one list or the other.
     static let clients = [
         "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history", "status", "events",
-        "watch", "select", "on-change",
+        "watch", "select", "on-change", "web",
     ]
     /// `serve` is the service, `keygen` talks to no one, and `relay` binds an endpoint of its own
     /// and takes --curve-key and --server-key as a server does (docs/SECURITY.md).
@@ -76,7 +76,7 @@ import Testing
         let help = parser.helpText(for: ["countries", name])
         #expect(help.contains("\nCONNECTION OPTIONS:\n"))
         let unused = help.components(separatedBy: "unused by \(name)").count - 1
-        let followsEvents = ["events", "watch", "select", "on-change"].contains(name)
+        let followsEvents = ["events", "watch", "select", "on-change", "web"].contains(name)
         #expect(unused == (followsEvents ? 0 : 2), "\(help)")
     }
 }

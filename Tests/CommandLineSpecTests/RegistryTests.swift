@@ -40,7 +40,7 @@ import Testing
             Self.names == [
                 "serve", "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history",
                 "status",
-                "events", "watch", "select", "on-change", "keygen", "relay",
+                "events", "watch", "select", "on-change", "web", "keygen", "relay",
             ])
     }
 

@@ -58,6 +58,7 @@ struct ReadmeTests {
         "scripts/demo --stop": .run(exit: 0),
         "scripts/serve": .scriptsServe,
         "scripts/bootstrap": .skip("installs packages with apt-get"),
+        "scripts/web-screenshot": .skip("drives headless chromium; scripts/test runs the same browser test"),
         "scripts/test      # installs what is missing, builds, and runs every test (what CI runs)":
             .skip("the test suite itself"),
         "scripts/test --sanitize   # integration and end-to-end suites under ASan, then TSan (CI too)":
@@ -71,6 +72,9 @@ struct ReadmeTests {
         "countries watch": .follow(trigger: nil, expect: "Romania"),
         "countries watch | tee log": .follow(trigger: nil, expect: "Romania"),
         "countries select": .terminal(expect: "live · seq"),
+        "countries web": .synopsis,
+        "countries web                     # serves http://127.0.0.1:8080/ until Ctrl-C": .startStop(
+            ready: "serving the table at http://127.0.0.1:8080/", check: nil),
         "countries on-change -- COMMAND [ARGS...]": .synopsis,
         "countries on-change --cursor FILE -- COMMAND [ARGS...]": .synopsis,
         "export COUNTRIES_COMMAND=tcp://127.0.0.1:5555 COUNTRIES_EVENTS=tcp://127.0.0.1:5556": .export,

@@ -1,0 +1,190 @@
+import CountriesClient
+import CountriesCore
+import CountriesTerminal
+import CountriesWeb
+import Foundation
+@preconcurrency import Glibc
+import HTTPServer
+import SystemSupport
+
+/// `countries web`'s live table in browsers: wires a subscription loop, the page model (which
+/// holds every rule of the pages) and an HTTP server together. The server's threads only answer
+/// requests and hand streams and toggles to the loop's thread through a ``WebInbox``; the model,
+/// the replica and the toggles' requests live on the loop's thread alone.
+public final class WebView {
+    /// The subscriber's poll loop.
+    let loop: SubscriptionLoop<WebToggleAnswer>
+    let toggles: PendingRequests<WebToggleAnswer>
+    let inbox: WebInbox
+    let server: HTTPServer
+    /// How long a page's toggle may wait for its answer (the requests' whole retry budget).
+    let toggleBudget: Duration
+    /// The address pages open.
+    public let address: String
+
+    /// Starts serving on `listen`; pages must present `token` when one is given.
+    public init(
+        subscription: LiveSubscription, toggles: PendingRequests<WebToggleAnswer>, toggleBudget: Duration,
+        listen: WebListenAddress, token: String?, limits: HTTPServer.Limits = .init(), signals: SignalPipe
+    ) throws(WebViewError) {
+        do {
+            inbox = try WebInbox()
+        } catch let error as WebViewError {
+            throw error
+        } catch {
+            throw WebViewError(message: "\(error)")
+        }
+        self.toggles = toggles
+        self.toggleBudget = toggleBudget
+        loop = SubscriptionLoop(
+            subscription: subscription, requests: toggles,
+            fileDescriptors: [signals.fileDescriptor, inbox.fileDescriptor]
+        )
+        let inbox = inbox
+        let budget = Double(toggleBudget.components.seconds) + 1
+        do {
+            server = try HTTPServer(host: listen.host, port: listen.port, limits: limits) { request in
+                WebView.answer(request, token: token, inbox: inbox, budget: budget)
+            }
+        } catch {
+            throw WebViewError(message: error.description)
+        }
+        address = "http://\(listen.authority(port: server.port))/"
+    }
+
+    /// Answers one request (on a server thread).
+    static func answer(_ request: HTTPRequest, token: String?, inbox: WebInbox, budget: Double)
+        -> HTTPResponse
+    {
+        if let token {
+            let presented =
+                request.query["token"] ?? request.authorization.map { String($0.dropFirst("Bearer ".count)) }
+            guard let presented, constantTimeEqual(presented, token) else {
+                return .text(
+                    401,
+                    "a token is required: open the page's address with ?token=... (countries web --token)")
+            }
+        }
+        switch (request.method, request.path) {
+        case ("GET", "/"), ("HEAD", "/"):
+            return .content(
+                status: 200, contentType: "text/html; charset=utf-8", body: Array(WebPageAssets.page.utf8))
+        case ("GET", "/events"):
+            return .eventStream { stream in inbox.post(.opened(stream)) }
+        case ("POST", "/toggle"):
+            guard let text = request.query["index"], let index = Int(text), index >= 0 else {
+                return json(400, "give the row as /toggle?index=I")
+            }
+            let answer = WebToggleAnswer()
+            inbox.post(.toggle(index: index, answer: answer))
+            guard let result = answer.wait(seconds: budget) else {
+                return json(503, "not toggled: no answer in time; try again")
+            }
+            return json(result.status, result.text)
+        case (_, "/"), (_, "/events"), (_, "/toggle"):
+            return .text(405, "\(request.method) is not allowed on \(request.path)")
+        default:
+            return .text(404, "no such page: \(request.path); the table is at /")
+        }
+    }
+
+    /// `{"status": text}` with an HTTP status.
+    static func json(_ status: Int, _ text: String) -> HTTPResponse {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return .content(
+            status: status, contentType: "application/json", body: Array("{\"status\":\"\(escaped)\"}\n".utf8)
+        )
+    }
+
+    /// Compares without stopping at the first difference, so timing does not reveal the token.
+    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+        let a = Array(lhs.utf8)
+        let b = Array(rhs.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+
+    /// Runs until SIGINT or SIGTERM; every page's stream is ended and the server stopped on the
+    /// way out.
+    public func run(signals: SignalPipe) throws {
+        defer { server.stop() }
+        var model = WebPageModel()
+        var pages: [EventStream] = []
+
+        func broadcast(_ bytes: [UInt8]) {
+            guard !bytes.isEmpty else { return }
+            // A page whose buffer is full is dropped here; its browser resumes from its last id.
+            pages = pages.filter { $0.send(bytes) }
+        }
+
+        func finish(_ outcomes: [PendingRequests<WebToggleAnswer>.Outcome]) {
+            for outcome in outcomes {
+                switch outcome {
+                case .replied(let answer, let reply):
+                    let described = SelectionStatus.describe(reply: reply)
+                    answer.finish(status: described.isError ? 409 : 200, text: described.text)
+                case .failed(let answer, let error):
+                    answer.finish(status: 503, text: "\(answer.name) was not toggled: \(error.message)")
+                }
+            }
+        }
+
+        try loop.run { happening, now in
+            switch happening {
+            case .readable(signals.fileDescriptor):
+                return signals.drain().isEmpty
+            case .readable:
+                for item in inbox.drain() {
+                    switch item {
+                    case .opened(let stream):
+                        if stream.send(model.opened(lastEventID: stream.lastEventID)) { pages.append(stream) }
+                    case .toggle(let index, let answer):
+                        guard model.link == .live, let replica = model.replica else {
+                            answer.finish(
+                                status: 409,
+                                text: "not toggled: the table is \(model.stateLine); try again when live")
+                            continue
+                        }
+                        guard index < replica.count else {
+                            answer.finish(status: 404, text: "not toggled: there is no row \(index)")
+                            continue
+                        }
+                        let row = replica.rows[index]
+                        answer.name = row.name
+                        // A fresh id per click: the retries of this one toggle cannot apply twice.
+                        let request = Request(
+                            id: RequestID.make(), command: .change(.toggle(.name(row.name))))
+                        finish(toggles.send(request, tag: answer, now: now))
+                    }
+                }
+                pages.removeAll { $0.isEnded }
+                return true
+            case .replies(let outcomes):
+                finish(outcomes)
+                return true
+            case .update(let update):
+                let link: WebPageModel.Link
+                switch update.phase {
+                case .connecting: link = .connecting
+                case .live: link = .live
+                case .stale(let reason): link = .stale(reason)
+                }
+                broadcast(model.update(replica: update.replica, link: link, applied: update.applied))
+                return true
+            case .tick:
+                return true
+            }
+        }
+    }
+}

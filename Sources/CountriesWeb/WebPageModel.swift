@@ -1,0 +1,163 @@
+import CountriesCore
+import JSON
+
+/// The rules of `countries web`'s pages, as a pure value (like the terminal's
+/// TableScreenModel): what the subscription reports goes in, the Server-Sent Events every page
+/// must get come out, and a page that (re)connects gets what it lacks.
+///
+/// Events (docs/PROTOCOL.md's seqs are the SSE ids):
+/// - `snapshot` (id: seq): the whole list, `{"seq":S,"countries":[{"index","name","visited"}]}`;
+/// - `change` (id: seq): one row toggled, `{"seq":S,"index":I,"name":N,"visited":V}`, so a page
+///   re-renders only that row; added, removed and reset rows come as a snapshot;
+/// - `state` (no id): `{"live":true,"line":"live"}`, or `"live":false` and `"stale: why"`; a
+///   page shows skeleton rows (no names) whenever it is not live.
+public struct WebPageModel: Sendable {
+    /// How the subscription stands.
+    public enum Link: Equatable, Sendable {
+        /// No snapshot yet.
+        case connecting
+        /// The replica has every change.
+        case live
+        /// The replica may be behind, and why.
+        case stale(String)
+    }
+
+    /// The replica shown.
+    public private(set) var replica: CountriesState?
+    /// The link as last reported.
+    public private(set) var link: Link = .connecting
+    /// How many `change` events are kept for pages that resume with `Last-Event-ID`.
+    public let kept: Int
+    /// The kept `change` events, oldest first, with consecutive seqs ending at the replica's.
+    private var recent: [(seq: UInt64, message: [UInt8])] = []
+
+    /// Creates a model that keeps the last `kept` changes for resuming pages.
+    public init(kept: Int = 1024) {
+        self.kept = max(0, kept)
+    }
+
+    /// The state line a page shows: `live`, or `stale: why`.
+    public var stateLine: String {
+        switch link {
+        case .live: return "live"
+        case .connecting: return "stale: connecting to the service"
+        case .stale(let reason): return "stale: \(reason)"
+        }
+    }
+
+    /// Takes what the subscription reported (the replica and link after `applied`) and returns
+    /// the bytes to send to every open page.
+    public mutating func update(replica new: CountriesState?, link newLink: Link, applied: [Event]) -> [UInt8]
+    {
+        var out: [UInt8] = []
+        let previous = replica
+        replica = new
+        if let new, new != previous {
+            if let previous, fitsOneByOne(applied, from: previous.seq, to: new.seq) {
+                for event in applied {
+                    guard case .changed(let row) = event.kind else { continue }
+                    let message = Self.change(row, seq: event.seq)
+                    recent.append((event.seq, message))
+                    out += message
+                }
+                if recent.count > kept { recent.removeFirst(recent.count - kept) }
+            } else {
+                recent = []
+                out += Self.snapshot(new)
+            }
+        }
+        if newLink != link {
+            link = newLink
+            out += stateMessage
+        }
+        return out
+    }
+
+    /// What a page that just opened its stream gets: everything after `lastEventID` when it is
+    /// kept (no gap), else a snapshot; then the state line.
+    public func opened(lastEventID: String?) -> [UInt8] {
+        var out = Array("retry: 1000\n\n".utf8)
+        if let replica {
+            let last = lastEventID.flatMap { UInt64($0.filter { $0 != " " }) }
+            if let last, last == replica.seq {
+                // Nothing missed.
+            } else if let last, last < replica.seq, let first = recent.first, first.seq <= last + 1 {
+                for entry in recent where entry.seq > last { out += entry.message }
+            } else {
+                out += Self.snapshot(replica)
+            }
+        }
+        return out + stateMessage
+    }
+
+    /// The `state` event for the link now.
+    public var stateMessage: [UInt8] {
+        var json = JSONWriter()
+        json.raw("{\"live\":")
+        json.bool(link == .live)
+        json.raw(",\"line\":")
+        json.string(stateLine)
+        json.raw("}")
+        return Self.event("state", id: nil, data: json.bytes)
+    }
+
+    /// Whether `applied` are exactly the toggles from `start` to `end`, one seq at a time.
+    private func fitsOneByOne(_ applied: [Event], from start: UInt64, to end: UInt64) -> Bool {
+        guard !applied.isEmpty, applied.count == Int(clamping: end &- start), end > start else {
+            return false
+        }
+        for (offset, event) in applied.enumerated() {
+            guard event.seq == start + UInt64(offset) + 1, case .changed = event.kind else { return false }
+        }
+        return true
+    }
+
+    /// The `change` event of one row.
+    static func change(_ row: IndexedCountry, seq: UInt64) -> [UInt8] {
+        var json = JSONWriter()
+        json.raw("{\"seq\":")
+        json.unsigned(seq)
+        json.raw(",")
+        row.write(into: &json)
+        json.raw("}")
+        return event("change", id: seq, data: json.bytes)
+    }
+
+    /// The `snapshot` event of a whole list.
+    static func snapshot(_ state: CountriesState) -> [UInt8] {
+        var json = JSONWriter(capacity: 64 * state.count + 32)
+        json.raw("{\"seq\":")
+        json.unsigned(state.seq)
+        json.raw(",\"countries\":[")
+        for (offset, row) in state.rows.enumerated() {
+            if offset > 0 { json.raw(",") }
+            json.raw("{")
+            row.write(into: &json)
+            json.raw("}")
+        }
+        json.raw("]}")
+        return event("snapshot", id: state.seq, data: json.bytes)
+    }
+
+    /// One SSE event; the JSON has no newline, so it is one `data:` line.
+    static func event(_ name: String, id: UInt64?, data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        if let id { out += Array("id: \(id)\n".utf8) }
+        out += Array("event: \(name)\ndata: ".utf8)
+        out += data
+        out += Array("\n\n".utf8)
+        return out
+    }
+}
+
+extension IndexedCountry {
+    /// `"index":I,"name":N,"visited":V`, for the page's events.
+    fileprivate func write(into json: inout JSONWriter) {
+        json.raw("\"index\":")
+        json.integer(index)
+        json.raw(",\"name\":")
+        json.string(name)
+        json.raw(",\"visited\":")
+        json.bool(visited)
+    }
+}

@@ -1,0 +1,130 @@
+import CountriesCore
+import CountriesWeb
+import Testing
+
+/// The page model's rules: what every page gets for each change, and what a (re)connecting page
+/// gets for its `Last-Event-ID`.
+@Suite struct WebPageModelTests {
+    let rows = [
+        IndexedCountry(index: 0, name: "France", visited: false),
+        IndexedCountry(index: 1, name: "Japan", visited: true),
+    ]
+
+    func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    func state(_ seq: UInt64, franceVisited: Bool = false) -> CountriesState {
+        var rows = rows
+        rows[0].visited = franceVisited
+        return CountriesState(rows: rows, seq: seq)
+    }
+
+    func toggle(_ seq: UInt64, visited: Bool) -> Event {
+        Event(seq: seq, kind: .changed(IndexedCountry(index: 0, name: "France", visited: visited)))
+    }
+
+    @Test func firstSnapshotThenStateLive() {
+        var model = WebPageModel()
+        let out = text(model.update(replica: state(4), link: .live, applied: []))
+        #expect(
+            out == """
+                id: 4
+                event: snapshot
+                data: {"seq":4,"countries":[{"index":0,"name":"France","visited":false},\
+                {"index":1,"name":"Japan","visited":true}]}
+
+                event: state
+                data: {"live":true,"line":"live"}
+
+
+                """)
+    }
+
+    @Test func aToggleIsOneChangeEventWithTheSeqAsID() {
+        var model = WebPageModel()
+        _ = model.update(replica: state(4), link: .live, applied: [])
+        let out = text(
+            model.update(
+                replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)]))
+        #expect(
+            out
+                == "id: 5\nevent: change\ndata: {\"seq\":5,\"index\":0,\"name\":\"France\",\"visited\":true}\n\n"
+        )
+    }
+
+    @Test func staleSaysWhyAndIsNotLive() {
+        var model = WebPageModel()
+        _ = model.update(replica: state(4), link: .live, applied: [])
+        let out = text(model.update(replica: state(4), link: .stale("no heartbeat for 3 s"), applied: []))
+        #expect(out == "event: state\ndata: {\"live\":false,\"line\":\"stale: no heartbeat for 3 s\"}\n\n")
+        #expect(model.stateLine == "stale: no heartbeat for 3 s")
+    }
+
+    @Test func connectingIsStaleWithNoRows() {
+        let model = WebPageModel()
+        let out = text(model.opened(lastEventID: nil))
+        #expect(!out.contains("snapshot"))
+        #expect(out.contains("\"live\":false,\"line\":\"stale: connecting to the service\""))
+    }
+
+    @Test func aPageThatResumesGetsOnlyWhatItMissed() {
+        var model = WebPageModel()
+        _ = model.update(replica: state(4), link: .live, applied: [])
+        _ = model.update(
+            replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)])
+        _ = model.update(replica: state(6), link: .live, applied: [toggle(6, visited: false)])
+        let out = text(model.opened(lastEventID: "5"))
+        #expect(!out.contains("snapshot"))
+        #expect(!out.contains("id: 5\n"))
+        #expect(out.contains("id: 6\nevent: change"))
+        #expect(out.hasSuffix("event: state\ndata: {\"live\":true,\"line\":\"live\"}\n\n"))
+        let upToDate = text(model.opened(lastEventID: "6"))
+        #expect(!upToDate.contains("id:"))
+    }
+
+    @Test func aPageTooFarBehindOrFromElsewhereGetsASnapshot() {
+        var model = WebPageModel(kept: 1)
+        _ = model.update(replica: state(4), link: .live, applied: [])
+        _ = model.update(
+            replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)])
+        _ = model.update(replica: state(6), link: .live, applied: [toggle(6, visited: false)])
+        #expect(text(model.opened(lastEventID: "4")).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: "99")).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: "junk")).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: nil)).contains("id: 6\nevent: snapshot"))
+    }
+
+    @Test func addedRemovedAndResetRowsComeAsASnapshot() {
+        var model = WebPageModel()
+        _ = model.update(replica: state(4), link: .live, applied: [])
+        let grown = CountriesState(
+            rows: rows + [IndexedCountry(index: 2, name: "Peru", visited: false)], seq: 5)
+        let out = text(
+            model.update(
+                replica: grown, link: .live,
+                applied: [Event(seq: 5, kind: .added(IndexedCountry(index: 2, name: "Peru", visited: false)))]
+            ))
+        #expect(out.hasPrefix("id: 5\nevent: snapshot"))
+        // Resuming from before the snapshot takes the snapshot, not a gap.
+        #expect(text(model.opened(lastEventID: "4")).contains("event: snapshot"))
+    }
+
+    @Test func namesAreEscapedInTheJSON() {
+        var model = WebPageModel()
+        let odd = CountriesState(
+            rows: [IndexedCountry(index: 0, name: "A \"B\"\n<C>", visited: false)], seq: 1)
+        let out = text(model.update(replica: odd, link: .live, applied: []))
+        #expect(out.contains(#""name":"A \"B\"\n<C>""#))
+        #expect(out.split(separator: "\n").filter { $0.hasPrefix("data: ") }.count == 2)
+    }
+
+    @Test func listenAddresses() {
+        #expect(WebListenAddress("127.0.0.1:8080") == WebListenAddress("localhost:8080"))
+        #expect(WebListenAddress("127.0.0.1:8080")?.isLoopback == true)
+        #expect(WebListenAddress("[::1]:80")?.isLoopback == true)
+        #expect(WebListenAddress("[::1]:80")?.authority(port: 80) == "[::1]:80")
+        #expect(WebListenAddress("0.0.0.0:8080")?.isLoopback == false)
+        #expect(WebListenAddress("8080") == nil)
+        #expect(WebListenAddress("::1:80") == nil)
+        #expect(WebListenAddress("127.0.0.1:70000") == nil)
+    }
+}

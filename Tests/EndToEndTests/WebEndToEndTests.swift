@@ -1,0 +1,152 @@
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+
+/// `countries web` from outside, as a browser's HTTP sees it: the page, the event stream (ids
+/// are seqs, Last-Event-ID resumes), toggles, tokens and protected mode; curl is the client.
+@Suite(.serialized) struct WebEndToEndTests {
+    /// A `countries web` on a free port, following `service`.
+    final class Web {
+        let process: RunningProcess
+        let base: String
+
+        init(following service: Service, extra: [String] = []) throws {
+            let port = try freeTCPPort()
+            base = "http://127.0.0.1:\(port)"
+            process = try Countries.start(
+                [
+                    "web", "--listen", "127.0.0.1:\(port)", "--heartbeat-ms", "100", "--timeout", "1000",
+                    "--retries", "2", "--events", service.sandbox.eventsEndpoint,
+                ] + service.sandbox.client + extra)
+            guard
+                process.stderr.waitFor(timeout: .seconds(10), { $0.contains("serving the table at") }) != nil
+            else {
+                process.stop(signal: SIGKILL)
+                throw HarnessFailure("countries web did not start: \(process.stderr.text)")
+            }
+        }
+
+        func stop() { process.stop(signal: SIGTERM, grace: .seconds(5)) }
+    }
+
+    /// Follows `path`'s event stream with curl for at most `seconds`.
+    func stream(_ url: String, lastEventID: String? = nil, seconds: Int = 8) throws -> ChildProcess {
+        var arguments = ["-sN", "--max-time", "\(seconds)"]
+        if let lastEventID { arguments += ["-H", "Last-Event-ID: \(lastEventID)"] }
+        return try ChildProcess("/usr/bin/curl", arguments + [url])
+    }
+
+    /// One whole request with curl: the body and the HTTP status.
+    func fetch(_ url: String, method: String = "GET") throws -> (status: Int, body: String) {
+        let run = try ChildProcess.run(
+            "/usr/bin/curl", ["-s", "-X", method, "--max-time", "10", "-w", "\n%{http_code}", url])
+        var lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.popLast() ?? "") ?? 0
+        return (status, lines.joined(separator: "\n"))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func streamCarriesSeqsAndResumesWithLastEventID() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let web = try Web(following: service)
+        defer { web.stop() }
+
+        let page = try fetch(web.base + "/")
+        #expect(page.status == 200)
+        #expect(page.body.contains("<table>"))
+        #expect(
+            !page.body.contains("http://") && !page.body.contains("https://"),
+            "nothing fetched from elsewhere")
+
+        let first = try stream(web.base + "/events")
+        defer { first.stop(signal: SIGKILL) }
+        #expect(first.stdout.waitFor(timeout: .seconds(5)) { $0.contains(#""live":true"#) } != nil)
+        #expect(first.stdout.text.contains("id: 0\nevent: snapshot"))
+
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        #expect(
+            first.stdout.waitFor(timeout: .seconds(1)) {
+                $0 == #"data: {"seq":1,"index":2,"name":"France","visited":true}"#
+            } != nil)
+        #expect(first.stdout.text.contains("id: 1\nevent: change\n"))
+
+        // A toggle through the web process, as a click sends it.
+        let clicked = try fetch(web.base + "/toggle?index=2", method: "POST")
+        #expect(clicked.status == 200)
+        #expect(clicked.body.contains("Selected country: France (now not visited)"))
+        #expect(first.stdout.waitFor(timeout: .seconds(1)) { $0.contains(#""seq":2"#) } != nil)
+
+        // A page that saw seq 1 gets seq 2 alone, no snapshot; one that saw 2 gets nothing old.
+        let resumed = try stream(web.base + "/events", lastEventID: "1", seconds: 2)
+        defer { resumed.stop(signal: SIGKILL) }
+        _ = resumed.wait(timeout: .seconds(5))
+        #expect(resumed.stdout.text.contains("id: 2\nevent: change"))
+        #expect(!resumed.stdout.text.contains("snapshot"))
+        #expect(!resumed.stdout.text.contains("id: 1\n"))
+        let current = try stream(web.base + "/events", lastEventID: "2", seconds: 2)
+        defer { current.stop(signal: SIGKILL) }
+        _ = current.wait(timeout: .seconds(5))
+        #expect(!current.stdout.text.contains("id:"))
+        #expect(current.stdout.text.contains(#""live":true"#))
+
+        // The service goes away: the stream turns stale and says why.
+        service.stop(signal: SIGKILL)
+        #expect(
+            first.stdout.waitFor(timeout: .seconds(5)) { $0.contains(#""live":false,"line":"stale: "#) }
+                != nil)
+        let refused = try fetch(web.base + "/toggle?index=2", method: "POST")
+        #expect(refused.status == 409)
+        #expect(refused.body.contains("not toggled"))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aTokenIsRequiredWhenOneIsSet() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let tokenFile = sandbox.file("token")
+        try "s3cret-token\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let web = try Web(following: service, extra: ["--token", tokenFile])
+        defer { web.stop() }
+
+        #expect(try fetch(web.base + "/").status == 401)
+        #expect(try fetch(web.base + "/events").status == 401)
+        #expect(try fetch(web.base + "/toggle?index=2", method: "POST").status == 401)
+        #expect(try fetch(web.base + "/toggle?index=2&token=wrong", method: "POST").status == 401)
+        #expect(try fetch(web.base + "/?token=s3cret-token").status == 200)
+        let toggled = try fetch(web.base + "/toggle?index=2&token=s3cret-token", method: "POST")
+        #expect(toggled.status == 200)
+        #expect(toggled.body.contains("Selected country: France (now visited)"))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aListenThatIsNotLoopbackIsRefusedWithoutInsecure() throws {
+        let run = try Countries.run(["web", "--listen", "0.0.0.0:\(try freeTCPPort())"])
+        #expect(run.exitCode == 64)
+        #expect(run.stderr.contains("not loopback"))
+        #expect(run.stderr.contains("--insecure"))
+        let bad = try Countries.run(["web", "--listen", "somewhere"])
+        #expect(bad.exitCode == 64)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func requestBodiesAndUnknownPathsAreRefused() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let web = try Web(following: service)
+        defer { web.stop() }
+        #expect(try fetch(web.base + "/nothing").status == 404)
+        #expect(try fetch(web.base + "/", method: "DELETE").status == 405)
+        let body = try ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--data-binary", "x=1",
+                web.base + "/toggle?index=2",
+            ])
+        #expect(body.stdout == "413")
+        // A request line far over the per-connection memory bound is refused, not stored.
+        let long = try fetch(web.base + "/?" + String(repeating: "a", count: 40_000))
+        #expect(long.status >= 400)
+        #expect(web.process.isRunning)
+    }
+}

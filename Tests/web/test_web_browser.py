@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""`countries web` in a real headless browser (Debian's chromium and chromium-driver, driven by
+selenium): the page shows the list; a toggle from the CLI appears within a second; a click
+toggles and the status line says so; killing the service turns the page stale with skeleton
+rows and it comes back live by itself; two pages converge after 1,000 toggles.
+
+Usage: test_web_browser.py COUNTRIES_BINARY [--screenshot PNG]
+Skips (exit 0, saying why) when chromium, chromedriver or selenium is missing; scripts/bootstrap
+installs the first two and scripts/test the third. Every process it starts is stopped by pid.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+BINARY = sys.argv[1]
+SCREENSHOT = sys.argv[sys.argv.index("--screenshot") + 1] if "--screenshot" in sys.argv else None
+
+CHROMIUM = shutil.which("chromium")
+DRIVER = shutil.which("chromedriver")
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+except ImportError:
+    webdriver = None
+if not (CHROMIUM and DRIVER and webdriver):
+    print("web browser test: SKIPPED: needs chromium and chromedriver (scripts/bootstrap) and selenium "
+          "(python3 -m pip install selenium)")
+    sys.exit(0)
+import zmq  # noqa: E402  (scripts/test installs pyzmq)
+
+failures = []
+
+
+def check(name, condition, detail=""):
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
+    if not condition:
+        failures.append(name)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def eventually(condition, within=5.0, every=0.05):
+    deadline = time.monotonic() + within
+    while True:
+        value = condition()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(every)
+
+
+scratch = tempfile.mkdtemp(prefix="cweb")
+command = f"ipc://{scratch}/cmd"
+events = f"ipc://{scratch}/ev"
+port = free_port()
+address = f"http://127.0.0.1:{port}/"
+processes = []
+
+
+def start(*arguments):
+    process = subprocess.Popen([BINARY, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    processes.append(process)
+    return process
+
+
+def serve():
+    service = start("serve", "--in-memory", "--command", command, "--events", events, "--heartbeat-ms", "100")
+    eventually(lambda: subprocess.run([BINARY, "count", "--command", command, "--timeout", "200", "--retries", "1"],
+                                      capture_output=True).returncode == 0, within=15)
+    return service
+
+
+def stop(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=640,460"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=DriverService(DRIVER), options=options)
+
+
+def rows(driver):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#rows tr')].map(r => [r.dataset.index, r.dataset.name ?? null, r.dataset.visited ?? null])")
+
+
+def state(driver):
+    return driver.find_element(By.ID, "state").text
+
+
+drivers = []
+service = None
+try:
+    service = serve()
+    web = start("web", "--listen", f"127.0.0.1:{port}", "--command", command, "--events", events,
+                "--heartbeat-ms", "100", "--timeout", "1000", "--retries", "2")
+    page = browser()
+    drivers.append(page)
+    eventually(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, within=10)
+    page.get(address)
+
+    check("the page says live", eventually(lambda: state(page) == "live", within=10), state(page))
+    listed = rows(page)
+    check("the page shows the list as real rows", len(listed) >= 8 and listed[2] == ["2", "France", "false"],
+          listed[:3])
+
+    started = time.monotonic()
+    subprocess.run([BINARY, "toggle", "France", "--command", command], check=True, capture_output=True)
+    seen = eventually(lambda: rows(page)[2][2] == "true", within=1.0, every=0.01)
+    check("a toggle from the CLI appears within a second", seen, f"{time.monotonic() - started:.3f} s")
+
+    page.find_element(By.CSS_SELECTOR, '#rows tr[data-index="3"] button').click()
+    check("a click toggles", eventually(lambda: rows(page)[3][2] == "true", within=3), rows(page)[3])
+    check("the status line says so",
+          eventually(lambda: page.find_element(By.ID, "status").text == "Selected country: Italy (now visited)", within=3),
+          page.find_element(By.ID, "status").text)
+
+    focused = page.find_element(By.CSS_SELECTOR, '#rows tr[data-index="3"] button')
+    focused.send_keys(Keys.ARROW_DOWN)
+    page.switch_to.active_element.send_keys(Keys.SPACE)
+    check("Arrow Down then Space toggles the next row",
+          eventually(lambda: rows(page)[4] == ["4", "Spain", "true"], within=3), rows(page)[4])
+
+    if SCREENSHOT:
+        page.save_screenshot(SCREENSHOT)
+        print(f"screenshot: {SCREENSHOT}")
+
+    service.send_signal(signal.SIGKILL)
+    service.wait(5)
+    check("the page turns stale when the service is gone",
+          eventually(lambda: state(page).startswith("stale: "), within=5), state(page))
+    check("stale rows are skeletons with no name",
+          eventually(lambda: all(r[1] is None for r in rows(page)), within=2), rows(page)[:2])
+    service = serve()
+    check("it comes back live by itself", eventually(lambda: state(page) == "live", within=15), state(page))
+    check("with the new service's list", eventually(lambda: rows(page)[2] == ["2", "France", "false"], within=3),
+          rows(page)[2])
+
+    second = browser()
+    drivers.append(second)
+    second.get(address)
+    eventually(lambda: state(second) == "live", within=10)
+    context = zmq.Context()
+    requester = context.socket(zmq.REQ)
+    requester.setsockopt(zmq.LINGER, 0)
+    requester.connect(command)
+    started = time.monotonic()
+    for n in range(1000):
+        requester.send(json.dumps({"op": "toggle", "index": n % 7, "id": str(uuid.uuid4())}).encode())
+        reply = json.loads(requester.recv())
+        assert reply["ok"], reply
+    requester.close()
+    context.term()
+    final = subprocess.run([BINARY, "list", "--json", "--command", command], capture_output=True, check=True)
+    expected = [[str(c["index"]), c["name"], "true" if c["visited"] else "false"]
+                for c in json.loads(final.stdout)["countries"]]
+    converged = eventually(lambda: rows(page) == expected and rows(second) == expected, within=10)
+    check("two pages converge after 1,000 toggles", converged,
+          f"{time.monotonic() - started:.1f} s; {rows(page)[:7]} vs {expected[:7]}")
+    print(f"1,000 toggles and both pages equal to the service's list after {time.monotonic() - started:.1f} s")
+finally:
+    for driver in drivers:
+        try:
+            driver.quit()
+        except Exception:
+            pass
+    for process in reversed(processes):
+        stop(process)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+if failures:
+    print(f"web browser test: {len(failures)} failed: {', '.join(failures)}")
+    sys.exit(1)
+print("web browser test: all passed")
