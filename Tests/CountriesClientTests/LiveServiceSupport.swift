@@ -63,10 +63,12 @@ final class LiveTestService {
         process.signal(signal)
     }
 
-    /// SIGTERM, then SIGKILL if it is still running after 3 s; removes the scratch directory.
-    /// Records an issue when SIGTERM was not enough: the service must stop cleanly on it.
+    /// SIGTERM, then SIGKILL if it is still running after 3 s (scaled by
+    /// `COUNTRIES_TEST_SLOWDOWN`: a sanitized service on a busy machine took longer); removes
+    /// the scratch directory. Records an issue when SIGTERM was not enough: the service must
+    /// stop cleanly on it.
     func stop() {
-        if process.isRunning && process.stop(grace: .seconds(3)) == 128 + SIGKILL {
+        if process.isRunning && process.stop(grace: .seconds(3) * testSlowdown) == 128 + SIGKILL {
             Issue.record("the service did not stop within 3 s of SIGTERM")
         }
         directory.remove()
