@@ -139,6 +139,9 @@ let package = Package(
 
         .testTarget(
             name: "ZeroMQTests", dependencies: ["ZeroMQ", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strictSettings),
         // The etcd client against real etcd members (scripts/bootstrap installs etcd 3.4).
         .testTarget(
