@@ -180,7 +180,10 @@ public final class WebView {
                 case .live: link = .live
                 case .stale(let reason): link = .stale(reason)
                 }
-                broadcast(model.update(replica: update.replica, link: link, applied: update.applied))
+                broadcast(
+                    model.update(
+                        replica: update.replica, store: loop.subscription.store, link: link,
+                        applied: update.applied))
                 return true
             case .tick:
                 return true

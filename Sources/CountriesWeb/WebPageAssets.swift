@@ -135,23 +135,39 @@ public enum WebPageAssets {
           if (event.key === "End") { focusRow(rows.length - 1); event.preventDefault(); }
         });
 
-        const source = new EventSource("/events" + (suffix ? "?" + suffix : ""));
-        source.addEventListener("snapshot", (event) => {
-          rows = JSON.parse(event.data).countries;
-          renderAll();
-        });
-        source.addEventListener("change", (event) => {
-          const change = JSON.parse(event.data);
-          rows[change.index] = { index: change.index, name: change.name, visited: change.visited };
-          renderRow(change.index);
-        });
-        source.addEventListener("state", (event) => {
-          const state = JSON.parse(event.data);
-          setState(state.live, state.line);
-        });
-        source.addEventListener("error", () => {
-          setState(false, "stale: the web process is unreachable; reconnecting");
-        });
+        // The rows' store: seqs mean something only within one store, so a stream that
+        // resumed by Last-Event-ID onto another store (the web process restarted while the
+        // service changed stores) is replaced by a fresh one, which starts with a snapshot.
+        let rowsStore = null;
+        let source = null;
+        function listen() {
+          source = new EventSource("/events" + (suffix ? "?" + suffix : ""));
+          source.addEventListener("snapshot", (event) => {
+            const snapshot = JSON.parse(event.data);
+            rows = snapshot.countries;
+            rowsStore = snapshot.store || null;
+            renderAll();
+          });
+          source.addEventListener("change", (event) => {
+            const change = JSON.parse(event.data);
+            rows[change.index] = { index: change.index, name: change.name, visited: change.visited };
+            renderRow(change.index);
+          });
+          source.addEventListener("state", (event) => {
+            const state = JSON.parse(event.data);
+            if (state.store && rowsStore && state.store !== rowsStore) {
+              setState(false, "stale: the service runs on another store; taking a fresh list");
+              source.close();
+              listen();
+              return;
+            }
+            setState(state.live, state.line);
+          });
+          source.addEventListener("error", () => {
+            setState(false, "stale: the web process is unreachable; reconnecting");
+          });
+        }
+        listen();
         </script>
         </body>
         </html>

@@ -6,11 +6,13 @@ import JSON
 /// must get come out, and a page that (re)connects gets what it lacks.
 ///
 /// Events (docs/PROTOCOL.md's seqs are the SSE ids):
-/// - `snapshot` (id: seq): the whole list, `{"seq":S,"countries":[{"index","name","visited"}]}`;
+/// - `snapshot` (id: seq): the whole list, `{"seq":S,"store":ID,"countries":[{"index","name","visited"}]}`;
 /// - `change` (id: seq): one row toggled, `{"seq":S,"index":I,"name":N,"visited":V}`, so a page
 ///   re-renders only that row; added, removed and reset rows come as a snapshot;
-/// - `state` (no id): `{"live":true,"line":"live"}`, or `"live":false` and `"stale: why"`; a
-///   page shows skeleton rows (no names) whenever it is not live.
+/// - `state` (no id): `{"live":true,"line":"live","store":ID}`, or `"live":false` and
+///   `"stale: why"`; a page shows skeleton rows (no names) whenever it is not live, and takes a
+///   fresh stream when the store differs from its rows' (a resume onto another store: seqs
+///   mean something only within one store).
 public struct WebPageModel: Sendable {
     /// How the subscription stands.
     public enum Link: Equatable, Sendable {
@@ -24,6 +26,10 @@ public struct WebPageModel: Sendable {
 
     /// The replica shown.
     public private(set) var replica: CountriesState?
+    /// The identity of the store the replica belongs to, sent in every snapshot and state event
+    /// so that a page can tell a resumed stream onto another store (docs/PROTOCOL.md, "Store
+    /// identity").
+    public private(set) var store: String?
     /// The link as last reported.
     public private(set) var link: Link = .connecting
     /// How many `change` events are kept for pages that resume with `Last-Event-ID`.
@@ -47,13 +53,16 @@ public struct WebPageModel: Sendable {
 
     /// Takes what the subscription reported (the replica and link after `applied`) and returns
     /// the bytes to send to every open page.
-    public mutating func update(replica new: CountriesState?, link newLink: Link, applied: [Event]) -> [UInt8]
-    {
+    public mutating func update(
+        replica new: CountriesState?, store newStore: String? = nil, link newLink: Link, applied: [Event]
+    ) -> [UInt8] {
         var out: [UInt8] = []
         let previous = replica
+        let storeChanged = newStore != store
         replica = new
-        if let new, new != previous {
-            if let previous, fitsOneByOne(applied, from: previous.seq, to: new.seq) {
+        store = newStore
+        if let new, new != previous || storeChanged {
+            if let previous, !storeChanged, fitsOneByOne(applied, from: previous.seq, to: new.seq) {
                 for event in applied {
                     guard case .changed(let row) = event.kind else { continue }
                     let message = Self.change(row, seq: event.seq)
@@ -63,10 +72,10 @@ public struct WebPageModel: Sendable {
                 if recent.count > kept { recent.removeFirst(recent.count - kept) }
             } else {
                 recent = []
-                out += Self.snapshot(new)
+                out += snapshot(new)
             }
         }
-        if newLink != link {
+        if newLink != link || storeChanged {
             link = newLink
             out += stateMessage
         }
@@ -84,7 +93,7 @@ public struct WebPageModel: Sendable {
             } else if let last, last < replica.seq, let first = recent.first, first.seq <= last + 1 {
                 for entry in recent where entry.seq > last { out += entry.message }
             } else {
-                out += Self.snapshot(replica)
+                out += snapshot(replica)
             }
         }
         return out + stateMessage
@@ -97,6 +106,10 @@ public struct WebPageModel: Sendable {
         json.bool(link == .live)
         json.raw(",\"line\":")
         json.string(stateLine)
+        if let store {
+            json.raw(",\"store\":")
+            json.string(store)
+        }
         json.raw("}")
         return Self.event("state", id: nil, data: json.bytes)
     }
@@ -123,11 +136,15 @@ public struct WebPageModel: Sendable {
         return event("change", id: seq, data: json.bytes)
     }
 
-    /// The `snapshot` event of a whole list.
-    static func snapshot(_ state: CountriesState) -> [UInt8] {
-        var json = JSONWriter(capacity: 64 * state.count + 32)
+    /// The `snapshot` event of a whole list, with its store.
+    func snapshot(_ state: CountriesState) -> [UInt8] {
+        var json = JSONWriter(capacity: 64 * state.count + 96)
         json.raw("{\"seq\":")
         json.unsigned(state.seq)
+        if let store {
+            json.raw(",\"store\":")
+            json.string(store)
+        }
         json.raw(",\"countries\":[")
         for (offset, row) in state.rows.enumerated() {
             if offset > 0 { json.raw(",") }
@@ -136,7 +153,7 @@ public struct WebPageModel: Sendable {
             json.raw("}")
         }
         json.raw("]}")
-        return event("snapshot", id: state.seq, data: json.bytes)
+        return Self.event("snapshot", id: state.seq, data: json.bytes)
     }
 
     /// One SSE event; the JSON has no newline, so it is one `data:` line.

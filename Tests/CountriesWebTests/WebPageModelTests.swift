@@ -39,6 +39,27 @@ import Testing
                 """)
     }
 
+    /// Seqs mean something only within one store: another store at the same seq (the service
+    /// restarted on a new one) is a snapshot for every page, and every snapshot and state event
+    /// names its store, so a page that resumed by `Last-Event-ID` onto another store can tell.
+    @Test func anotherStoreAtTheSameSeqIsASnapshotAndEveryStateNamesTheStore() {
+        var model = WebPageModel()
+        _ = model.update(replica: state(3), store: "a", link: .live, applied: [])
+        let resumed = text(model.opened(lastEventID: "3"))
+        #expect(!resumed.contains("snapshot"))
+        #expect(resumed.contains(#"data: {"live":true,"line":"live","store":"a"}"#))
+
+        let other = text(model.update(replica: state(3), store: "b", link: .live, applied: []))
+        #expect(other.contains(#"event: snapshot\#ndata: {"seq":3,"store":"b","countries":"#), "\(other)")
+        #expect(other.contains(#""store":"b"}"#))
+        // Even a toggle that would fit one by one is a snapshot when it comes from another store.
+        let toggled = text(
+            model.update(
+                replica: state(4, franceVisited: true), store: "c", link: .live,
+                applied: [toggle(4, visited: true)]))
+        #expect(toggled.contains("event: snapshot") && !toggled.contains("event: change"))
+    }
+
     @Test func aToggleIsOneChangeEventWithTheSeqAsID() {
         var model = WebPageModel()
         _ = model.update(replica: state(4), link: .live, applied: [])

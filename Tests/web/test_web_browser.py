@@ -75,8 +75,9 @@ def start(*arguments):
     return process
 
 
-def serve():
-    service = start("serve", "--in-memory", "--command", command, "--events", events, "--heartbeat-ms", "100")
+def serve(*extra):
+    service = start("serve", "--in-memory", "--command", command, "--events", events, "--heartbeat-ms", "100",
+                    *extra)
     eventually(lambda: subprocess.run([BINARY, "count", "--command", command, "--timeout", "200", "--retries", "1"],
                                       capture_output=True).returncode == 0, within=15)
     return service
@@ -108,6 +109,13 @@ def rows(driver):
 
 def state(driver):
     return driver.find_element(By.ID, "state").text
+
+
+def start_web():
+    process = start("web", "--listen", f"127.0.0.1:{port}", "--command", command, "--events", events,
+                    "--heartbeat-ms", "100", "--timeout", "1000", "--retries", "2")
+    eventually(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, within=10)
+    return process
 
 
 drivers = []
@@ -157,6 +165,20 @@ try:
     check("it comes back live by itself", eventually(lambda: state(page) == "live", within=15), state(page))
     check("with the new service's list", eventually(lambda: rows(page)[2] == ["2", "France", "false"], within=3),
           rows(page)[2])
+
+    # The web process restarts while the service moves to another store at the same seq (0, a
+    # new in-memory store seeded with the world list): the page resumes with Last-Event-ID 0,
+    # which names a seq of the old store, and must not keep the old rows as live.
+    stop(web)
+    service.send_signal(signal.SIGKILL)
+    service.wait(5)
+    service = serve("--seed", "world")
+    web = start_web()
+    world_first = json.loads(subprocess.run([BINARY, "list", "--json", "--command", command], capture_output=True,
+                                            check=True).stdout)["countries"][0]["name"]
+    check("a page resumed onto another store at the same seq takes its list",
+          eventually(lambda: state(page) == "live" and len(rows(page)) > 200 and rows(page)[0][1] == world_first,
+                     within=15), f"{state(page)}; {len(rows(page))} rows; {rows(page)[:1]}")
 
     second = browser()
     drivers.append(second)
