@@ -149,7 +149,7 @@ import Testing
         let pages = try (0..<200).map { _ in try RawPage(port: port) }
         #expect(
             eventually(within: .seconds(20)) {
-                pages.forEach { $0.poll() }
+                for page in pages { page.poll() }
                 return pages.allSatisfy { $0.text.contains(#""live":true"#) }
             }, "\(pages.filter { !$0.text.contains(#""live":true"#) }.count) pages not live")
 
@@ -165,7 +165,7 @@ import Testing
         #expect(try service.run(["toggle", "France"]).exitCode == 0)
         #expect(
             eventually(within: .seconds(2) * testSlowdown) {
-                pages.forEach { $0.poll() }
+                for page in pages { page.poll() }
                 return pages.allSatisfy { $0.text.contains(#""seq":1,"index":2"#) }
             }, "\(pages.filter { !$0.text.contains(#""seq":1,"index":2"#) }.count) pages missed seq 1")
         let fanOut = ContinuousClock.now - toggled
