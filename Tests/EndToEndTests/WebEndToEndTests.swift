@@ -170,7 +170,12 @@ import Testing
             }, "\(pages.filter { !$0.text.contains(#""seq":1,"index":2"#) }.count) pages missed seq 1")
         let fanOut = ContinuousClock.now - toggled
         let resident = web.process.residentKilobytes ?? 0
-        #expect(resident - idle < 128 * 1_024, "the web process grew by \(resident - idle) KiB for 200 pages")
+        // AddressSanitizer's quarantine and shadow memory say nothing about the process (as in
+        // BoundsTests); the bound is asserted on real builds.
+        if BoundsTests.measuresMemory {
+            #expect(
+                resident - idle < 128 * 1_024, "the web process grew by \(resident - idle) KiB for 200 pages")
+        }
         print(
             "web: 200 pages; count answered in \(countTook); a toggle reached all 200 in \(fanOut); web RSS \(idle) KiB idle, \(resident) KiB with 200 pages"
         )
