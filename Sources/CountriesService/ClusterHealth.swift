@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SystemSupport
 
 /// What a replica knows of its etcd cluster: when it last had an answer that took a quorum (a
 /// linearizable read), and the members and leader it last saw. ``QuorumProbe`` writes it on its
@@ -24,12 +24,12 @@ final class ClusterHealth: Sendable {
     /// How long without a quorum read before the replica says it has no quorum: it then stops
     /// heartbeating and refuses changes with `storage_error` until a read succeeds again.
     let quorumTimeout: Duration
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Starts as healthy: the store was just read through a quorum.
     init(quorumTimeout: Duration) {
         self.quorumTimeout = quorumTimeout
-        state = Mutex(State(lastQuorum: .now))
+        state = Locked(State(lastQuorum: .now))
     }
 
     /// A read that took a quorum succeeded, and found the store at `seq`.

@@ -28,7 +28,7 @@ final class EventTail: Sendable {
     private let logger: Logger
     private let requestTimeout: Duration
     private let wakeup: WakeupPipe
-    private let queue = Mutex<[Entry]>([])
+    private let queue = Locked<[Entry]>([])
     private let stopping = Atomic<Bool>(false)
     private let restarting = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
