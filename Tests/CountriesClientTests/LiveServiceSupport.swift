@@ -64,11 +64,14 @@ final class LiveTestService {
     }
 
     /// SIGTERM, then SIGKILL if it is still running after 3 s (scaled by
-    /// `COUNTRIES_TEST_SLOWDOWN`: a sanitized service on a busy machine took longer); removes
-    /// the scratch directory. Records an issue when SIGTERM was not enough: the service must
-    /// stop cleanly on it.
+    /// `COUNTRIES_TEST_SLOWDOWN`); removes the scratch directory. Records an issue when SIGTERM
+    /// was not enough: the service must stop cleanly on it. Not under the sanitizers: there a
+    /// service's exit includes LeakSanitizer's scan of its heap, which on a busy machine took
+    /// longer than the grace in two CI runs, with 3 s and then 12 s (ServeTests check the clean
+    /// stop on real builds).
     func stop() {
-        if process.isRunning && process.stop(grace: .seconds(3) * testSlowdown) == 128 + SIGKILL {
+        let stopped = process.isRunning ? process.stop(grace: .seconds(3) * testSlowdown) : nil
+        if stopped == 128 + SIGKILL && testSlowdown == 1 {
             Issue.record("the service did not stop within 3 s of SIGTERM")
         }
         directory.remove()
