@@ -137,6 +137,19 @@ if [[ -x /usr/bin/etcd ]]; then
         cluster_pids="$(cat "$COUNTRIES_CLUSTER_DIR"/*.pid)"
         "$root/scripts/demo" --stop >/dev/null
         check "demo --stop closes the --ha session" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
+        # Bounded wait: on a busy machine the last member may take a moment to exit after down.
+        for _ in $(seq 1 50); do
+            kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null || [[ -d "$COUNTRIES_CLUSTER_DIR" ]] || break
+            sleep 0.2
+        done
+        for pid in $cluster_pids; do
+            if kill -0 "$pid" 2>/dev/null; then
+                echo "demo --stop: pid $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | cut -c1-100)) still runs" >&2
+            fi
+        done
+        if [[ -d "$COUNTRIES_CLUSTER_DIR" ]]; then
+            echo "demo --stop: $COUNTRIES_CLUSTER_DIR is still there: $(ls "$COUNTRIES_CLUSTER_DIR" | tr '\n' ' ')" >&2
+        fi
         check "demo --stop stops the cluster" bash -c "! kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null && [[ ! -d '$COUNTRIES_CLUSTER_DIR' ]]"
     else
         cat "$work/demo-ha.out" >&2
