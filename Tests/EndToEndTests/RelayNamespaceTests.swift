@@ -94,9 +94,11 @@ struct RelayNamespaceTests {
         #expect(service.stop() == 0, "the service did not stop cleanly: \(service.process.stderr.text)")
         let stale = subscribers.waitFor("stale:", from: marks, timeout: .seconds(3))
         relaySleep(until: stopped + .seconds(1))
+        // Stamped before the start: a subscriber may be live on the new service before the
+        // harness has seen it answer (it did, under ASan), never before it started.
+        let restarted = ContinuousClock.now
         service = try RelayService(
             network, host: "svc", commandsToward: "sub", eventsToward: "r1", store: store)
-        let restarted = ContinuousClock.now
         toggler.start()
         Thread.sleep(forTimeInterval: 1)
         let restart = try Self.expectStaleThenConverged(
@@ -175,9 +177,9 @@ struct RelayNamespaceTests {
         let killed = ContinuousClock.now
         let stale = subscribers.waitFor("stale:", from: marks, timeout: .seconds(3))
         relaySleep(until: killed + .seconds(2))
+        let restarted = ContinuousClock.now
         relay = try RelayForwarder(
             network, host: "r1", from: service.events, bindToward: "sub", options: relayOptions)
-        let restarted = ContinuousClock.now
         let report = try Self.expectStaleThenConverged(
             stale, marks: marks, restored: restarted, service: service, subscribers: subscribers,
             toggler: toggler)
@@ -219,10 +221,13 @@ struct RelayNamespaceTests {
         defer { if linkIsDown { try? network.setLink(a, b, up: true) } }
         let stale = subscribers.waitFor("stale:", from: marks, timeout: outage)
         relaySleep(until: down + outage)
+        // Stamped before the restore, for the same reason as a restart.
+        let restored = ContinuousClock.now
         try network.setLink(a, b, up: true)
         linkIsDown = false
         let report = try expectStaleThenConverged(
-            stale, marks: marks, restored: .now, service: service, subscribers: subscribers, toggler: toggler)
+            stale, marks: marks, restored: restored, service: service, subscribers: subscribers,
+            toggler: toggler)
         return "\(a)-\(b) down \(faultMilliseconds(outage)) ms: \(report)"
     }
 
