@@ -21,14 +21,13 @@ final class EventTail: Sendable {
     }
 
     /// Readable when events are waiting in ``drain()``.
-    var fileDescriptor: Int32 { wakeup.fileDescriptor }
+    var fileDescriptor: Int32 { outbox.fileDescriptor }
 
     private let endpoints: [String]
     private let layout: EtcdLayout
     private let logger: Logger
     private let requestTimeout: Duration
-    private let wakeup: WakeupPipe
-    private let queue = Locked<[Entry]>([])
+    private let outbox: WakeupQueue<Entry>
     private let stopping = Atomic<Bool>(false)
     private let restarting = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -41,7 +40,7 @@ final class EventTail: Sendable {
         requestTimeout = configuration.requestTimeout
         self.logger = logger
         startSeq = seq
-        wakeup = try WakeupPipe()
+        outbox = try WakeupQueue()
     }
 
     /// Starts the thread.
@@ -61,13 +60,7 @@ final class EventTail: Sendable {
     }
 
     /// The events handed over since the last call, in seq order.
-    func drain() -> [Entry] {
-        wakeup.drain()
-        return queue.withLock { entries in
-            defer { entries.removeAll(keepingCapacity: true) }
-            return entries
-        }
-    }
+    func drain() -> [Entry] { outbox.drain() }
 
     /// Ends the current watch and follows the log again from a read: for a watch that went
     /// silent without an error (a connection cut without a word, which TCP may take minutes to
@@ -93,7 +86,7 @@ final class EventTail: Sendable {
                     },
                     onEvents: { changes, _ in
                         var entries: [Entry] = []
-                        defer { hand(entries) }
+                        defer { outbox.post(entries) }
                         for change in changes where change.kind == .put {
                             guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
                                 continue
@@ -140,7 +133,7 @@ final class EventTail: Sendable {
                 entries.append(entry)
                 handedOver = seq
             }
-            hand(entries)
+            outbox.post(entries)
             if !page.more { return revision }
         }
     }
@@ -151,12 +144,6 @@ final class EventTail: Sendable {
             return nil
         }
         return Entry(event: event, body: kv.value)
-    }
-
-    private func hand(_ entries: [Entry]) {
-        guard !entries.isEmpty else { return }
-        queue.withLock { $0.append(contentsOf: entries) }
-        wakeup.wake()
     }
 
     /// Sleeps, waking early to stop.

@@ -1,11 +1,11 @@
 import Foundation
 @preconcurrency import Glibc
 import HTTPServer
+import SystemSupport
 
 /// What the HTTP server's threads hand the subscriber's loop thread: new event streams and
-/// toggles, queued under a lock, with a pipe the loop polls so it wakes at once.
-final class WebInbox: @unchecked Sendable {
-    // @unchecked: `items` is only touched under `lock`; the pipe's ends are set in init.
+/// toggles, in a ``WakeupQueue`` the loop polls so it wakes at once.
+final class WebInbox: Sendable {
 
     /// One thing for the loop.
     enum Item {
@@ -15,49 +15,23 @@ final class WebInbox: @unchecked Sendable {
         case toggle(index: Int, answer: WebToggleAnswer)
     }
 
-    private let lock = NSLock()
-    private var items: [Item] = []
+    private let queue: WakeupQueue<Item>
     /// The read end, for the loop's poll.
-    let fileDescriptor: Int32
-    private let writeEnd: Int32
+    var fileDescriptor: Int32 { queue.fileDescriptor }
 
     init() throws {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw WebViewError(message: "cannot make a pipe: \(String(cString: strerror(errno)))")
+        do {
+            queue = try WakeupQueue()
+        } catch {
+            throw WebViewError(message: "\(error)")
         }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        }
-        fileDescriptor = ends[0]
-        writeEnd = ends[1]
-    }
-
-    deinit {
-        close(fileDescriptor)
-        close(writeEnd)
     }
 
     /// Queues an item and wakes the loop.
-    func post(_ item: Item) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)  // a full pipe already wakes the loop
-    }
+    func post(_ item: Item) { queue.post([item]) }
 
     /// Everything queued, oldest first.
-    func drain() -> [Item] {
-        var scratch = [UInt8](repeating: 0, count: 256)
-        while read(fileDescriptor, &scratch, scratch.count) > 0 {}
-        lock.lock()
-        defer { lock.unlock() }
-        let taken = items
-        items = []
-        return taken
-    }
+    func drain() -> [Item] { queue.drain() }
 }
 
 /// The answer to one page's toggle, which its HTTP thread waits for (made by the web view; public
