@@ -98,7 +98,8 @@ let package = Package(
         .target(
             name: "CountriesOptions",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient", "ZeroMQ",
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient", "CountriesWeb",
+                "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

@@ -96,3 +96,25 @@ public struct ServeOptions: OptionGroup {
 
     public init() {}
 }
+
+extension ParsedValues where Options == ServeOptions {
+    /// CURVE settings from `--curve-key`, `--allow` and `--allow-read`.
+    public func serverSecurity() throws -> ServerSecurity? {
+        let readWrite = self[\.allow]
+        let readOnly = self[\.allowRead]
+        guard let keyPath = self[\.curveKey] else {
+            if !readWrite.isEmpty || !readOnly.isEmpty {
+                throw usageError(
+                    "--allow and --allow-read need --curve-key (the service's secret key)")
+            }
+            return nil
+        }
+        guard !readWrite.isEmpty || !readOnly.isEmpty else {
+            throw usageError(
+                "--curve-key needs --allow DIR (and/or --allow-read DIR): the client keys to admit")
+        }
+        return ServerSecurity(
+            certificate: try KeyFiles.read(keyPath, wantSecret: true), readWriteDirectories: readWrite,
+            readOnlyDirectories: readOnly)
+    }
+}

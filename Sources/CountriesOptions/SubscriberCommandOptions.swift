@@ -1,4 +1,5 @@
 import ArgumentParsing
+import CountriesWeb
 
 // The options of the subscriber subcommands (`events`, `watch`, `select`, `on-change`); their
 // names and help are in SubcommandDeclarations.swift, their runs in the executable.
@@ -59,7 +60,14 @@ public struct OnChangeOptions: SubscriberOptions {
 public struct WebOptions: SubscriberOptions {
     public let listen = Option(
         "listen", value: "host:port", help: "Where browsers connect (an IP address and a port).",
-        default: "127.0.0.1:8080")
+        default: "127.0.0.1:8080"
+    ).map { (text, command) throws(UsageError) -> WebListenAddress in
+        guard let address = WebListenAddress(text) else {
+            throw command.usageError(
+                "--listen takes HOST:PORT with an IP address, like 127.0.0.1:8080 or [::1]:8080")
+        }
+        return address
+    }
     public let token = Option(
         "token", value: "file",
         help: "A file whose first line every page must present (open the page with ?token=...).")

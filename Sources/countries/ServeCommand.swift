@@ -30,7 +30,7 @@ struct ServeCommand: ServeDeclaration {
         configuration.version = CountriesCommandLine.version
         configuration.seed = try seed(command[\.seed])
         configuration.allowsInsecureEndpoints = command[\.insecure]
-        configuration.security = try security()
+        configuration.security = try command.serverSecurity()
 
         let logger = Logger(level: command[\.logLevel], format: command[\.logFormat])
         // SIGHUP reloads the allow-lists; SIGINT and SIGTERM stop the service.
@@ -64,26 +64,6 @@ struct ServeCommand: ServeDeclaration {
             throw CommandFailure(message: error.message, exitCode: ExitCode.software)
         }
         return ExitCode.success
-    }
-
-    /// CURVE settings from `--curve-key`, `--allow` and `--allow-read`.
-    private func security() throws -> ServerSecurity? {
-        let readWrite = command[\.allow]
-        let readOnly = command[\.allowRead]
-        guard let keyPath = command[\.curveKey] else {
-            if !readWrite.isEmpty || !readOnly.isEmpty {
-                throw command.usageError(
-                    "--allow and --allow-read need --curve-key (the service's secret key)")
-            }
-            return nil
-        }
-        guard !readWrite.isEmpty || !readOnly.isEmpty else {
-            throw command.usageError(
-                "--curve-key needs --allow DIR (and/or --allow-read DIR): the client keys to admit")
-        }
-        return ServerSecurity(
-            certificate: try KeyFiles.read(keyPath, wantSecret: true), readWriteDirectories: readWrite,
-            readOnlyDirectories: readOnly)
     }
 
     private func seed(_ name: String) throws -> [Country] {

@@ -14,28 +14,19 @@ struct WebCommand: WebDeclaration {
     let command: ParsedValues<Options>
 
     func run() throws -> Int32 {
-        guard let listen = WebListenAddress(command[\.listen]) else {
-            throw command.usageError(
-                "--listen takes HOST:PORT with an IP address, like 127.0.0.1:8080 or [::1]:8080")
-        }
+        let listen = command[\.listen]
         if !listen.isLoopback, !command[\.insecure] {
             throw command.usageError(
-                "--listen \(command[\.listen]) is not loopback: anyone who reaches it sees the list and can toggle it; pass --insecure (and --token FILE) to allow it"
+                "--listen \(listen.authority(port: listen.port)) is not loopback: anyone who reaches it sees the list and can toggle it; pass --insecure (and --token FILE) to allow it"
             )
         }
-        var token: String?
-        if let path = command[\.token] {
-            guard let contents = try? String(contentsOfFile: path, encoding: .utf8),
-                let line = contents.split(separator: "\n").first.map({
-                    $0.trimmingCharacters(in: .whitespaces)
-                }),
-                !line.isEmpty
-            else {
+        let token = try command[\.token].map { path in
+            guard let token = WebToken.read(from: path) else {
                 throw CommandFailure(
                     message: "cannot read a token from \(path): give a file whose first line is the token",
                     exitCode: ExitCode.usage)
             }
-            token = line
+            return token
         }
         let setup = try SubscriberSetup(command)
         let toggles = PendingRequests<WebToggleAnswer>(
