@@ -15,6 +15,10 @@ public final class Socket {
     private let context: Context
     /// Whether the user chose a linger; if not, close() sets 0 so nothing lingers by surprise.
     private var lingerWasSet = false
+    /// How many libzmq calls have been made on the socket. Any of them may process the socket's
+    /// pending commands and so consume the wake-up on its `ZMQ_FD`; a ``Poller`` asks
+    /// `ZMQ_EVENTS` again only for the sockets whose count moved (see ``Poller``).
+    private(set) var activity: UInt64 = 0
 
     init(handle: UnsafeMutableRawPointer, type: SocketType, context: Context) {
         self.handle = handle
@@ -31,6 +35,7 @@ public final class Socket {
         guard let handle else {
             throw ZMQError(code: ENOTSOCK, operation: operation())
         }
+        activity &+= 1
         return handle
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -88,5 +89,83 @@ struct PollerTests {
         #expect(throws: ZMQError(code: ENOTSOCK, operation: "poll(item 0)")) {
             try poller.poll(timeoutMilliseconds: 0)
         }
+    }
+
+    /// The poller asks `ZMQ_EVENTS` only of sockets used since it last asked, or whose
+    /// `ZMQ_FD` fired. A send or receive can take the socket's wake-up for a message that
+    /// arrived meanwhile; if the poller then trusted its old answer it would wait out the
+    /// timeout with a message queued. Here a peer thread answers each request at once (so
+    /// replies often land while the server is sending), and no poll may time out.
+    @Test(
+        "A socket used between polls never loses a wake-up",
+        arguments: [Transport.inproc, .ipc, .tcp])
+    func noLostWakeUps(_ transport: Transport) throws {
+        let directory = try ScratchDirectory()
+        let context = try Context()
+        let server = try context.testSocket(.dealer)
+        try server.bind(uniqueEndpoint(transport, in: directory))
+        let endpoint = try server.lastEndpoint
+        let rounds = 3000
+        let echo = Thread {
+            guard let client = try? context.testSocket(.dealer), (try? client.connect(endpoint)) != nil else {
+                return
+            }
+            for _ in 0..<(rounds * 2) {
+                guard let message = try? client.receive() else { return }
+                _ = try? client.send(message)
+            }
+            client.close()
+        }
+        echo.start()
+        var poller = Poller()
+        let item = poller.add(server)
+        var outstanding = 0
+        var answered = 0
+        var timedOut = 0
+        for round in 0..<rounds {
+            // Two in flight, so an answer is often on its way while the next is sent.
+            while outstanding < 2 {
+                try server.send([frame("\(round)")])
+                outstanding += 1
+            }
+            let ready = try poller.poll(timeoutMilliseconds: Int(patience))
+            if !ready.isReadable(item) {
+                timedOut += 1
+                break
+            }
+            while try server.receive(dontWait: true) != nil {
+                outstanding -= 1
+                answered += 1
+            }
+        }
+        #expect(timedOut == 0)
+        #expect(answered >= rounds - 2)
+        while outstanding > 0, try server.receive() != nil { outstanding -= 1 }
+    }
+
+    @Test("A socket that was not used since the last poll is still reported when a message arrives")
+    func untouchedSocketWakes() throws {
+        let context = try Context()
+        let quiet = try context.testSocket(.pull)
+        let busy = try context.testSocket(.pull)
+        let pushQuiet = try context.testSocket(.push)
+        let pushBusy = try context.testSocket(.push)
+        try quiet.bind("inproc://poll-quiet-item")
+        try busy.bind("inproc://poll-busy-item")
+        try pushQuiet.connect("inproc://poll-quiet-item")
+        try pushBusy.connect("inproc://poll-busy-item")
+        var poller = Poller()
+        let quietItem = poller.add(quiet)
+        let busyItem = poller.add(busy)
+        for round in 0..<50 {
+            try pushBusy.send([frame("\(round)")])
+            let ready = try poller.poll(timeoutMilliseconds: Int(patience))
+            #expect(ready.isReadable(busyItem) && !ready.isReadable(quietItem))
+            #expect(texts(try busy.receive(dontWait: true)) == ["\(round)"])
+        }
+        try pushQuiet.send([frame("late")])
+        let ready = try poller.poll(timeoutMilliseconds: Int(patience))
+        #expect(ready.isReadable(quietItem) && !ready.isReadable(busyItem))
+        #expect(texts(try quiet.receive(dontWait: true)) == ["late"])
     }
 }
