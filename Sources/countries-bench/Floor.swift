@@ -3,20 +3,39 @@ import Foundation
 import ZeroMQ
 
 /// The floor: a bare libzmq REP server that answers every request with a reply the size of a
-/// toggle reply and, with `publish`, also publishes the request body on a PUB socket, as a
-/// service publishing its event would. It runs as a child process (the bench binary again, with
-/// `--floor-server`), like the service, so both pay for the same process boundary.
+/// toggle reply and, with `.publish`, also publishes the request body on a PUB socket, as a
+/// service publishing its event would; with `.sync`, it first overwrites one 4 KiB page of a
+/// file it wrote in full at start and `fdatasync`s it, the least a server can do to make a change
+/// durable before it replies (SQLite's WAL, once the file has its size, does the same plus its
+/// own work). It runs as a child process (the bench binary again, with `--floor-server`), like
+/// the service, so both pay for the same process boundary.
 final class FloorServer {
+    /// What the floor server does per request besides replying.
+    enum Mode {
+        case reply
+        case publish
+        /// Writes and syncs a page of a file at this path before replying.
+        case sync(path: String)
+
+        var argument: String {
+            switch self {
+            case .reply: "reply"
+            case .publish: "publish"
+            case .sync(let path): "sync:\(path)"
+            }
+        }
+    }
+
     let command: String
     let events: String
     let child: Child
 
-    init(publish: Bool, context: Context) throws {
+    init(_ mode: Mode, context: Context) throws {
         command = "tcp://127.0.0.1:\(try freePort())"
         events = "tcp://127.0.0.1:\(try freePort())"
         child = try Child(
             name: "floor server", executable: benchPath,
-            arguments: ["--floor-server", command, events, publish ? "publish" : "reply"])
+            arguments: ["--floor-server", command, events, mode.argument])
         let deadline = nowNanos() + 10_000_000_000
         while nowNanos() < deadline {
             if child.hasExited { throw BenchError("the floor server exited at start") }
@@ -33,10 +52,13 @@ final class FloorServer {
     func stop() { child.stop() }
 }
 
-/// The floor server's whole life (`countries-bench --floor-server COMMAND EVENTS publish|reply`):
-/// serves until SIGTERM (the bench starts it under `setpriv --pdeathsig KILL` where it can).
-func serveFloor(command: String, events: String, publish: Bool) -> Never {
+/// The floor server's whole life (`countries-bench --floor-server COMMAND EVENTS
+/// publish|reply|sync:FILE`): serves until SIGTERM (the bench starts it under `setpriv
+/// --pdeathsig KILL` where it can).
+func serveFloor(command: String, events: String, mode: String) -> Never {
+    let publish = mode == "publish"
     do {
+        let journal = mode.hasPrefix("sync:") ? try SyncedPages(path: String(mode.dropFirst(5))) : nil
         let context = try Context()
         let server = try context.makeSocket(.rep)
         try server.setOption(.linger, 0)
@@ -53,6 +75,7 @@ func serveFloor(command: String, events: String, publish: Bool) -> Never {
         let topic = Data("country.changed".utf8)
         while true {
             guard let request = try server.receive() else { continue }
+            try journal?.writeNext()
             try server.send([reply])
             if let publisher, let body = request.last {
                 try publisher.send([topic, body], dontWait: true)
@@ -61,5 +84,38 @@ func serveFloor(command: String, events: String, publish: Bool) -> Never {
     } catch {
         FileHandle.standardError.write(Data("floor server: \(error)\n".utf8))
         exit(70)
+    }
+}
+
+/// A file of 16 MiB written in full and synced once, then overwritten a 4 KiB page at a time,
+/// each page synced before the reply: overwriting keeps `fdatasync` to the data (no size or
+/// block allocation to record), its cheapest case.
+final class SyncedPages {
+    private let descriptor: Int32
+    private let page = [UInt8](repeating: 0x5a, count: 4096)
+    private let pages: Int64 = 4096
+    private var next: Int64 = 0
+
+    init(path: String) throws {
+        descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw BenchError("cannot open \(path): errno \(errno)") }
+        for index in 0..<pages { try write(at: index) }
+        guard fsync(descriptor) == 0 else { throw BenchError("fsync \(path): errno \(errno)") }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Overwrites the next page and syncs it.
+    func writeNext() throws {
+        try write(at: next)
+        next = (next + 1) % pages
+        guard fdatasync(descriptor) == 0 else { throw BenchError("fdatasync: errno \(errno)") }
+    }
+
+    private func write(at index: Int64) throws {
+        let written = page.withUnsafeBytes {
+            pwrite(descriptor, $0.baseAddress, $0.count, off_t(index * 4096))
+        }
+        guard written == page.count else { throw BenchError("pwrite: errno \(errno)") }
     }
 }

@@ -23,7 +23,7 @@ let benchPath =
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--floor-server" {
     serveFloor(
         command: CommandLine.arguments[2], events: CommandLine.arguments[3],
-        publish: CommandLine.arguments[4] == "publish")
+        mode: CommandLine.arguments[4])
 }
 
 var quick = false
@@ -124,7 +124,7 @@ var floorResults: [Int: LoadResult] = [:]
 var publishingFloor: LoadResult?
 if wanted("floor") || wanted("toggle") || wanted("redis") {
     do {
-        let server = try FloorServer(publish: false, context: context)
+        let server = try FloorServer(.reply, context: context)
         defer { server.stop() }
         let requestSize = toggleRequest(index: 0).count
         for clients in clientCounts {
@@ -156,7 +156,7 @@ if wanted("floor") || wanted("toggle") || wanted("redis") {
     }
     // The in-memory 16-client target's baseline: a bare server that replies and publishes.
     do {
-        let server = try FloorServer(publish: true, context: context)
+        let server = try FloorServer(.publish, context: context)
         defer { server.stop() }
         progress("floor: REQ/REP echo and PUB, 16 clients")
         let endpoint = server.command
@@ -172,6 +172,31 @@ if wanted("floor") || wanted("toggle") || wanted("redis") {
         report.add(name, "round trips/s", result.perSecond, "/s")
     } catch {
         failed("floor with publish", error)
+    }
+}
+
+// The durable 1-client target's bound: a bare server that syncs one page before each reply.
+var syncingFloor: LoadResult?
+if wanted("toggle") {
+    do {
+        let directory = try makeTemporaryDirectory("floor-sync")
+        let server = try FloorServer(.sync(path: "\(directory)/pages"), context: context)
+        defer { server.stop() }
+        progress("floor: REQ/REP with one fdatasync per request, 1 client")
+        let endpoint = server.command
+        let result = runLoad(plan(1)) { index in
+            try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
+                toggleRequest(index: index % 8)
+            }
+        }
+        check(result, "floor with fdatasync")
+        syncingFloor = result
+        let name = "floor REQ/REP+fdatasync, 1 client"
+        report.add(name, "p50", result.latency.p50, "µs")
+        report.add(name, "p99", result.latency.p99, "µs")
+        report.add(name, "round trips/s", result.perSecond, "/s")
+    } catch {
+        failed("floor with fdatasync", error)
     }
 }
 
@@ -326,6 +351,11 @@ for clients in clientCounts {
             name, "toggles/s", result.perSecond, "/s", baseline: always.map { (baselineName, $0.perSecond) },
             ratioLimit: clients == 16 ? 1.0 : nil, lowerIsBetter: false,
             target: clients == 16 ? "≥ 1.0× Redis always" : nil)
+        if clients == 1, let syncingFloor {
+            report.add(
+                name, "p50", result.latency.p50, "µs",
+                baseline: ("floor REQ/REP+fdatasync", syncingFloor.latency.p50))
+        }
         // CPU per toggle moves far less with the machine's load than throughput does.
         if let cpu = serverCPU["durable"]?[clients] {
             report.add(
@@ -336,6 +366,11 @@ for clients in clientCounts {
             ChartBar(label: name, p50: result.latency.p50, p99: result.latency.p99, kind: "countries"))
     }
     addRedisRows("always")
+    if clients == 1, let syncingFloor, let always = redis["always"]?[clients] {
+        report.add(
+            "floor REQ/REP+fdatasync, 1 client", "p50", syncingFloor.latency.p50, "µs",
+            baseline: ("Redis always", always.latency.p50))
+    }
 }
 
 for clients in replicatedClientCounts {
@@ -369,7 +404,7 @@ if wanted("fanout") || wanted("memory") {
     let rates = wanted("fanout") ? fanOutRates : [500]
     for subscribers in counts {
         do {
-            let floorServer = try FloorServer(publish: true, context: context)
+            let floorServer = try FloorServer(.publish, context: context)
             defer { floorServer.stop() }
             let service = try ServiceUnderTest(binary: binary, context: context)
             defer { service.stop() }
