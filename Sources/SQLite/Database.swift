@@ -21,6 +21,10 @@ public final class Database {
 
     /// The `sqlite3*`, or `nil` once closed.
     private(set) var handle: OpaquePointer?
+    /// `BEGIN IMMEDIATE` and `COMMIT`, compiled on first use: a service that commits every batch
+    /// of requests would otherwise parse both each time.
+    private var beginStatement: OpaquePointer?
+    private var commitStatement: OpaquePointer?
 
     /// Opens (or, in `.readWriteCreate` mode, creates) the database at `path`; `":memory:"` opens a private
     /// in-memory database.
@@ -60,6 +64,10 @@ public final class Database {
     /// (`sqlite3_close_v2`), but they can no longer be stepped: they fail with `SQLITE_MISUSE`.
     public func close() {
         guard let handle else { return }
+        sqlite3_finalize(beginStatement)
+        sqlite3_finalize(commitStatement)
+        beginStatement = nil
+        commitStatement = nil
         sqlite3_close_v2(handle)
         self.handle = nil
     }
@@ -139,10 +147,10 @@ public final class Database {
     /// `IMMEDIATE` takes the write lock up front, so a busy database fails at `BEGIN` rather than half-way
     /// through `body`. Transactions do not nest: calling this inside `body` throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE", operation: "begin transaction")
+        try step(&beginStatement, "BEGIN IMMEDIATE", operation: "begin transaction")
         do {
             let result = try body()
-            try execute("COMMIT", operation: "commit")
+            try step(&commitStatement, "COMMIT", operation: "commit")
             return result
         } catch {
             // Some failures (SQLITE_FULL, SQLITE_IOERR...) already rolled back; ROLLBACK would then fail.
@@ -151,6 +159,24 @@ public final class Database {
             }
             throw error
         }
+    }
+
+    /// Runs a statement that returns no rows, compiling it into `statement` the first time.
+    private func step(_ statement: inout OpaquePointer?, _ sql: String, operation: String) throws(SQLiteError) {
+        let handle = try openHandle(operation)
+        if statement == nil {
+            var compiled: OpaquePointer?
+            let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
+            guard rc == SQLITE_OK, let compiled else {
+                sqlite3_finalize(compiled)
+                throw error(rc, operation)
+            }
+            statement = compiled
+        }
+        let rc = sqlite3_step(statement)
+        let failure = rc == SQLITE_DONE ? nil : error(rc, operation)
+        sqlite3_reset(statement)
+        if let failure { throw failure }
     }
 
     /// Reads a single-valued pragma such as `journal_mode` or `user_version`; `nil` when it yields no row
