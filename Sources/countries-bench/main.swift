@@ -8,11 +8,14 @@ import ZeroMQ
 
 let usage = """
     usage: countries-bench [--quick] [--json] [--svg FILE] [--only LIST]
+           countries-bench --summarize RUN.json...
 
       --quick      small counts (CI proves the bench works; nothing about speed is asserted)
       --json       print the results as JSON on stdout (progress still goes to stderr)
       --svg FILE   write the latency chart (p50/p99 against the floor and Redis) to FILE
       --only LIST  comma-separated scenarios: floor,toggle,redis,replicated,fanout,late,render,cli,memory
+      --summarize  print the targets' verdicts on the median ratios of earlier --json runs
+                   (scripts/bench --runs N does this)
     """
 
 /// This executable's path: the floor server is this binary again, and `countries` sits beside it.
@@ -24,6 +27,10 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--floor-server
     serveFloor(
         command: CommandLine.arguments[2], events: CommandLine.arguments[3],
         mode: CommandLine.arguments[4])
+}
+
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--summarize" {
+    summarizeFiles(Array(CommandLine.arguments.dropFirst(2)))
 }
 
 var quick = false
@@ -598,13 +605,16 @@ if json {
         var rows: [ResultRow]
         var notes: [String]
         var verdicts: [String]
+        var targets: [Verdict]
     }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     encoder.nonConformingFloatEncodingStrategy = .convertToString(
         positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
     let data = try encoder.encode(
-        Output(machine: machine, rows: report.rows, notes: report.notes, verdicts: verdicts.map(\.line)))
+        Output(
+            machine: machine, rows: report.rows, notes: report.notes, verdicts: verdicts.map(\.line),
+            targets: verdicts))
     print(String(decoding: data, as: UTF8.self))
 } else {
     print(report.table())
