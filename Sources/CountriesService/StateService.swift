@@ -205,7 +205,7 @@ public final class StateService {
             if let tailItem, ready.isReadable(tailItem), let replication {
                 for entry in replication.tail.drain() {
                     handler.observe(entry.event)
-                    publish(topic: entry.event.topic.rawValue, body: entry.body)
+                    publish(topic: entry.event.topic, body: entry.body)
                     publishedSeq = entry.event.seq
                 }
             }
@@ -255,12 +255,12 @@ public final class StateService {
             case .reply(let envelope, let body):
                 do {
                     // ROUTER drops a reply to a peer that has gone; it never blocks.
-                    try commands.send(envelope + [body], dontWait: true)
+                    try commands.send(envelope, then: body, dontWait: true)
                 } catch {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }
             case .publish(let event):
-                publish(topic: event.topic.rawValue, body: event.encoded())
+                publish(topic: event.topic, body: event.encoded())
                 publishedSeq = event.seq
             }
         }
@@ -282,7 +282,7 @@ public final class StateService {
             if heartbeatsHeld { return }
         }
         publish(
-            topic: Topic.heartbeat.rawValue,
+            topic: .heartbeat,
             body: Heartbeat(seq: publishedSeq, store: handler.storeIdentity).encoded())
     }
 
@@ -302,15 +302,20 @@ public final class StateService {
         return verdict.silence
     }
 
-    private func publish(topic: String, body: Data) {
+    private func publish(topic: Topic, body: Data) {
         do {
             // PUB never blocks: a subscriber over its high-water mark misses the message and
             // notices the gap in seq.
-            try events.send([Data(topic.utf8), body], dontWait: true)
+            try events.send(
+                StateService.topicFrames[topic] ?? Data(topic.rawValue.utf8), then: body, dontWait: true)
         } catch {
-            logger.log(.warning, "publishing \(topic) failed: \(error)")
+            logger.log(.warning, "publishing \(topic.rawValue) failed: \(error)")
         }
     }
+
+    /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
+    private static let topicFrames = Dictionary(
+        uniqueKeysWithValues: Topic.allCases.map { ($0, Data($0.rawValue.utf8)) })
 }
 
 @available(*, unavailable) extension StateService: Sendable {}

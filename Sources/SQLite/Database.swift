@@ -162,7 +162,8 @@ public final class Database {
     }
 
     /// Runs a statement that returns no rows, compiling it into `statement` the first time.
-    private func step(_ statement: inout OpaquePointer?, _ sql: String, operation: String) throws(SQLiteError) {
+    private func step(_ statement: inout OpaquePointer?, _ sql: String, operation: String) throws(SQLiteError)
+    {
         let handle = try openHandle(operation)
         if statement == nil {
             var compiled: OpaquePointer?

@@ -124,31 +124,27 @@ public struct Poller {
                 Glibc.poll(buffer.baseAddress, nfds_t(count), wait)
             }
             if rc < 0 {
-                if errno == EINTR { return PollResult(isInterrupted: true, readyCount: 0, ready: []) }
+                if errno == EINTR { return PollResult(interrupted: true, count: 0) }
                 throw ZMQError(code: errno, operation: "poll(\(count) items, \(timeoutMilliseconds) ms)")
             }
-            var ready = [PollEvents](repeating: [], count: count)
-            var readyCount = 0
+            var ready = PollResult(interrupted: false, count: count)
             for index in sources.indices {
                 switch sources[index] {
                 case .socket(let socket):
                     if descriptors[index].revents != 0 { try refresh(index, socket) }
-                    ready[index] = known[index].events.intersection(interests[index])
+                    ready.set(known[index].events.intersection(interests[index]), at: index)
                 case .fileDescriptor:
                     let revents = Int32(descriptors[index].revents)
                     var events: PollEvents = []
                     if revents & POLLIN != 0 { events.insert(.readable) }
                     if revents & POLLOUT != 0 { events.insert(.writable) }
                     if revents & (POLLERR | POLLHUP | POLLNVAL) != 0 { events.insert(.error) }
-                    ready[index] = events
+                    ready.set(events, at: index)
                 }
-                if !ready[index].isEmpty { readyCount += 1 }
             }
             // A ZMQ_FD also fires for commands that make nothing ready: wait on for the rest.
             let expired = timeoutMilliseconds == 0 || deadline.map { ContinuousClock.now >= $0 } ?? false
-            if readyCount > 0 || expired {
-                return PollResult(isInterrupted: false, readyCount: readyCount, ready: ready)
-            }
+            if ready.readyCount > 0 || expired { return ready }
         }
     }
 
@@ -176,23 +172,48 @@ public struct Poller {
 }
 
 /// The outcome of one ``Poller/poll(timeoutMilliseconds:)``.
+///
+/// The events of the first 64 items are kept as bit masks, so a poll allocates nothing.
 public struct PollResult: Sendable {
     /// The wait was cut short by a signal (`EINTR`); no item is reported ready.
     public let isInterrupted: Bool
     /// How many items have at least one event ready (0 after a timeout).
-    public let readyCount: Int
-    /// The ready events per item index; empty after an interruption.
-    private let ready: [PollEvents]
+    public private(set) var readyCount = 0
+    private var readable: UInt64 = 0
+    private var writable: UInt64 = 0
+    private var errors: UInt64 = 0
+    /// The events of items 64 and on.
+    private var beyond: [PollEvents] = []
 
-    init(isInterrupted: Bool, readyCount: Int, ready: [PollEvents]) {
-        self.isInterrupted = isInterrupted
-        self.readyCount = readyCount
-        self.ready = ready
+    /// A result with nothing ready yet, for `count` items (or an interrupted wait).
+    init(interrupted: Bool, count: Int) {
+        isInterrupted = interrupted
+        if count > 64 { beyond = Array(repeating: [], count: count - 64) }
+    }
+
+    /// Records the events of item `index` (each item once).
+    mutating func set(_ events: PollEvents, at index: Int) {
+        if !events.isEmpty { readyCount += 1 }
+        guard index < 64 else {
+            beyond[index - 64] = events
+            return
+        }
+        let bit: UInt64 = 1 << UInt64(index)
+        if events.contains(.readable) { readable |= bit }
+        if events.contains(.writable) { writable |= bit }
+        if events.contains(.error) { errors |= bit }
     }
 
     /// The events ready on item `index` (empty if none, or if `index` is out of range).
     public func events(at index: Int) -> PollEvents {
-        ready.indices.contains(index) ? ready[index] : []
+        guard index >= 0 else { return [] }
+        guard index < 64 else { return beyond.indices.contains(index - 64) ? beyond[index - 64] : [] }
+        let bit: UInt64 = 1 << UInt64(index)
+        var events: PollEvents = []
+        if readable & bit != 0 { events.insert(.readable) }
+        if writable & bit != 0 { events.insert(.writable) }
+        if errors & bit != 0 { events.insert(.error) }
+        return events
     }
 
     /// Whether item `index` can be read without blocking.

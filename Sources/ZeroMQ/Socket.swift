@@ -89,25 +89,43 @@ public final class Socket {
     /// An empty array sends nothing and returns true.
     @discardableResult
     public func send(_ frames: [Data], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try send(count: frames.count, dontWait: dontWait) { frames[$0] }
+    }
+
+    /// Sends `head`'s frames then `last` as one multipart message, like ``send(_:dontWait:)``
+    /// with `head + [last]` but without making that array (a reply after its envelope).
+    @discardableResult
+    public func send(_ head: [Data], then last: Data, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try send(count: head.count + 1, dontWait: dontWait) { $0 < head.count ? head[$0] : last }
+    }
+
+    /// Sends the two frames as one message, like ``send(_:dontWait:)`` with `[first, last]`
+    /// but without making that array (an event after its topic).
+    @discardableResult
+    public func send(_ first: Data, then last: Data, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try send(count: 2, dontWait: dontWait) { $0 == 0 ? first : last }
+    }
+
+    /// Sends frames `frame(0)` to `frame(count - 1)` as one multipart message.
+    private func send(count: Int, dontWait: Bool, frame: (Int) -> Data) throws(ZMQError) -> Bool {
         let handle = try openHandle("send")
-        for (index, frame) in frames.enumerated() {
-            let isLast = index == frames.count - 1
+        for index in 0..<count {
             var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
-            if !isLast { flags |= ZMQ_SNDMORE }
+            if index < count - 1 { flags |= ZMQ_SNDMORE }
             while true {
-                let rc = frame.withUnsafeBytes { bytes in
+                let rc = frame(index).withUnsafeBytes { bytes in
                     zmq_send(handle, bytes.baseAddress, bytes.count, flags)
                 }
                 if rc >= 0 { break }
-                let error = ZMQError.last("send(frame \(index + 1) of \(frames.count))")
+                let code = zmq_errno()
                 // Only the first frame can meet a full queue: libzmq checks the high-water mark per
                 // message, so once it is started the rest is queued. A refusal there means nothing
                 // was sent, and the caller can just try again later.
-                if index == 0 && (error.isAgain || error.isInterrupted) { return false }
+                if index == 0 && (code == EAGAIN || code == EINTR) { return false }
                 // Mid-message, giving up would leave half a message queued and glue the caller's
                 // next message onto it, so a signal only makes us retry.
-                if error.isInterrupted { continue }
-                throw error
+                if code == EINTR { continue }
+                throw ZMQError(code: code, operation: "send(frame \(index + 1) of \(count))")
             }
         }
         return true
@@ -136,12 +154,14 @@ public final class Socket {
             // libzmq delivers multipart messages atomically, so only the first frame can make us wait.
             let flags: Int32 = frames.isEmpty && dontWait ? ZMQ_DONTWAIT : 0
             if zmq_msg_recv(&message, handle, flags) < 0 {
-                let error = ZMQError.last("receive(frame \(frames.count + 1))")
+                let code = zmq_errno()
                 zmq_msg_close(&message)
-                if frames.isEmpty && (error.isAgain || error.isInterrupted) { return nil }
-                if error.isInterrupted { continue }  // Mid-message: the rest is already here.
-                throw error
+                // Nothing queued is the common case of a non-blocking read: no error value made.
+                if frames.isEmpty && (code == EAGAIN || code == EINTR) { return nil }
+                if code == EINTR { continue }  // Mid-message: the rest is already here.
+                throw ZMQError(code: code, operation: "receive(frame \(frames.count + 1))")
             }
+            if frames.isEmpty { frames.reserveCapacity(zmq_msg_more(&message) != 0 ? 4 : 1) }
             // A ROUTER's routing-id frame is made locally and carries no metadata; the frames
             // that came over the wire do, so take each property from the first that has it.
             for name in names where properties[name] == nil {
