@@ -5,8 +5,8 @@ import Foundation
 enum Outgoing: Equatable {
     /// A reply frame for the request with this envelope.
     case reply(envelope: [Data], body: Data)
-    /// An event to publish (already committed).
-    case publish(Event)
+    /// An event to publish (already committed), with its encoding (the bytes the store kept).
+    case publish(Event, body: Data)
 }
 
 /// The service's brain without its sockets: decodes requests, runs them against the state,
@@ -340,7 +340,10 @@ final class CommandHandler {
             batch.basis = state.seq
             batch.state = working
             for change in pending where change.settled == nil {
-                if let event = change.event { batch.events.append(event) }
+                if let event = change.event {
+                    batch.events.append(event)
+                    batch.encodedEvents.append(event.encoded())
+                }
                 if let id = change.id {
                     batch.requests.append(
                         RememberedRequest(id: id, request: change.asked, reply: change.body))
@@ -359,7 +362,7 @@ final class CommandHandler {
                 return fail(pending, error)
             }
             state = working
-            return replies(to: pending)
+            return replies(to: pending, encodedEvents: batch.encodedEvents)
         }
         working = state
         return fail(
@@ -451,7 +454,7 @@ final class CommandHandler {
 
     /// The replies of a committed batch, in arrival order, then its events (a shared store's
     /// events are published from its log instead, in seq order with every other replica's).
-    private func replies(to pending: [Pending]) -> [Outgoing] {
+    private func replies(to pending: [Pending], encodedEvents: [Data]) -> [Outgoing] {
         var output: [Outgoing] = []
         for change in pending {
             if let settled = change.settled {
@@ -463,8 +466,11 @@ final class CommandHandler {
             output.append(.reply(envelope: change.envelope, body: change.body))
         }
         guard !store.isShared else { return output }
-        for change in pending {
-            if let event = change.event { output.append(.publish(event)) }
+        var encoded = encodedEvents.makeIterator()
+        for change in pending where change.settled == nil {
+            if let event = change.event {
+                output.append(.publish(event, body: encoded.next() ?? event.encoded()))
+            }
         }
         return output
     }

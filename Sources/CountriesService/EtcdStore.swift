@@ -230,8 +230,8 @@ final class EtcdStore: StateStore {
         if lastSeq != batch.basis {
             success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
         }
-        for event in batch.events {
-            success.append(.put(layout.event(event.seq), event.encoded()))
+        for (index, event) in batch.events.enumerated() {
+            success.append(.put(layout.event(event.seq), batch.encodedEvent(index)))
         }
         let retained = UInt64(Limits.retainedEvents)
         if lastSeq > retained, lastSeq != batch.basis {

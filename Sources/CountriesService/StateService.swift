@@ -259,8 +259,8 @@ public final class StateService {
                 } catch {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }
-            case .publish(let event):
-                publish(topic: event.topic, body: event.encoded())
+            case .publish(let event, let body):
+                publish(topic: event.topic, body: body)
                 publishedSeq = event.seq
             }
         }

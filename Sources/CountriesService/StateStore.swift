@@ -61,6 +61,9 @@ protocol StateStore: AnyObject {
 /// remember with their replies.
 struct StoreBatch {
     var events: [Event] = []
+    /// The events' encodings when the handler made them already (it publishes the same bytes);
+    /// empty, or one per event.
+    var encodedEvents: [Data] = []
     var requests: [RememberedRequest] = []
     /// The seq of the state the batch was computed from.
     var basis: UInt64 = 0
@@ -68,6 +71,11 @@ struct StoreBatch {
     var state: CountriesState?
 
     var isEmpty: Bool { events.isEmpty && requests.isEmpty }
+
+    /// The encoding of `events[index]`: made once, by the handler, or now.
+    func encodedEvent(_ index: Int) -> Data {
+        encodedEvents.count == events.count ? encodedEvents[index] : events[index].encoded()
+    }
 }
 
 /// A read or a commit of a running store failed; nothing was written. Whatever the kind of

@@ -375,10 +375,10 @@ extension Store {
         var forgotten: [(id: String, ordinal: Int64)] = []
         do {
             try database.transaction {
-                for event in batch.events {
+                for (index, event) in batch.events.enumerated() {
                     try insertEvent.run([
                         .integer(Int64(event.seq)), .text(event.topic.rawValue),
-                        .blob([UInt8](event.encoded())),
+                        .blob([UInt8](batch.encodedEvent(index))),
                     ])
                 }
                 if writesRows {

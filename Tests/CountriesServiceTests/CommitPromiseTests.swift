@@ -68,7 +68,7 @@ final class FailingStore: StateStore {
         for item in output {
             switch item {
             case .reply(_, let body): replies.append(try Reply.decode(body))
-            case .publish(let event): published.append(event.seq)
+            case .publish(let event, _): published.append(event.seq)
             }
         }
         return (replies, published)

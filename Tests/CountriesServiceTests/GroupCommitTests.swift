@@ -99,7 +99,7 @@ import Testing
             switch item {
             case .reply(let envelope, let body):
                 replies.append((String(decoding: envelope[0], as: UTF8.self), try Reply.decode(body)))
-            case .publish(let event):
+            case .publish(let event, _):
                 published.append(event.seq)
             }
         }
