@@ -106,7 +106,7 @@ public struct Poller {
             for index in sources.indices {
                 guard case .socket(let socket) = sources[index] else { continue }
                 if known[index].activity != socket.activity || known[index].fileDescriptor < 0 {
-                    try refresh(index, socket)
+                    guard try refresh(index, socket) else { return PollResult(interrupted: true, count: 0) }
                 }
                 if !known[index].events.isDisjoint(with: interests[index]) { socketReady = true }
             }
@@ -131,7 +131,11 @@ public struct Poller {
             for index in sources.indices {
                 switch sources[index] {
                 case .socket(let socket):
-                    if descriptors[index].revents != 0 { try refresh(index, socket) }
+                    if descriptors[index].revents != 0 {
+                        guard try refresh(index, socket) else {
+                            return PollResult(interrupted: true, count: 0)
+                        }
+                    }
                     ready.set(known[index].events.intersection(interests[index]), at: index)
                 case .fileDescriptor:
                     let revents = Int32(descriptors[index].revents)
@@ -149,8 +153,10 @@ public struct Poller {
     }
 
     /// Asks `ZMQ_EVENTS` of the socket at `index` (which processes its pending commands and
-    /// reads its wake-up) and remembers the answer with the socket's activity after it.
-    private mutating func refresh(_ index: Int, _ socket: Socket) throws(ZMQError) {
+    /// reads its wake-up) and remembers the answer with the socket's activity after it. Returns
+    /// false when a signal interrupted it (libzmq's `poll` of the socket's mailbox saw `EINTR`),
+    /// which the poll reports as ``PollResult/isInterrupted``, as `zmq_poll` does.
+    private mutating func refresh(_ index: Int, _ socket: Socket) throws(ZMQError) -> Bool {
         let handle = try socket.openHandle("poll(item \(index))")
         if known[index].fileDescriptor < 0 {
             var descriptor: Int32 = -1
@@ -164,10 +170,13 @@ public struct Poller {
         var events: UInt32 = 0
         var size = MemoryLayout<UInt32>.size
         if zmq_getsockopt(handle, ZMQ_EVENTS, &events, &size) != 0 {
-            throw ZMQError.last("poll(item \(index)): ZMQ_EVENTS")
+            let error = ZMQError.last("poll(item \(index)): ZMQ_EVENTS")
+            if error.isInterrupted { return false }
+            throw error
         }
         known[index].events = PollEvents(rawValue: Int16(truncatingIfNeeded: events))
         known[index].activity = socket.activity
+        return true
     }
 }
 

@@ -45,9 +45,15 @@ struct ClusterScriptTests {
         /// Every process the script recorded, whether it still runs.
         var recorded: [pid_t] { ["m1", "m2", "m3", "r1", "r2"].compactMap(pid) }
 
-        /// SIGKILLs whatever the script started and still runs, by its recorded pid.
+        /// SIGKILLs whatever the script started and still runs, by its recorded pid (only if
+        /// that pid still runs the command line the script saved for it).
         func cleanUp() {
-            for pid in recorded where isAlive(pid) { kill(pid, SIGKILL) }
+            for name in ["m1", "m2", "m3", "r1", "r2"] {
+                guard let pid = pid(name),
+                    ProcessMemory.runs(pid, commandLineIn: "\(directory)/\(name).args")
+                else { continue }
+                kill(pid, SIGKILL)
+            }
             scratch.remove()
         }
     }

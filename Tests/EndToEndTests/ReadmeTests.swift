@@ -225,7 +225,8 @@ final class ReadmeRun {
         for name in ["r1", "r2", "m1", "m2", "m3"] {
             let file = directory.path + "/cluster/\(name).pid"
             if let text = try? String(contentsOfFile: file, encoding: .utf8),
-                let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                ProcessMemory.runs(pid, commandLineIn: directory.path + "/cluster/\(name).args")
             {
                 kill(pid, SIGKILL)
             }

@@ -287,7 +287,7 @@ struct SecurityEndToEndTests {
 
         try FileManager.default.removeItem(atPath: "\(workspace.path)/rw/alice.pub")
         service.process.signal(SIGHUP)
-        #expect(eventually { reloads() == 2 })
+        #expect(eventually { reloads() == 2 }, "the service's log: \(service.log)")
         let removed = try securityRun(
             ["count"] + service.quickClient + keys.client("rw/alice"), in: workspace)
         #expect(removed.code == 69)
@@ -297,7 +297,7 @@ struct SecurityEndToEndTests {
         #expect(try socket.send([Data(#"{"op":"toggle","name":"Spain"}"#.utf8)]))
         let reply = try socket.receive().map { String(decoding: $0.last ?? Data(), as: UTF8.self) }
         #expect(reply?.contains("\"ok\":true") == true, "\(reply ?? "no reply")")
-        #expect(service.process.isRunning)
+        #expect(service.process.isRunning, "the service's log: \(service.log)")
     }
 
     // MARK: Terminal views

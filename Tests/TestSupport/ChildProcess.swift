@@ -291,6 +291,24 @@ public enum ProcessMemory {
         return user + system
     }
 
+    /// Whether `pid` runs exactly the command line saved one word a line in `argumentsFile`
+    /// (as `scripts/cluster` saves NAME.args beside NAME.pid). A recorded pid may have been
+    /// given to another process since (pid_max is 32,768 here, and a test run starts thousands):
+    /// often another test's `countries serve`, the same executable, so only the whole command
+    /// line tells them apart. Check this before signalling a pid read from a file.
+    public static func runs(_ pid: pid_t, commandLineIn argumentsFile: String) -> Bool {
+        guard pid > 0,
+            let saved = try? String(contentsOfFile: argumentsFile, encoding: .utf8),
+            let running = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
+        else { return false }
+        let expected = saved.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let actual = running.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        // cmdline ends with a NUL, the file with a newline: both leave one empty word last.
+        return expected == actual
+    }
+
     /// The children of `pid` (from /proc/PID/task/PID/children).
     public static func children(of pid: pid_t) -> [pid_t] {
         let list = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""

@@ -21,6 +21,23 @@ struct ChildProcessTests {
         #expect(!child.isRunning)
     }
 
+    /// A pid read back from a file is signalled only if it still runs the saved command line:
+    /// the kernel hands pids out again (pid_max 32,768), often to another test's process.
+    @Test func aRecordedPidCountsOnlyWhileItRunsTheSavedCommandLine() throws {
+        let scratch = try ScratchDirectory(prefix: "recorded")
+        defer { scratch.remove() }
+        let child = try ChildProcess("/bin/sleep", ["30"])
+        let same = scratch.file("same.args")
+        let other = scratch.file("other.args")
+        try "/bin/sleep\n30\n".write(toFile: same, atomically: true, encoding: .utf8)
+        try "/bin/sleep\n31\n".write(toFile: other, atomically: true, encoding: .utf8)
+        #expect(ProcessMemory.runs(child.pid, commandLineIn: same))
+        #expect(!ProcessMemory.runs(child.pid, commandLineIn: other), "the same program, other arguments")
+        #expect(!ProcessMemory.runs(child.pid, commandLineIn: scratch.file("missing.args")))
+        _ = child.stop(grace: .seconds(5))
+        #expect(!ProcessMemory.runs(child.pid, commandLineIn: same), "gone")
+    }
+
     @Test func finishKillsAChildThatRunsOverItsTime() throws {
         let child = try ChildProcess("/bin/sleep", ["30"])
         let started = ContinuousClock.now
