@@ -88,8 +88,11 @@ final class CommandHandler {
     /// The store's identity, for every event, heartbeat and read reply.
     var storeIdentity: String { store.identity }
 
+    /// Whether a batch of requests shares one commit (``StateStore/groupsCommits``).
+    var groupsCommits: Bool { store.groupsCommits }
+
     /// Handles a batch of requests in arrival order and returns what to send.
-    func handle(_ requests: [IncomingRequest]) -> [Outgoing] {
+    func handle(_ requests: some Collection<IncomingRequest>) -> [Outgoing] {
         var output: [Outgoing] = []
         var working = state
         var pending: [Pending] = []

@@ -26,6 +26,10 @@ final class MemoryStore: StateStore {
         countries = seed
     }
 
+    /// A commit here is a few assignments: nothing to share, so a batch's replies need not
+    /// wait for each other.
+    var groupsCommits: Bool { false }
+
     func loadState() throws(StoreError) -> CountriesState { CountriesState(countries: countries, seq: seq) }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? { remembered[id] }

@@ -212,7 +212,12 @@ public final class StateService {
             if ready.isReadable(commandItem) {
                 readBatch(into: &batch)
                 if !batch.isEmpty {
-                    send(handler.handle(batch))
+                    if handler.groupsCommits {
+                        send(handler.handle(batch))
+                    } else {
+                        // Nothing to share: each reply goes out as soon as it is made.
+                        for request in batch { send(handler.handle(CollectionOfOne(request))) }
+                    }
                     batch.removeAll(keepingCapacity: true)
                 }
             }

@@ -55,6 +55,12 @@ protocol StateStore: AnyObject {
     /// Event bytes (as ``CommandHandler/estimatedBytes(of:)`` estimates them) after which a
     /// commit holds no more changes; one change is always taken.
     var maximumEventBytesPerCommit: Int { get }
+
+    /// Whether requests that arrive together should share one commit (group commit): true
+    /// when a commit costs something worth sharing (a sync, a round trip to etcd). A store
+    /// whose commit costs nothing answers each request as soon as it is handled instead, so
+    /// no reply waits for the rest of its batch.
+    var groupsCommits: Bool { get }
 }
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
@@ -135,6 +141,9 @@ extension StateStore {
     var maximumChangesPerCommit: Int { .max }
     /// Whatever its size.
     var maximumEventBytesPerCommit: Int { .max }
+
+    /// A commit costs a sync or a round trip: worth sharing.
+    var groupsCommits: Bool { true }
 
     /// The reply first sent to the request with this id, if it is remembered.
     func rememberedReply(for id: String) throws(StateStoreError) -> Data? {
