@@ -1,0 +1,79 @@
+/* A bare libzmq load generator for scripts/profile-load (docs/BENCHMARKS.md): CLIENTS threads,
+ * each with its own REQ socket, toggling row (thread % 8) with a fresh request id for SECONDS;
+ * prints the toggles per second of all threads and client 0's p50 round trip. In C, so its own
+ * cost per round trip is as small as the floor's clients' and comparisons of two builds of the
+ * service are not blurred by the client. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+enum { maximumClients = 64 };
+static const char *endpoint;
+static double seconds;
+static void *context;
+static long completed[maximumClients];
+static double *latencies[maximumClients];
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int ascending(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void *client(void *argument) {
+    long id = (long)argument;
+    void *socket = zmq_socket(context, ZMQ_REQ);
+    int linger = 0, timeout = 5000;
+    zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    zmq_connect(socket, endpoint);
+    char request[128], reply[1024];
+    size_t capacity = (size_t)(seconds * 200000) + 1000;
+    latencies[id] = malloc(sizeof(double) * capacity);
+    double end = now() + seconds;
+    long n = 0;
+    while (now() < end && (size_t)n < capacity) {
+        int length = snprintf(request, sizeof request, "{\"op\":\"toggle\",\"index\":%ld,\"id\":\"load-%ld-%ld-%08lx\"}",
+                              id % 8, id, n, (unsigned long)random());
+        double started = now();
+        if (zmq_send(socket, request, length, 0) < 0 || zmq_recv(socket, reply, sizeof reply, 0) < 0) break;
+        latencies[id][n++] = now() - started;
+    }
+    completed[id] = n;
+    zmq_close(socket);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4 || atoi(argv[2]) < 1 || atoi(argv[2]) > maximumClients || atof(argv[3]) <= 0) {
+        fprintf(stderr, "usage: load ENDPOINT CLIENTS(1-%d) SECONDS\n", maximumClients);
+        return 64;
+    }
+    endpoint = argv[1];
+    int clients = atoi(argv[2]);
+    seconds = atof(argv[3]);
+    context = zmq_ctx_new();
+    pthread_t threads[maximumClients];
+    for (long i = 0; i < clients; i++) pthread_create(&threads[i], NULL, client, (void *)i);
+    long total = 0;
+    for (int i = 0; i < clients; i++) {
+        pthread_join(threads[i], NULL);
+        total += completed[i];
+    }
+    double p50 = 0;
+    if (completed[0] > 0) {
+        qsort(latencies[0], completed[0], sizeof(double), ascending);
+        p50 = latencies[0][completed[0] / 2] * 1e6;
+    }
+    printf("%d clients: %.0f toggles/s, client 0 p50 %.0f us\n", clients, total / seconds, p50);
+    zmq_ctx_term(context);
+    return total > 0 ? 0 : 1;
+}
