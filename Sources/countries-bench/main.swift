@@ -127,6 +127,20 @@ let context = try Context()
 
 // MARK: floor and toggles
 
+/// A load run of toggle-sized requests against a floor server started for it (and stopped).
+@MainActor func runFloor(_ mode: FloorServer.Mode, clients: Int, what: String) throws -> LoadResult {
+    let server = try FloorServer(mode, context: context)
+    defer { server.stop() }
+    let endpoint = server.command
+    let result = runLoad(plan(clients)) { index in
+        try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
+            toggleRequest(index: index % 8)
+        }
+    }
+    check(result, what)
+    return result
+}
+
 var floorResults: [Int: LoadResult] = [:]
 var publishingFloor: LoadResult?
 if wanted("floor") || wanted("toggle") || wanted("redis") {
@@ -163,16 +177,8 @@ if wanted("floor") || wanted("toggle") || wanted("redis") {
     }
     // The in-memory 16-client target's baseline: a bare server that replies and publishes.
     do {
-        let server = try FloorServer(.publish, context: context)
-        defer { server.stop() }
         progress("floor: REQ/REP echo and PUB, 16 clients")
-        let endpoint = server.command
-        let result = runLoad(plan(16)) { index in
-            try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
-                toggleRequest(index: index % 8)
-            }
-        }
-        check(result, "floor with publish")
+        let result = try runFloor(.publish, clients: 16, what: "floor with publish")
         publishingFloor = result
         let name = "floor REQ/REP+PUB, 16 clients"
         report.add(name, "p50", result.latency.p50, "µs")
@@ -187,16 +193,8 @@ var syncingFloor: LoadResult?
 if wanted("toggle") {
     do {
         let directory = try makeTemporaryDirectory("floor-sync")
-        let server = try FloorServer(.sync(path: "\(directory)/pages"), context: context)
-        defer { server.stop() }
         progress("floor: REQ/REP with one fdatasync per request, 1 client")
-        let endpoint = server.command
-        let result = runLoad(plan(1)) { index in
-            try RequestClient(context: context, endpoint: endpoint, index: index) { _ in
-                toggleRequest(index: index % 8)
-            }
-        }
-        check(result, "floor with fdatasync")
+        let result = try runFloor(.sync(path: "\(directory)/pages"), clients: 1, what: "floor with fdatasync")
         syncingFloor = result
         let name = "floor REQ/REP+fdatasync, 1 client"
         report.add(name, "p50", result.latency.p50, "µs")
