@@ -121,6 +121,10 @@ public struct JSONParser {
             position += 1
             return .object(fields)
         }
+        // Room for a top-level object of the protocol (requests, replies, events: 3 to 7 keys)
+        // at once: a dictionary grown from empty rehashes at 1, 2 and 4 keys. Only at the top,
+        // so many small nested objects cannot each take room for 8.
+        if depth == 1 { fields.reserveCapacity(8) }
         while true {
             guard peek() == UInt8(ascii: "\"") else { throw .notJSON }
             let key = try string()
