@@ -126,6 +126,10 @@ struct ReadmeTests {
         "scripts/soak": .skip(buildsOrInstalls + "; runs for minutes"),
         "scripts/fuzz": .skip(buildsOrInstalls + "; runs libFuzzer"),
         "scripts/bench": .skip(buildsOrInstalls + "; runs benchmarks"),
+        "scripts/bench --runs 3": .skip(
+            buildsOrInstalls + "; runs benchmarks three times (scripts/test runs --quick --runs 2)"),
+        "scripts/profile-load OLD NEW": .skip(
+            buildsOrInstalls + "; OLD and NEW stand for two builds of countries"),
         "scripts/examples/": .skip("a directory; Tests/examples/test_examples.sh runs every script in it"),
         "scripts/test": .skip("the test suite itself"),
         "scripts/test --sanitize": .skip("the test suite itself, under sanitizers"),
