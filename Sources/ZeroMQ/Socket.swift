@@ -316,6 +316,9 @@ public final class Socket {
         }
         zmq_close(handle)
         self.handle = nil
+        // A poller that knew this socket asks again, and finds it closed, rather than waiting
+        // on a descriptor number libzmq has given back.
+        activity &+= 1
     }
 }
 

@@ -91,6 +91,20 @@ struct PollerTests {
         }
     }
 
+    @Test("Polling a socket closed after it was polled throws ENOTSOCK too")
+    func socketClosedBetweenPolls() throws {
+        let context = try Context()
+        let pull = try context.testSocket(.pull)
+        try pull.bind("inproc://poll-closed-later")
+        var poller = Poller()
+        poller.add(pull)
+        #expect(try poller.poll(timeoutMilliseconds: 0).readyCount == 0)
+        pull.close()
+        #expect(throws: ZMQError(code: ENOTSOCK, operation: "poll(item 0)")) {
+            try poller.poll(timeoutMilliseconds: 0)
+        }
+    }
+
     /// The poller asks `ZMQ_EVENTS` only of sockets used since it last asked, or whose
     /// `ZMQ_FD` fired. A send or receive can take the socket's wake-up for a message that
     /// arrived meanwhile; if the poller then trusted its old answer it would wait out the
