@@ -35,6 +35,11 @@ public final class StateService {
     private var heartbeatsHeld = false
     /// Notices published events falling behind etcd's seq.
     private var watchdog = PublicationWatchdog()
+    /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
+    /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
+    /// `Data` storage in a global that lives until exit, and reported it as leaked.
+    private let topicFrames = Dictionary(
+        uniqueKeysWithValues: Topic.allCases.map { ($0, Data($0.rawValue.utf8)) })
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix,
     /// having given back whatever it took (sockets, context, the writer lock).
@@ -311,16 +316,11 @@ public final class StateService {
         do {
             // PUB never blocks: a subscriber over its high-water mark misses the message and
             // notices the gap in seq.
-            try events.send(
-                StateService.topicFrames[topic] ?? Data(topic.rawValue.utf8), then: body, dontWait: true)
+            try events.send(topicFrames[topic] ?? Data(topic.rawValue.utf8), then: body, dontWait: true)
         } catch {
             logger.log(.warning, "publishing \(topic.rawValue) failed: \(error)")
         }
     }
-
-    /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
-    private static let topicFrames = Dictionary(
-        uniqueKeysWithValues: Topic.allCases.map { ($0, Data($0.rawValue.utf8)) })
 }
 
 @available(*, unavailable) extension StateService: Sendable {}
