@@ -73,6 +73,40 @@ import Testing
         #expect(reply.seq == 1)
     }
 
+    /// The service serves batch after batch while requests keep coming, but a turn ends after
+    /// a batch's worth, so heartbeats (and signals) are not starved by a queue that never
+    /// empties. Here one client keeps 2,000 requests queued for 1.5 s.
+    @Test func heartbeatsKeepComingWhileTheQueueNeverEmpties() throws {
+        let service = try ServiceHarness(inMemory: true)
+        defer { service.shutdown() }
+        let events = try service.subscriber()
+        let client = try service.commandSocket(.dealer)
+        try client.setOption(.sendHighWaterMark, 0)
+        let request = [Data(), Data(#"{"op":"count"}"#.utf8)]
+        var outstanding = 0
+        var answered = 0
+        var beats: [ContinuousClock.Instant] = []
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .milliseconds(1500) {
+            while outstanding < 2000 {
+                guard try client.send(request) else { break }
+                outstanding += 1
+            }
+            while (try client.receive(dontWait: true)) != nil {
+                outstanding -= 1
+                answered += 1
+            }
+            while let frames = try events.receive(dontWait: true) {
+                if frames.first == Data(Topic.heartbeat.rawValue.utf8) { beats.append(.now) }
+            }
+        }
+        let gaps = zip(beats.dropFirst(), beats).map { $0 - $1 }
+        #expect(answered > 2000, "the queue was never full: \(answered) answered")
+        #expect(beats.count >= 3, "\(beats.count) heartbeats in 1.5 s (every 50 ms when idle)")
+        #expect((gaps.max() ?? .zero) < .milliseconds(500), "the longest gap: \(gaps.max() ?? .zero)")
+        while outstanding > 0, try client.receive() != nil { outstanding -= 1 }
+    }
+
     @Test func heartbeatsCarryTheCurrentSeq() throws {
         let service = try ServiceHarness()
         defer { service.shutdown() }
