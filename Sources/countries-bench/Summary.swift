@@ -22,6 +22,7 @@ func summarize(_ runs: [RunTargets]) -> [String] {
         var median = target
         median.ratio = middle(ratios)
         median.failedCondition = sameTarget.compactMap(\.failedCondition).first
+        median.rounds = nil  // each run's own rounds are in its table
         let each = ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ")
         var line = median.line
         if median.ratio != nil, let colon = line.range(of: ": ") {

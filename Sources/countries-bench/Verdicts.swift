@@ -15,6 +15,8 @@ struct Verdict: Codable, Sendable {
     var ratio: Double?
     /// A condition beside the ratio (none dropped), with its words when it fails.
     var failedCondition: String?
+    /// The ratio of each paired round, when `ratio` is their median (``runPairedRounds``).
+    var rounds: [Double]?
 
     /// Whether the target held in this run.
     var met: Bool? {
@@ -27,7 +29,13 @@ struct Verdict: Codable, Sendable {
         let bound = "\(atMost ? "<=" : ">=") \(String(format: "%.1f", limit))x \(baseline)"
         guard let ratio, let met else { return "target \(figure) \(bound): n/a (not measured in this run)" }
         let extra = failedCondition.map { ", \($0)" } ?? ""
-        return "target \(figure) \(bound): \(String(format: "%.2f", ratio))x\(extra) \(met ? "PASS" : "FAIL")"
+        let paired =
+            rounds.map {
+                " (median of paired rounds: \($0.map { String(format: "%.2f", $0) }.joined(separator: ", ")))"
+            }
+            ?? ""
+        return
+            "target \(figure) \(bound): \(String(format: "%.2f", ratio))x\(extra) \(met ? "PASS" : "FAIL")\(paired)"
     }
 
     /// A verdict from two figures of the same run (either missing or zero: not measured).
@@ -42,6 +50,18 @@ struct Verdict: Codable, Sendable {
         self.failedCondition = failedCondition
         if let value, let baselineValue, baselineValue > 0, value.isFinite {
             ratio = value / baselineValue
+        }
+    }
+
+    /// A verdict on the median of paired rounds' ratios, or else on two figures of the sweeps.
+    init(
+        _ figure: String, rounds: [Double]?, orElse value: Double?, atMost: Bool, _ limit: Double,
+        _ baseline: String, _ baselineValue: Double?
+    ) {
+        self.init(figure, value, atMost: atMost, limit, baseline, baselineValue)
+        if let rounds, let median = middle(rounds) {
+            ratio = median
+            self.rounds = rounds
         }
     }
 }
