@@ -190,7 +190,7 @@ let package = Package(
         // The executable's own command line (its specs), parsed in-process.
         .testTarget(
             name: "CommandLineSpecTests",
-            dependencies: ["countries", "ArgumentParsing"],
+            dependencies: ["countries", "ArgumentParsing", "CountriesOptions", "CountriesCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -98,6 +98,25 @@ public struct ServeOptions: OptionGroup {
 }
 
 extension ParsedValues where Options == ServeOptions {
+    /// The list `--seed` names: `default`, `world`, or a file of names (``SeedList/parse(_:)``).
+    public func seedList() throws(SeedFileError) -> [Country] {
+        let name = self[\.seed]
+        switch name {
+        case "default": return SeedList.standard
+        case "world": return SeedList.world
+        default:
+            guard let contents = FileManager.default.contents(atPath: name) else {
+                throw SeedFileError(
+                    "cannot read the seed file \(name); give default, world, or a readable file")
+            }
+            do {
+                return try SeedList.parse(contents)
+            } catch {
+                throw SeedFileError("seed file \(name): \(error.message)")
+            }
+        }
+    }
+
     /// CURVE settings from `--curve-key`, `--allow` and `--allow-read`.
     public func serverSecurity() throws -> ServerSecurity? {
         let readWrite = self[\.allow]

@@ -1,8 +1,6 @@
 import ArgumentParsing
-import CountriesCore
 import CountriesOptions
 import CountriesService
-import Foundation
 @preconcurrency import Glibc
 import SystemSupport
 
@@ -28,7 +26,11 @@ struct ServeCommand: ServeDeclaration {
         }
         configuration.heartbeatInterval = command[\.heartbeat]
         configuration.version = CountriesCommandLine.version
-        configuration.seed = try seed(command[\.seed])
+        do {
+            configuration.seed = try command.seedList()
+        } catch {
+            throw CommandFailure(message: error.message, exitCode: ExitCode.dataError)
+        }
         configuration.allowsInsecureEndpoints = command[\.insecure]
         configuration.security = try command.serverSecurity()
 
@@ -64,24 +66,5 @@ struct ServeCommand: ServeDeclaration {
             throw CommandFailure(message: error.message, exitCode: ExitCode.software)
         }
         return ExitCode.success
-    }
-
-    private func seed(_ name: String) throws -> [Country] {
-        switch name {
-        case "default": return SeedList.standard
-        case "world": return SeedList.world
-        default:
-            guard let contents = FileManager.default.contents(atPath: name) else {
-                throw CommandFailure(
-                    message: "cannot read the seed file \(name); give default, world, or a readable file",
-                    exitCode: ExitCode.dataError)
-            }
-            do {
-                return try SeedList.parse(contents)
-            } catch {
-                throw CommandFailure(
-                    message: "seed file \(name): \(error.message)", exitCode: ExitCode.dataError)
-            }
-        }
     }
 }
