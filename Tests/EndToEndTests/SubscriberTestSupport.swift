@@ -101,7 +101,7 @@ final class SubscriberProcess {
     var status: Int32 { child.exitStatus ?? -1 }
 
     /// Waits (bounded) for the process to end and its output to be read to the end.
-    func waitForExit() { child.waitForExit(timeout: .seconds(5)) }
+    func waitForExit() { child.waitForExit(timeout: .seconds(5) * testSlowdown) }
 
     /// Sends `signal` and waits up to `limit` for the process to end; true if it did.
     @discardableResult
@@ -110,7 +110,7 @@ final class SubscriberProcess {
         return child.waitForExit(timeout: limit)
     }
 
-    /// SIGTERM, then SIGKILL after 3 s; true when SIGTERM was enough.
+    /// SIGTERM, then SIGKILL after 3 s (times ``testSlowdown``); true when SIGTERM was enough.
     @discardableResult
     func stop() -> Bool {
         guard child.isRunning else { return true }

@@ -226,9 +226,10 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// `signal` (SIGCONT too, in case it is stopped), up to `grace` to exit, then SIGKILL;
-    /// the exit code. Safe to call twice.
+    /// the exit code. Safe to call twice. The default grace grows with ``testSlowdown``: a
+    /// sanitized process among a loaded run's many took over 3 s to exit once (CI, ASan).
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(3)) -> Int32? {
+    public func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(3) * testSlowdown) -> Int32? {
         guard isRunning else { return exitStatus }
         self.signal(signal)
         self.signal(SIGCONT)
