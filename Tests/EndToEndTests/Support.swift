@@ -99,11 +99,13 @@ final class Service {
         throw HarnessFailure("no answer within \(limit): \(process.stderr.text)")
     }
 
-    /// Stops the service and returns how it ended (stderr holds its log).
+    /// Stops the service and returns how it ended (stderr holds its log). The grace grows with
+    /// ``testSlowdown``: under ASan a service that had logged "stopped" took over 5 s to exit
+    /// once, among a loaded run's many processes.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Execution? {
-        process.stop(signal: signal, grace: .seconds(5))
-        return try? process.finish(timeout: .seconds(5))
+        process.stop(signal: signal, grace: .seconds(5) * testSlowdown)
+        return try? process.finish(timeout: .seconds(5) * testSlowdown)
     }
 
     /// Runs a client subcommand against this service.

@@ -27,7 +27,7 @@ import Testing
             }
         }
 
-        func stop() { process.stop(signal: SIGTERM, grace: .seconds(5)) }
+        func stop() { process.stop(signal: SIGTERM, grace: .seconds(5) * testSlowdown) }
     }
 
     /// Follows `path`'s event stream with curl for at most `seconds`.
