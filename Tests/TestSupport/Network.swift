@@ -1,30 +1,56 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
-/// A tcp port on 127.0.0.1 that was free a moment ago: bound with port 0, then released.
+/// A tcp port on 127.0.0.1 that was free a moment ago and that nothing else will take by chance.
+///
+/// The port is released before the caller binds it, so something else could take it in between.
+/// A port from the kernel's ephemeral range (bind to port 0) is exactly what every `connect(2)`
+/// and every `tcp://...:*` bind on the machine draws from too, and a parallel test run made
+/// thousands of those: CI once lost a service's start to a port taken that way. So the port
+/// comes from just below that range, which the kernel never hands out by itself; it is checked
+/// free with a bind, and this process never hands the same one out twice.
 public func freeTCPPort() throws -> Int {
+    let ephemeralStart = ephemeralPortRangeStart()
+    let candidates = max(1024, ephemeralStart - 12_000)..<ephemeralStart
+    for _ in 0..<200 {
+        let port = Int.random(in: candidates)
+        let fresh = handedOutPorts.withLock { $0.insert(port).inserted }
+        if fresh, try isFreeTCPPort(port) { return port }
+    }
+    throw HarnessFailure("no free tcp port in \(candidates) after 200 tries")
+}
+
+/// Ports ``freeTCPPort()`` has returned in this process.
+private let handedOutPorts = Mutex<Set<Int>>([])
+
+/// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), 32768 if
+/// it cannot be read.
+private func ephemeralPortRangeStart() -> Int {
+    guard let range = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
+        let first = range.split(whereSeparator: \.isWhitespace).first.flatMap({ Int($0) }), first > 2048
+    else { return 32_768 }
+    return first
+}
+
+/// Whether 127.0.0.1:`port` can be bound now (no SO_REUSEADDR, so a lingering socket counts).
+private func isFreeTCPPort(_ port: Int) throws -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw HarnessFailure("socket(2) failed") }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
-    guard bound == 0 else { throw HarnessFailure("bind(2) to port 0 failed") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard named == 0 else { throw HarnessFailure("getsockname(2) failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return bound == 0
 }
 
 /// System tools (`ip`, `mount`, `chattr`) on the usual paths.
