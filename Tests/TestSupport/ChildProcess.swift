@@ -234,7 +234,16 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
         self.signal(signal)
         self.signal(SIGCONT)
         if let status = wait(timeout: grace) { return status }
+        reportHang(after: signal, grace: grace)
         return crash()
+    }
+
+    /// Writes what the child is doing to the test's stderr: it got `signal` and did not end
+    /// within `grace`.
+    private func reportHang(after signal: Int32, grace: Duration) {
+        let report = HungProcessReport.describe(pid)
+        FileHandle.standardError.write(
+            Data("\(self) did not exit \(grace) after signal \(signal); killing it.\n\(report)\n".utf8))
     }
 
     /// SIGKILL (the whole group for a group leader) and reap: the crash.

@@ -46,6 +46,19 @@ struct ChildProcessTests {
         #expect(child.exitStatus == 128 + SIGKILL)
     }
 
+    /// A child that outlives its stop's grace leaves a report of its threads before the SIGKILL.
+    @Test func aHungChildIsDescribedBeforeItIsKilled() throws {
+        let child = try ChildProcess(
+            "/bin/sh", ["-c", "trap '' TERM; echo ready; while :; do sleep 1; done"])
+        #expect(child.stdout.waitFor(timeout: .seconds(5)) { $0.contains("ready") } != nil)
+        let report = HungProcessReport.describe(child.pid)
+        #expect(report.contains("threads of \(child.pid)"), "\(report)")
+        #expect(report.contains(" sh: State:"), "\(report)")
+        if access("/usr/bin/gdb", X_OK) == 0 { #expect(report.contains("#0 "), "\(report)") }
+        #expect(child.stop(grace: .milliseconds(200)) == 128 + SIGKILL)
+        #expect(HungProcessReport.describe(child.pid).contains("it is gone"))
+    }
+
     @Test func aGroupLeaderTakesItsWholePipelineDown() throws {
         let shell = try ChildProcess(
             "/bin/sh", ["-c", "sleep 30 & echo $!; wait"], newProcessGroup: true)
