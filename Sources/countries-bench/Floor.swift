@@ -16,12 +16,17 @@ final class FloorServer {
         case publish
         /// Writes and syncs a page of a file at this path before replying.
         case sync(path: String)
+        /// Group commit: takes every request already queued (a ROUTER, so replies can wait),
+        /// writes and syncs one page of the file at this path for all of them, then replies to
+        /// each and publishes each body, as a service that shares one sync among a batch does.
+        case groupSync(path: String)
 
         var argument: String {
             switch self {
             case .reply: "reply"
             case .publish: "publish"
             case .sync(let path): "sync:\(path)"
+            case .groupSync(let path): "group-sync:\(path)"
             }
         }
     }
@@ -53,9 +58,12 @@ final class FloorServer {
 }
 
 /// The floor server's whole life (`countries-bench --floor-server COMMAND EVENTS
-/// publish|reply|sync:FILE`): serves until SIGTERM (the bench starts it under `setpriv
-/// --pdeathsig KILL` where it can).
+/// publish|reply|sync:FILE|group-sync:FILE`): serves until SIGTERM (the bench starts it under
+/// `setpriv --pdeathsig KILL` where it can).
 func serveFloor(command: String, events: String, mode: String) -> Never {
+    if mode.hasPrefix("group-sync:") {
+        serveGroupSyncingFloor(command: command, events: events, path: String(mode.dropFirst(11)))
+    }
     let publish = mode == "publish"
     do {
         let journal = mode.hasPrefix("sync:") ? try SyncedPages(path: String(mode.dropFirst(5))) : nil
@@ -80,6 +88,41 @@ func serveFloor(command: String, events: String, mode: String) -> Never {
             if let publisher, let body = request.last {
                 try publisher.send([topic, body], dontWait: true)
             }
+        }
+    } catch {
+        FileHandle.standardError.write(Data("floor server: \(error)\n".utf8))
+        exit(70)
+    }
+}
+
+/// The group-commit floor (``FloorServer/Mode/groupSync(path:)``): one sync per batch of
+/// whatever requests are queued when the last batch ends, up to 1,024.
+func serveGroupSyncingFloor(command: String, events: String, path: String) -> Never {
+    do {
+        let journal = try SyncedPages(path: path)
+        let context = try Context()
+        let server = try context.makeSocket(.router)
+        try server.setOption(.linger, 0)
+        try server.bind(command)
+        let publisher = try context.makeSocket(.pub)
+        try publisher.setOption(.linger, 0)
+        try publisher.setOption(.sendHighWaterMark, 10_000)
+        try publisher.bind(events)
+        let reply = WireSizes.reply
+        let topic = Data("country.changed".utf8)
+        var batch: [[Data]] = []
+        batch.reserveCapacity(1024)
+        while true {
+            guard let first = try server.receive() else { continue }
+            batch.append(first)
+            while batch.count < 1024, let next = try server.receive(dontWait: true) { batch.append(next) }
+            try journal.writeNext()
+            for request in batch where request.count >= 2 {
+                // A REQ peer's envelope: its identity, the empty delimiter, then the body.
+                _ = try server.send(Array(request.dropLast()), then: reply)
+                _ = try publisher.send(topic, then: request[request.count - 1], dontWait: true)
+            }
+            batch.removeAll(keepingCapacity: true)
         }
     } catch {
         FileHandle.standardError.write(Data("floor server: \(error)\n".utf8))

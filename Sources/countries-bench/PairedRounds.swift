@@ -1,16 +1,45 @@
-/// One of issue 13's load targets, measured in paired rounds: its baseline and the service,
-/// back to back.
-struct PairedTarget {
+/// One of issue 13's four load targets: the figure, its baseline and its bound. The paired
+/// rounds and the verdicts are both built from ``LoadTarget/all``, so a target's name is written
+/// once.
+struct LoadTarget {
+    /// The service under load.
+    enum Service {
+        case durable
+        case inMemory
+        /// The key of ``toggles`` in the sweeps.
+        var sweepName: String { self == .durable ? "durable" : "in-memory" }
+    }
+
+    /// What the service is compared with.
+    enum Baseline: String {
+        case redisAlways = "Redis always"
+        case publishingFloor = "floor REQ/REP+PUB"
+        case floor = "floor REQ/REP"
+    }
+
     /// The target's figure, as its ``Verdict`` names it.
     var figure: String
-    /// The baseline's name: `Redis always`.
-    var baselineName: String
-    /// Throughput (toggles/s, higher is better) or p50 latency (lower is better).
+    var service: Service
+    var baseline: Baseline
+    var clients: Int
+    /// Throughput (toggles/s, at least `limit` times the baseline's) or p50 latency (at most).
     var throughput: Bool
-    /// One load run against the baseline.
-    var baseline: () -> LoadResult
-    /// One load run against the service.
-    var service: () -> LoadResult
+    var limit: Double
+
+    static let all = [
+        LoadTarget(
+            figure: "durable 16-client toggles/s", service: .durable, baseline: .redisAlways, clients: 16,
+            throughput: true, limit: 1.0),
+        LoadTarget(
+            figure: "durable 1-client p50", service: .durable, baseline: .redisAlways, clients: 1,
+            throughput: false, limit: 1.0),
+        LoadTarget(
+            figure: "in-memory 16-client toggles/s", service: .inMemory, baseline: .publishingFloor,
+            clients: 16, throughput: true, limit: 0.9),
+        LoadTarget(
+            figure: "in-memory 1-client p50", service: .inMemory, baseline: .floor, clients: 1,
+            throughput: false, limit: 1.1),
+    ]
 
     /// The figure this target compares, of one load run.
     func figure(of result: LoadResult) -> Double {
@@ -20,9 +49,7 @@ struct PairedTarget {
 
 /// One paired round of one target: both figures (toggles/s or µs).
 struct PairedRound {
-    var figure: String
-    var baselineName: String
-    var throughput: Bool
+    var target: LoadTarget
     var round: Int
     var service: Double
     var baseline: Double
@@ -33,31 +60,36 @@ struct PairedRound {
 
 /// Runs every target's baseline and service back to back, `rounds` times, the baseline first in
 /// odd rounds and second in even ones; returns every round of every target (a round with failed
-/// requests is left out).
+/// requests is left out). `load` runs one load of `clients` against the service or the
+/// baseline.
 ///
 /// The sweeps run each contender once, tens of seconds apart, while a shared machine's load
 /// moves; here the two runs of a ratio are seconds apart, and the verdict takes the median of
 /// the rounds' ratios.
 func runPairedRounds(
-    _ targets: [PairedTarget], rounds: Int, progress: (String) -> Void
+    _ targets: [LoadTarget], rounds: Int, progress: (String) -> Void,
+    service: (LoadTarget.Service, Int) -> LoadResult, baseline: (LoadTarget.Baseline, Int) -> LoadResult
 ) -> [PairedRound] {
     var results: [PairedRound] = []
     for round in 1...max(1, rounds) {
         for target in targets {
             progress("targets: \(target.figure), paired round \(round) of \(rounds)")
             let baselineFirst = round % 2 == 1
-            let first = baselineFirst ? target.baseline() : target.service()
-            let second = baselineFirst ? target.service() : target.baseline()
-            let (service, baseline) = baselineFirst ? (second, first) : (first, second)
-            guard service.failures.isEmpty, baseline.failures.isEmpty else {
+            let first =
+                baselineFirst
+                ? baseline(target.baseline, target.clients) : service(target.service, target.clients)
+            let second =
+                baselineFirst
+                ? service(target.service, target.clients) : baseline(target.baseline, target.clients)
+            let (serviceResult, baselineResult) = baselineFirst ? (second, first) : (first, second)
+            guard serviceResult.failures.isEmpty, baselineResult.failures.isEmpty else {
                 progress("targets: \(target.figure), round \(round): requests failed; the round is left out")
                 continue
             }
             results.append(
                 PairedRound(
-                    figure: target.figure, baselineName: target.baselineName, throughput: target.throughput,
-                    round: round, service: target.figure(of: service),
-                    baseline: target.figure(of: baseline)))
+                    target: target, round: round, service: target.figure(of: serviceResult),
+                    baseline: target.figure(of: baselineResult)))
         }
     }
     return results

@@ -203,6 +203,9 @@ if wanted("floor") || wanted("toggle") || wanted("redis") {
 
 // The durable 1-client target's bound: a bare server that syncs one page before each reply.
 var syncingFloor: LoadResult?
+/// Beside the durable 16-client target: a bare ROUTER server with group fdatasync and PUB.
+var groupSyncingFloor: LoadResult?
+let groupSyncName = "floor ROUTER+group fdatasync+PUB"
 if wanted("toggle") {
     do {
         let directory = try makeTemporaryDirectory("floor-sync")
@@ -215,6 +218,16 @@ if wanted("toggle") {
         report.add(name, "round trips/s", result.perSecond, "/s")
     } catch {
         failed("floor with fdatasync", error)
+    }
+    // What the durable 16-client target asks of libzmq: the same clients against a bare server
+    // that shares one fdatasync among every request queued, as the service's group commit does.
+    do {
+        let directory = try makeTemporaryDirectory("floor-group-sync")
+        progress("floor: ROUTER with one fdatasync per batch and PUB, 16 clients")
+        groupSyncingFloor = try runFloor(
+            .groupSync(path: "\(directory)/pages"), clients: 16, what: "floor with group fdatasync")
+    } catch {
+        failed("floor with group fdatasync", error)
     }
 }
 
@@ -285,27 +298,19 @@ if wanted("toggle") {
             let database = "\(try makeTemporaryDirectory("paired-db"))/countries.db"
             let durable = try ServiceUnderTest(binary: binary, database: database, context: context)
             defer { durable.stop() }
-            let targets = [
-                PairedTarget(
-                    figure: "durable 16-client toggles/s", baselineName: "Redis always", throughput: true,
-                    baseline: { redisLoad(always, clients: 16) },
-                    service: { serviceLoad(durable.command, clients: 16) }),
-                PairedTarget(
-                    figure: "durable 1-client p50", baselineName: "Redis always", throughput: false,
-                    baseline: { redisLoad(always, clients: 1) },
-                    service: { serviceLoad(durable.command, clients: 1) }),
-                PairedTarget(
-                    figure: "in-memory 16-client toggles/s", baselineName: "floor REQ/REP+PUB",
-                    throughput: true,
-                    baseline: { floorLoad(publishing.command, clients: 16) },
-                    service: { serviceLoad(memory.command, clients: 16) }),
-                PairedTarget(
-                    figure: "in-memory 1-client p50", baselineName: "floor REQ/REP", throughput: false,
-                    baseline: { floorLoad(floor.command, clients: 1) },
-                    service: { serviceLoad(memory.command, clients: 1) }),
-            ]
-            pairedRounds = runPairedRounds(targets, rounds: pairedRoundCount, progress: progress)
-            pairedRatios = Dictionary(grouping: pairedRounds, by: \.figure).mapValues {
+            pairedRounds = runPairedRounds(
+                LoadTarget.all, rounds: pairedRoundCount, progress: progress,
+                service: { which, clients in
+                    serviceLoad(which == .durable ? durable.command : memory.command, clients: clients)
+                },
+                baseline: { which, clients in
+                    switch which {
+                    case .redisAlways: redisLoad(always, clients: clients)
+                    case .publishingFloor: floorLoad(publishing.command, clients: clients)
+                    case .floor: floorLoad(floor.command, clients: clients)
+                    }
+                })
+            pairedRatios = Dictionary(grouping: pairedRounds, by: \.target.figure).mapValues {
                 $0.compactMap(\.ratio)
             }
         } catch {
@@ -352,9 +357,9 @@ func clientsText(_ clients: Int) -> String { "\(clients) client\(clients == 1 ? 
 
 for round in pairedRounds {
     report.add(
-        "target \(round.figure), paired round \(round.round)", round.throughput ? "toggles/s" : "p50",
-        round.service, round.throughput ? "/s" : "µs", baseline: (round.baselineName, round.baseline),
-        lowerIsBetter: !round.throughput)
+        "target \(round.target.figure), paired round \(round.round)",
+        round.target.throughput ? "toggles/s" : "p50", round.service, round.target.throughput ? "/s" : "µs",
+        baseline: (round.target.baseline.rawValue, round.baseline), lowerIsBetter: !round.target.throughput)
 }
 
 for clients in clientCounts {
@@ -422,6 +427,11 @@ for clients in clientCounts {
                 name, "p50", result.latency.p50, "µs",
                 baseline: ("floor REQ/REP+fdatasync", syncingFloor.latency.p50))
         }
+        if clients == 16, let groupSyncingFloor {
+            report.add(
+                name, "toggles/s", result.perSecond, "/s",
+                baseline: (groupSyncName, groupSyncingFloor.perSecond), lowerIsBetter: false)
+        }
         // CPU per toggle moves far less with the machine's load than throughput does.
         if let cpu = serverCPU["durable"]?[clients] {
             report.add(
@@ -436,6 +446,15 @@ for clients in clientCounts {
         report.add(
             "floor REQ/REP+fdatasync, 1 client", "p50", syncingFloor.latency.p50, "µs",
             baseline: ("Redis always", always.latency.p50))
+    }
+    if clients == 16, let groupSyncingFloor {
+        let always = redis["always"]?[clients]
+        report.add(
+            "\(groupSyncName), 16 clients", "p50", groupSyncingFloor.latency.p50, "µs",
+            baseline: always.map { ("Redis always", $0.latency.p50) })
+        report.add(
+            "\(groupSyncName), 16 clients", "toggles/s", groupSyncingFloor.perSecond, "/s",
+            baseline: always.map { ("Redis always", $0.perSecond) }, lowerIsBetter: false)
     }
 }
 
@@ -640,28 +659,30 @@ if let svgPath {
 
 // The targets of issue 13, each judged from this run's ratios (docs/BENCHMARKS.md, "Targets").
 // The load targets are judged on the median of their paired rounds when those ran.
-let verdicts = [
-    Verdict(
-        "durable 16-client toggles/s", rounds: pairedRatios?["durable 16-client toggles/s"],
-        orElse: toggles["durable"]?[16]?.perSecond, atMost: false, 1.0, "Redis always",
-        redis["always"]?[16]?.perSecond),
-    Verdict(
-        "durable 1-client p50", rounds: pairedRatios?["durable 1-client p50"],
-        orElse: toggles["durable"]?[1]?.latency.p50, atMost: true, 1.0, "Redis always",
-        redis["always"]?[1]?.latency.p50),
-    Verdict(
-        "in-memory 16-client toggles/s", rounds: pairedRatios?["in-memory 16-client toggles/s"],
-        orElse: toggles["in-memory"]?[16]?.perSecond, atMost: false, 0.9, "floor REQ/REP+PUB",
-        publishingFloor?.perSecond),
-    Verdict(
-        "in-memory 1-client p50", rounds: pairedRatios?["in-memory 1-client p50"],
-        orElse: toggles["in-memory"]?[1]?.latency.p50, atMost: true, 1.1, "floor REQ/REP",
-        floorResults[1]?.latency.p50),
-    Verdict(
-        "100-subscriber fan-out p50 at 500/s", fanOutTarget?.service.latency.p50, atMost: true, 1.3,
-        "fan-out floor", fanOutTarget?.floor.latency.p50,
-        failedCondition: fanOutTarget.map { $0.service.everyoneGotEverything ? nil : "some dropped" } ?? nil),
-]
+/// A load target's baseline figure in the sweeps.
+@MainActor func sweepBaseline(_ target: LoadTarget) -> Double? {
+    let result =
+        switch target.baseline {
+        case .redisAlways: redis["always"]?[target.clients]
+        case .publishingFloor: target.clients == 16 ? publishingFloor : nil
+        case .floor: floorResults[target.clients]
+        }
+    return result.map(target.figure(of:))
+}
+
+let verdicts =
+    LoadTarget.all.map { target in
+        Verdict(
+            target.figure, rounds: pairedRatios?[target.figure],
+            orElse: toggles[target.service.sweepName]?[target.clients].map(target.figure(of:)),
+            atMost: !target.throughput, target.limit, target.baseline.rawValue, sweepBaseline(target))
+    } + [
+        Verdict(
+            "100-subscriber fan-out p50 at 500/s", fanOutTarget?.service.latency.p50, atMost: true, 1.3,
+            "fan-out floor", fanOutTarget?.floor.latency.p50,
+            failedCondition: fanOutTarget.map { $0.service.everyoneGotEverything ? nil : "some dropped" }
+                ?? nil)
+    ]
 
 if json {
     struct Output: Encodable {
