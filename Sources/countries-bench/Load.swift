@@ -22,6 +22,10 @@ struct LoadResult: Codable, Sendable {
     var perSecond: Double
     var completed: Int
     var failures: [String]
+    /// The load generator's own CPU (this process: its client threads and their libzmq I/O
+    /// thread) per round trip, warm-up included. The clients share this machine's cores with
+    /// the server, so a client that costs more leaves its server less.
+    var clientCPUPerRequest: Double?
 }
 
 /// Runs `plan.clients` threads, each with a connection from `connect`, all timed together.
@@ -34,6 +38,7 @@ func runLoad(_ plan: LoadPlan, connect: @escaping @Sendable (Int) throws -> any 
     }
     let outcomes = Locked<[ClientOutcome]>([])
     let barrier = Barrier(parties: plan.clients)
+    let cpuBefore = processCPUMicroseconds()
     runThreads(plan.clients) { index in
         var outcome = ClientOutcome()
         var client: (any RoundTripper)?
@@ -65,6 +70,7 @@ func runLoad(_ plan: LoadPlan, connect: @escaping @Sendable (Int) throws -> any 
         let finished = outcome
         outcomes.withValue { $0.append(finished) }
     }
+    let cpu = processCPUMicroseconds() - cpuBefore
     let all = outcomes.current
     let samples = all.flatMap(\.samples)
     let started = all.filter { $0.start > 0 }
@@ -73,7 +79,16 @@ func runLoad(_ plan: LoadPlan, connect: @escaping @Sendable (Int) throws -> any 
         latency: Percentiles(nanos: samples),
         perSecond: span > 0 ? Double(samples.count) / (Double(span) / 1e9) : 0,
         completed: samples.count,
-        failures: all.compactMap(\.failure))
+        failures: all.compactMap(\.failure),
+        clientCPUPerRequest: cpu / Double(max(1, samples.count + plan.warmup * plan.clients)))
+}
+
+/// This process's user and system CPU so far, in µs (`getrusage`).
+func processCPUMicroseconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let user = Double(usage.ru_utime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec)
+    return user + Double(usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_stime.tv_usec)
 }
 
 /// A plain REQ client sending toggles (to the service) or same-sized bodies (to the floor).
