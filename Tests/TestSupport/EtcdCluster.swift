@@ -108,7 +108,7 @@ public final class EtcdCluster: @unchecked Sendable {
     /// Stops every member (SIGTERM, then SIGKILL after a second). Safe to call twice.
     public func stop() {
         for member in members { member?.signal(SIGTERM) }
-        for member in members { member?.stop(grace: .seconds(1)) }
+        for member in members { member?.stop(grace: .seconds(1), reportingHang: false) }
     }
 
     /// Waits until every running member is healthy.

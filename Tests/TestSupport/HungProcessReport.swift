@@ -11,7 +11,10 @@ import Foundation
 public enum HungProcessReport {
     /// The report for `pid`; a line saying why when /proc has nothing.
     public static func describe(_ pid: pid_t) -> String {
-        var lines = ["threads of \(pid) that did not exit:"]
+        let tracer = read("/proc/\(pid)/status").split(separator: "\n").first { $0.hasPrefix("TracerPid:") }
+        var lines = [
+            "threads of \(pid) that did not exit (\(tracer.map { $0.replacingOccurrences(of: "\t", with: " ") } ?? "TracerPid: ?")):"
+        ]
         let taskDirectory = "/proc/\(pid)/task"
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: taskDirectory)) ?? []
         for task in tasks.sorted(by: { (Int($0) ?? 0) < (Int($1) ?? 0) }) {

@@ -46,6 +46,19 @@ struct ChildProcessTests {
         #expect(child.exitStatus == 128 + SIGKILL)
     }
 
+    /// SIGCONT comes before the stopping signal, never after: a SIGCONT during LeakSanitizer's
+    /// exit scan discards the SIGSTOP of its PTRACE_ATTACH, and the sanitized child hangs. (The
+    /// order is read from the harness: a receiver cannot tell it, as the kernel hands two
+    /// pending signals over lowest number first.)
+    @Test func stopSendsSIGCONTBeforeTheSignalNeverAfter() throws {
+        let child = try ChildProcess("/bin/sleep", ["30"])
+        #expect(child.stop(grace: .seconds(5)) == 128 + SIGTERM)
+        #expect(child.signalsSent == [SIGCONT, SIGTERM])
+        let killed = try ChildProcess("/bin/sleep", ["30"])
+        #expect(killed.stop(signal: SIGKILL, grace: .seconds(5)) == 128 + SIGKILL)
+        #expect(killed.signalsSent == [SIGKILL], "nothing to continue before a SIGKILL")
+    }
+
     /// A child that outlives its stop's grace leaves a report of its threads before the SIGKILL.
     @Test func aHungChildIsDescribedBeforeItIsKilled() throws {
         let child = try ChildProcess(
