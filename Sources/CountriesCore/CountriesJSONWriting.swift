@@ -189,6 +189,20 @@ extension JSONWriter {
         close(&object)
     }
 
+    /// A whole list as `watch --json` prints it: `{"countries":[...],"seq":S,"store":ID}`
+    /// (`store` only when known).
+    mutating func snapshot(_ state: CountriesState, store: String?) {
+        raw(#"{"countries":"#)
+        countries(state.rows)
+        raw(#","seq":"#)
+        unsigned(state.seq)
+        if let store {
+            raw(#","store":"#)
+            string(store)
+        }
+        byte(UInt8(ascii: "}"))
+    }
+
     /// `{"seq":S,"store":ID,"topic":"heartbeat"}` (`store` only when it has one).
     mutating func heartbeat(_ heartbeat: Heartbeat) {
         var object = open()

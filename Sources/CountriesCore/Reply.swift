@@ -138,3 +138,14 @@ extension Heartbeat {
         try WireDecoding.heartbeat(try WireDecoding.parse(data))
     }
 }
+
+extension CountriesState {
+    /// The whole list as one JSON object, keys sorted: `{"countries":[...],"seq":S,"store":ID}`
+    /// (`store`, the store's identity, only when known). What `countries watch --json` prints
+    /// per change: a `list` reply's members without `ok`.
+    public func snapshotJSON(store: String?) -> Data {
+        var writer = JSONWriter(capacity: 48 + 48 * count)
+        writer.snapshot(self, store: store)
+        return writer.data
+    }
+}

@@ -21,6 +21,13 @@ public enum TableText {
         lines(state.rows, glyphs: glyphs)
     }
 
+    /// What piped `watch` prints per change: `seq S · V of N visited`, the table, then an empty
+    /// line that ends the block.
+    public static func block(_ state: CountriesState, glyphs: Glyphs = .unicode) -> [String] {
+        ["seq \(state.seq)\(glyphs.separator)\(FooterModel.summary(of: state))"]
+            + lines(state, glyphs: glyphs) + [""]
+    }
+
     /// The lines joined, each ending with a newline.
     public static func text(_ state: CountriesState, glyphs: Glyphs = .unicode) -> String {
         lines(state, glyphs: glyphs).map { $0 + "\n" }.joined()

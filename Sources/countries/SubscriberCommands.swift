@@ -62,16 +62,9 @@ struct WatchCommand: WatchDeclaration {
     /// Prints one state: the list as one JSON line, or the table.
     private func show(_ state: CountriesState, store: String?, asJSON: Bool) {
         if asJSON {
-            var snapshot = Reply(seq: state.seq, countries: state.rows)
-            snapshot.store = store
-            var line = String(decoding: snapshot.encoded(), as: UTF8.self)
-            // The list, not a reply: `{"countries": [...], "seq": S, "store": ID}`.
-            line = line.replacingOccurrences(of: "\"ok\":true,", with: "")
-            Output.line(line)
+            Output.line(String(decoding: state.snapshotJSON(store: store), as: UTF8.self))
         } else {
-            Output.line("seq \(state.seq)\(Output.glyphs.separator)\(FooterModel.summary(of: state))")
-            for line in TableText.lines(state.rows, glyphs: Output.glyphs) { Output.line(line) }
-            Output.line("")
+            for line in TableText.block(state, glyphs: Output.glyphs) { Output.line(line) }
         }
     }
 }

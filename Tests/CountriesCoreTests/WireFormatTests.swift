@@ -72,6 +72,24 @@ import Testing
         #expect(try Reply.decode(data) == reply)
     }
 
+    /// `watch --json`'s line: a list reply's members without `ok`; a name that looks like JSON
+    /// stays inside its string.
+    @Test func snapshotShapeIsTheListWithoutOk() throws {
+        let state = standardState(seq: 5)
+        let rows = SeedList.standard.enumerated().map {
+            #"{"index":\#($0.offset),"name":"\#($0.element.name)","visited":\#($0.element.visited)}"#
+        }
+        #expect(
+            text(state.snapshotJSON(store: nil))
+                == #"{"countries":[\#(rows.joined(separator: ","))],"seq":5}"#)
+        let withStore = jsonObject(state.snapshotJSON(store: "s-1"))
+        #expect(Set(withStore.keys) == ["countries", "seq", "store"])
+        #expect(withStore["store"] as? String == "s-1")
+        let odd = CountriesState(countries: [Country(name: #""ok":true,"x"#, visited: true)], seq: 1)
+        let object = jsonObject(odd.snapshotJSON(store: nil))
+        #expect((object["countries"] as? [[String: Any]])?.first?["name"] as? String == #""ok":true,"x"#)
+    }
+
     @Test func changeReplyShapes() throws {
         var state = standardState(seq: 1)
         let toggled = try state.apply(.toggle(.index(2)), seed: SeedList.standard).reply

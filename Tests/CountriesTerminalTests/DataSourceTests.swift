@@ -75,6 +75,15 @@ import Testing
         #expect(TableText.text(state).hasSuffix("Romania\n"))
         #expect(!TableText.text(state).contains("\u{1B}"))
     }
+
+    /// Piped `watch`: a header with the seq and the counts, the table, an empty line.
+    @Test func blockIsHeaderTableAndAnEmptyLine() {
+        let block = TableText.block(state)
+        #expect(block.first == "seq \(state.seq) · \(FooterModel.summary(of: state))")
+        #expect(Array(block.dropFirst().dropLast()) == TableText.lines(state))
+        #expect(block.last == "")
+        #expect(TableText.block(state, glyphs: .ascii).first?.contains("\(state.seq) - ") == true)
+    }
 }
 
 @Suite struct CapabilitiesTests {
