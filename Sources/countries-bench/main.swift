@@ -224,8 +224,12 @@ if wanted("toggle") {
     do {
         let directory = try makeTemporaryDirectory("floor-group-sync")
         progress("floor: ROUTER with one fdatasync per batch and PUB, 16 clients")
-        groupSyncingFloor = try runFloor(
-            .groupSync(path: "\(directory)/pages"), clients: 16, what: "floor with group fdatasync")
+        let server = try FloorServer(.groupSync(path: "\(directory)/pages"), context: context)
+        defer { server.stop() }
+        let (result, cpu) = cpuPerRequest(server.child, 16) { floorLoad(server.command, clients: 16) }
+        check(result, "floor with group fdatasync")
+        groupSyncingFloor = result
+        serverCPU[groupSyncName, default: [:]][16] = cpu
     } catch {
         failed("floor with group fdatasync", error)
     }
@@ -461,6 +465,11 @@ for clients in clientCounts {
         report.add(
             "\(groupSyncName), 16 clients", "toggles/s", groupSyncingFloor.perSecond, "/s",
             baseline: always.map { ("Redis always", $0.perSecond) }, lowerIsBetter: false)
+        if let cpu = serverCPU[groupSyncName]?[16] {
+            report.add(
+                "\(groupSyncName), 16 clients", "server CPU per toggle", cpu, "µs",
+                baseline: serverCPU["Redis always"]?[16].map { ("Redis always", $0) })
+        }
         if let cpu = groupSyncingFloor.clientCPUPerRequest {
             report.add(
                 "\(groupSyncName), 16 clients", "client CPU per toggle", cpu, "µs",
