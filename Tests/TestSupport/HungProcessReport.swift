@@ -25,8 +25,11 @@ public enum HungProcessReport {
                 "  \(task) \(name): \(state.map(String.init) ?? "State: ?"), wchan \(read("\(path)/wchan")), "
                     + "syscall \(read("\(path)/syscall"))")
         }
-        if tasks.isEmpty { lines.append("  (no /proc entry: it is gone)") }
-        if let gdb = backtraces(pid) { lines.append(gdb) }
+        if tasks.isEmpty {
+            lines.append("  (no /proc entry: it is gone)")
+        } else if let gdb = backtraces(pid) {
+            lines.append(gdb)
+        }
         return lines.joined(separator: "\n")
     }
 
