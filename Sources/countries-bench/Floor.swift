@@ -61,72 +61,77 @@ final class FloorServer {
 /// publish|reply|sync:FILE|group-sync:FILE`): serves until SIGTERM (the bench starts it under
 /// `setpriv --pdeathsig KILL` where it can).
 func serveFloor(command: String, events: String, mode: String) -> Never {
-    if mode.hasPrefix("group-sync:") {
-        serveGroupSyncingFloor(command: command, events: events, path: String(mode.dropFirst(11)))
-    }
-    let publish = mode == "publish"
     do {
-        let journal = mode.hasPrefix("sync:") ? try SyncedPages(path: String(mode.dropFirst(5))) : nil
-        let context = try Context()
-        let server = try context.makeSocket(.rep)
-        try server.setOption(.linger, 0)
-        try server.bind(command)
-        var publisher: Socket?
-        if publish {
-            let socket = try context.makeSocket(.pub)
-            try socket.setOption(.linger, 0)
-            try socket.setOption(.sendHighWaterMark, 10_000)
-            try socket.bind(events)
-            publisher = socket
+        if mode.hasPrefix("group-sync:") {
+            try serveInGroups(
+                FloorSockets(command: command, events: events, serverType: .router, publishing: true),
+                journal: SyncedPages(path: String(mode.dropFirst("group-sync:".count))))
         }
-        let reply = WireSizes.reply
-        let topic = Data("country.changed".utf8)
-        while true {
-            guard let request = try server.receive() else { continue }
-            try journal?.writeNext()
-            try server.send([reply])
-            if let publisher, let body = request.last {
-                try publisher.send([topic, body], dontWait: true)
-            }
-        }
+        try serveOneByOne(
+            FloorSockets(command: command, events: events, serverType: .rep, publishing: mode == "publish"),
+            journal: mode.hasPrefix("sync:") ? SyncedPages(path: String(mode.dropFirst("sync:".count))) : nil)
     } catch {
         FileHandle.standardError.write(Data("floor server: \(error)\n".utf8))
         exit(70)
     }
 }
 
-/// The group-commit floor (``FloorServer/Mode/groupSync(path:)``): one sync per batch of
-/// whatever requests are queued when the last batch ends, up to 1,024.
-func serveGroupSyncingFloor(command: String, events: String, path: String) -> Never {
-    do {
-        let journal = try SyncedPages(path: path)
-        let context = try Context()
-        let server = try context.makeSocket(.router)
+/// The floor server's sockets, as every mode sets them up: the command socket and, when it
+/// publishes, a PUB with the service's high-water mark; both bound, neither lingering.
+struct FloorSockets {
+    let context: Context
+    let server: Socket
+    let publisher: Socket?
+
+    init(command: String, events: String, serverType: SocketType, publishing: Bool) throws {
+        context = try Context()
+        server = try context.makeSocket(serverType)
         try server.setOption(.linger, 0)
         try server.bind(command)
-        let publisher = try context.makeSocket(.pub)
-        try publisher.setOption(.linger, 0)
-        try publisher.setOption(.sendHighWaterMark, 10_000)
-        try publisher.bind(events)
-        let reply = WireSizes.reply
-        let topic = Data("country.changed".utf8)
-        var batch: [[Data]] = []
-        batch.reserveCapacity(1024)
-        while true {
-            guard let first = try server.receive() else { continue }
-            batch.append(first)
-            while batch.count < 1024, let next = try server.receive(dontWait: true) { batch.append(next) }
-            try journal.writeNext()
-            for request in batch where request.count >= 2 {
-                // A REQ peer's envelope: its identity, the empty delimiter, then the body.
-                _ = try server.send(Array(request.dropLast()), then: reply)
-                _ = try publisher.send(topic, then: request[request.count - 1], dontWait: true)
-            }
-            batch.removeAll(keepingCapacity: true)
+        guard publishing else {
+            publisher = nil
+            return
         }
-    } catch {
-        FileHandle.standardError.write(Data("floor server: \(error)\n".utf8))
-        exit(70)
+        let socket = try context.makeSocket(.pub)
+        try socket.setOption(.linger, 0)
+        try socket.setOption(.sendHighWaterMark, 10_000)
+        try socket.bind(events)
+        publisher = socket
+    }
+
+    /// The topic an event of the floor goes out under.
+    static let topic = Data("country.changed".utf8)
+}
+
+/// REP: each request in turn, synced first when there is a journal, replied to, published.
+private func serveOneByOne(_ sockets: FloorSockets, journal: SyncedPages?) throws -> Never {
+    while true {
+        guard let request = try sockets.server.receive() else { continue }
+        try journal?.writeNext()
+        try sockets.server.send([WireSizes.reply])
+        if let publisher = sockets.publisher, let body = request.last {
+            try publisher.send([FloorSockets.topic, body], dontWait: true)
+        }
+    }
+}
+
+/// The group-commit floor (``FloorServer/Mode/groupSync(path:)``): one sync per batch of
+/// whatever requests are queued when the last batch ends, up to 1,024.
+private func serveInGroups(_ sockets: FloorSockets, journal: SyncedPages) throws -> Never {
+    var batch: [[Data]] = []
+    batch.reserveCapacity(1024)
+    while true {
+        guard let first = try sockets.server.receive() else { continue }
+        batch.append(first)
+        while batch.count < 1024, let next = try sockets.server.receive(dontWait: true) { batch.append(next) }
+        try journal.writeNext()
+        for request in batch where request.count >= 2 {
+            // A REQ peer's envelope: its identity, the empty delimiter, then the body.
+            _ = try sockets.server.send(Array(request.dropLast()), then: WireSizes.reply)
+            _ = try sockets.publisher?.send(
+                FloorSockets.topic, then: request[request.count - 1], dontWait: true)
+        }
+        batch.removeAll(keepingCapacity: true)
     }
 }
 

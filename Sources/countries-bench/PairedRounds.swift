@@ -60,8 +60,8 @@ struct PairedRound {
 
 /// Runs every target's baseline and service back to back, `rounds` times, the baseline first in
 /// odd rounds and second in even ones; returns every round of every target (a round with failed
-/// requests is left out). `load` runs one load of `clients` against the service or the
-/// baseline.
+/// requests is left out). `service` and `baseline` each run one load of a client count against
+/// what they are given.
 ///
 /// The sweeps run each contender once, tens of seconds apart, while a shared machine's load
 /// moves; here the two runs of a ratio are seconds apart, and the verdict takes the median of
@@ -74,14 +74,16 @@ func runPairedRounds(
     for round in 1...max(1, rounds) {
         for target in targets {
             progress("targets: \(target.figure), paired round \(round) of \(rounds)")
-            let baselineFirst = round % 2 == 1
-            let first =
-                baselineFirst
-                ? baseline(target.baseline, target.clients) : service(target.service, target.clients)
-            let second =
-                baselineFirst
-                ? service(target.service, target.clients) : baseline(target.baseline, target.clients)
-            let (serviceResult, baselineResult) = baselineFirst ? (second, first) : (first, second)
+            // The baseline goes first in odd rounds, second in even ones.
+            let baselineResult: LoadResult
+            let serviceResult: LoadResult
+            if round % 2 == 1 {
+                baselineResult = baseline(target.baseline, target.clients)
+                serviceResult = service(target.service, target.clients)
+            } else {
+                serviceResult = service(target.service, target.clients)
+                baselineResult = baseline(target.baseline, target.clients)
+            }
             guard serviceResult.failures.isEmpty, baselineResult.failures.isEmpty else {
                 progress("targets: \(target.figure), round \(round): requests failed; the round is left out")
                 continue

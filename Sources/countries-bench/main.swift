@@ -459,20 +459,21 @@ for clients in clientCounts {
     }
     if clients == 16, let groupSyncingFloor {
         let always = redis["always"]?[clients]
+        let name = "\(groupSyncName), 16 clients"
         report.add(
-            "\(groupSyncName), 16 clients", "p50", groupSyncingFloor.latency.p50, "µs",
+            name, "p50", groupSyncingFloor.latency.p50, "µs",
             baseline: always.map { ("Redis always", $0.latency.p50) })
         report.add(
-            "\(groupSyncName), 16 clients", "toggles/s", groupSyncingFloor.perSecond, "/s",
+            name, "toggles/s", groupSyncingFloor.perSecond, "/s",
             baseline: always.map { ("Redis always", $0.perSecond) }, lowerIsBetter: false)
         if let cpu = serverCPU[groupSyncName]?[16] {
             report.add(
-                "\(groupSyncName), 16 clients", "server CPU per toggle", cpu, "µs",
+                name, "server CPU per toggle", cpu, "µs",
                 baseline: serverCPU["Redis always"]?[16].map { ("Redis always", $0) })
         }
         if let cpu = groupSyncingFloor.clientCPUPerRequest {
             report.add(
-                "\(groupSyncName), 16 clients", "client CPU per toggle", cpu, "µs",
+                name, "client CPU per toggle", cpu, "µs",
                 baseline: always?.clientCPUPerRequest.map { ("Redis always", $0) })
         }
     }
