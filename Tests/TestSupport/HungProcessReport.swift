@@ -11,18 +11,15 @@ import Foundation
 public enum HungProcessReport {
     /// The report for `pid`; a line saying why when /proc has nothing.
     public static func describe(_ pid: pid_t) -> String {
-        let tracer = read("/proc/\(pid)/status").split(separator: "\n").first { $0.hasPrefix("TracerPid:") }
-        var lines = [
-            "threads of \(pid) that did not exit (\(tracer.map { $0.replacingOccurrences(of: "\t", with: " ") } ?? "TracerPid: ?")):"
-        ]
+        let tracer = statusLine("/proc/\(pid)/status", "TracerPid:").replacingOccurrences(of: "\t", with: " ")
+        var lines = ["threads of \(pid) that did not exit (\(tracer)):"]
         let taskDirectory = "/proc/\(pid)/task"
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: taskDirectory)) ?? []
         for task in tasks.sorted(by: { (Int($0) ?? 0) < (Int($1) ?? 0) }) {
             let path = "\(taskDirectory)/\(task)"
             let name = read("\(path)/comm")
-            let state = read("\(path)/status").split(separator: "\n").first { $0.hasPrefix("State:") }
             lines.append(
-                "  \(task) \(name): \(state.map(String.init) ?? "State: ?"), wchan \(read("\(path)/wchan")), "
+                "  \(task) \(name): \(statusLine("\(path)/status", "State:")), wchan \(read("\(path)/wchan")), "
                     + "syscall \(read("\(path)/syscall"))")
         }
         if tasks.isEmpty {
@@ -42,6 +39,11 @@ public enum HungProcessReport {
             environment: ["PATH": "/usr/bin:/bin"], timeout: .seconds(30))
         guard let run else { return "  (gdb did not answer in 30 s)" }
         return run.stdout + run.stderr
+    }
+
+    /// The line of a /proc status file that starts with `field`; `field ?` when there is none.
+    private static func statusLine(_ path: String, _ field: String) -> String {
+        read(path).split(separator: "\n").first { $0.hasPrefix(field) }.map(String.init) ?? "\(field) ?"
     }
 
     private static func read(_ path: String) -> String {
