@@ -93,6 +93,16 @@ final class CommandHandler {
 
     /// Handles a batch of requests in arrival order and returns what to send.
     func handle(_ requests: some Collection<IncomingRequest>) -> [Outgoing] {
+        var all: [Outgoing] = []
+        handle(requests) { all += $0 }
+        return all
+    }
+
+    /// Handles a batch of requests in arrival order, handing what to send to `emit` as soon as
+    /// it is known: the replies of one commit go out before the next commit of the same batch
+    /// starts (a batch of big changes on a shared store takes one commit each, and a reply held
+    /// for the others' commits came seconds late).
+    func handle(_ requests: some Collection<IncomingRequest>, emit: ([Outgoing]) -> Void) {
         var output: [Outgoing] = []
         var working = state
         var pending: [Pending] = []
@@ -101,9 +111,14 @@ final class CommandHandler {
 
         func flush() {
             pendingEventBytes = 0
-            guard !pending.isEmpty else { return }
-            output += commit(pending, working: &working)
-            pending.removeAll(keepingCapacity: true)
+            if !pending.isEmpty {
+                output += commit(pending, working: &working)
+                pending.removeAll(keepingCapacity: true)
+            }
+            if !output.isEmpty {
+                emit(output)
+                output.removeAll(keepingCapacity: true)
+            }
         }
 
         for incoming in requests {
@@ -213,7 +228,6 @@ final class CommandHandler {
             }
         }
         flush()
-        return output
     }
 
     /// Runs `change` on `working` and returns it as pending (its refusal, when it is refused).

@@ -218,10 +218,10 @@ public final class StateService {
                 readBatch(into: &batch)
                 if !batch.isEmpty {
                     if handler.groupsCommits {
-                        send(handler.handle(batch))
+                        handler.handle(batch, emit: send)
                     } else {
                         // Nothing to share: each reply goes out as soon as it is made.
-                        for request in batch { send(handler.handle(CollectionOfOne(request))) }
+                        for request in batch { handler.handle(CollectionOfOne(request), emit: send) }
                     }
                     batch.removeAll(keepingCapacity: true)
                 }

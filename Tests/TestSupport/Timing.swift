@@ -9,14 +9,15 @@ import Foundation
 public let testSlowdown: Int = max(
     1, Int(ProcessInfo.processInfo.environment["COUNTRIES_TEST_SLOWDOWN"] ?? "") ?? 1)
 
-/// Polls `condition` every `interval` until it holds or `limit` has passed; whether it held. The
-/// one bounded wait of the test suites.
+/// Polls `condition` every `interval` until it holds or `limit` times ``testSlowdown`` has
+/// passed; whether it held. The one bounded wait of the test suites: it scales by itself, so no
+/// caller forgets to (an unscaled wait failed CI by chance under ThreadSanitizer).
 @discardableResult
 public func eventually(
     within limit: Duration = .seconds(5), every interval: Duration = .milliseconds(20),
     _ condition: () throws -> Bool
 ) rethrows -> Bool {
-    let deadline = ContinuousClock.now + limit
+    let deadline = ContinuousClock.now + limit * testSlowdown
     while true {
         if try condition() { return true }
         if ContinuousClock.now >= deadline { return false }
