@@ -367,7 +367,10 @@ final class CommandHandler {
                 }
             }
             do {
-                if !batch.isEmpty { try store.commit(batch) }
+                // On a shared store even a batch of no-ops and refusals is committed (a compare of
+                // the seq it was decided at, writing nothing): its outcomes were decided on this
+                // replica's copy, which another replica's change may have made stale.
+                if !batch.isEmpty || store.isShared { try store.commit(batch) }
             } catch  where error.code == .moved {
                 if let failure = settleAndRestage(&pending, after: error, working: &working) {
                     return fail(pending, failure)

@@ -178,6 +178,39 @@ final class SharedLogStore: StateStore {
         #expect(log.events.count == 1)
     }
 
+    /// Outcomes without an id, on a replica that has not seen another's change yet: each is
+    /// decided on the store's state, confirmed by the commit, never on the replica's stale copy
+    /// (a no-op and a refusal skipped the store, so a `set` lost an acknowledged write, an
+    /// `if_seq` conflicted falsely and a just-added name was not found).
+    @Test func aNoOpOrARefusalIsDecidedOnTheStoresStateNotTheReplicasCopy() throws {
+        let log = SharedLog(seed: seed)
+        let a = try replica(SharedLogStore(log: log))
+        let b = try replica(SharedLogStore(log: log))
+
+        #expect(try handle(a, [#"{"op":"set","name":"France","visited":true}"#]).first?.seq == 1)
+        let set = try #require(try handle(b, [#"{"op":"set","name":"France","visited":false}"#]).first)
+        #expect(set.seq == 2, "b's copy said France was not visited: \(set)")
+        #expect(try handle(a, [#"{"op":"get","name":"France"}"#]).first?.country?.visited == false)
+
+        let acknowledged = try #require(try handle(a, [#"{"op":"toggle","name":"Italy"}"#]).first?.seq)
+        let guarded = try #require(
+            try handle(b, [#"{"op":"toggle","name":"Spain","if_seq":\#(acknowledged)}"#]).first)
+        #expect(guarded.ok && guarded.seq == acknowledged + 1, "no false conflict: \(guarded)")
+
+        #expect(try handle(a, [#"{"op":"add","name":"Narnia"}"#]).first?.ok == true)
+        let added = try #require(try handle(b, [#"{"op":"toggle","name":"Narnia"}"#]).first)
+        #expect(added.ok && added.country?.visited == true, "b found the name a added: \(added)")
+
+        // A refusal that stays a refusal on the newest state is still confirmed there.
+        let before = log.events.count
+        #expect(try handle(a, [#"{"op":"set","name":"Narnia","visited":false}"#]).first?.ok == true)
+        let refused = try #require(
+            try handle(b, [#"{"op":"toggle","name":"Narnia","if_seq":\#(log.seq - 1)}"#]).first)
+        #expect(refused.error?.code == "conflict", "\(refused)")
+        #expect(refused.error?.message.contains("\(log.seq)") == true, "told the current seq: \(refused)")
+        #expect(log.events.count == before + 1)
+    }
+
     /// Four clients, two replicas, random faults: each client sends toggles with fresh ids,
     /// retrying on the other replica after anything but a success.
     @Test(arguments: 0..<6) func randomFailoverKeepsSeqsContiguousAndEachChangeOnce(seed number: UInt64)
