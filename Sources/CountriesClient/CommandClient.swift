@@ -61,52 +61,67 @@ public final class CommandClient {
     /// The first endpoint, for a client of one.
     public var endpoint: String { endpoints[0] }
 
-    /// Sends `request` and returns the service's reply (success or refusal).
+    /// Sends `request` and returns the service's reply (success or refusal), trying the
+    /// endpoints as ``RetryMachine`` says.
     ///
-    /// Throws ``ClientError`` only when no reply came after every try, or the reply was not
-    /// protocol JSON.
+    /// Throws ``ClientError`` when no reply came after every try (for a change:
+    /// ``ClientError/Code/outcomeUnknown``, with the request id, since a try may have been
+    /// applied), or the reply was not protocol JSON.
     public func send(_ request: Request) throws(ClientError) -> Reply {
         let body = request.encoded()
-        var unsure: Reply?
+        var machine = RetryMachine(
+            endpoints: endpoints.count, tries: tries, first: first, changes: request.command.changes)
+        var step = machine.start()
         var broken: ClientError?
-        var skipped = Set<Int>()
-        for attempt in 0..<tries {
-            let index = (first + attempt) % endpoints.count
-            if skipped.contains(index) { continue }
+        while true {
+            let index: Int
+            switch step {
+            case .send(let to):
+                index = to
+            case .finish(let verdict):
+                return try finish(verdict, request: request, broken: broken)
+            }
             let frame: Data?
             do {
                 frame = try self.attempt(body, on: index)
             } catch {
                 // An endpoint ZeroMQ cannot use: the others may still answer.
-                skipped.insert(index)
                 broken = error
+                step = machine.couldNotSend()
                 continue
             }
-            guard let frame else { continue }
-            let reply: Reply
+            guard let frame else {
+                step = machine.timedOut()
+                continue
+            }
             do {
-                reply = try Reply.decode(frame)
+                step = machine.received(try Reply.decode(frame))
             } catch {
                 let endpoint = endpoints[index]
                 throw ClientError(
                     .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
             }
-            if CommandClient.asksForAnotherReplica(reply, endpoints: endpoints.count) {
-                // The code asks for a retry with the same id; another replica may be able to.
-                unsure = reply
-                first = (index + 1) % endpoints.count
-                continue
-            }
-            first = index
-            return reply
         }
-        if let unsure { return unsure }
-        if let broken, skipped.count == endpoints.count { throw broken }
-        let list = endpoints.joined(separator: ", ")
-        throw ClientError(
-            .noReply, endpoint: endpoints.joined(separator: ","),
-            "no reply from \(list) after \(tries) \(tries == 1 ? "try" : "tries")\(endpoints.count > 1 ? " in all" : "")"
-        )
+    }
+
+    /// The reply or error a finished request ends with.
+    private func finish(_ verdict: RetryMachine.Verdict, request: Request, broken: ClientError?)
+        throws(ClientError) -> Reply
+    {
+        switch verdict {
+        case .replied(let reply, let from):
+            first = from
+            return reply
+        case .outcomeUnknown(let last):
+            throw ClientError.outcomeUnknown(
+                id: request.id, endpoints: endpoints, tries: tries, lastReply: last)
+        case .noReply:
+            throw ClientError.noReply(endpoints: endpoints, tries: tries)
+        case .unusable:
+            throw broken
+                ?? ClientError(
+                    .sockets, endpoint: endpoints.joined(separator: ","), "no endpoint could be used")
+        }
     }
 
     /// Sends a command with a fresh request id, so retries of it are applied at most once.
@@ -144,20 +159,6 @@ public final class CommandClient {
         } catch {
             lazy.discard()
             throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
-        }
-    }
-}
-
-extension CommandClient {
-    /// Whether `reply` is worth sending again, with the same id, to the next of `endpoints`
-    /// replicas: `unavailable` asks for exactly that, and with several replicas a
-    /// `storage_error` (nothing changed: this replica has no quorum, or its store failed) may
-    /// well succeed on another one.
-    static func asksForAnotherReplica(_ reply: Reply, endpoints: Int) -> Bool {
-        switch reply.failure?.code {
-        case .unavailable?: return true
-        case .storageError?: return endpoints > 1
-        default: return false
         }
     }
 }
@@ -245,6 +246,9 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case badReply = "bad_reply"
         /// ZeroMQ itself failed (a malformed endpoint, for one).
         case sockets
+        /// A change got no reply, or `unavailable`, and no later try brought its own reply: it
+        /// may or may not have been applied. Sending it again with the same id is safe.
+        case outcomeUnknown = "outcome_unknown"
     }
 
     /// What failed.
@@ -253,14 +257,43 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     public var endpoint: String
     /// What went wrong, for a person.
     public var message: String
+    /// Whether no endpoint answered at all (no service there, or CURVE refused this client).
+    public var heardNothing: Bool
 
     /// Creates an error.
-    public init(_ code: Code, endpoint: String, _ message: String) {
+    public init(_ code: Code, endpoint: String, _ message: String, heardNothing: Bool? = nil) {
         self.code = code
         self.endpoint = endpoint
         self.message = message
+        self.heardNothing = heardNothing ?? (code == .noReply)
     }
 
     /// The message.
     public var description: String { message }
+
+    /// No reply from any of `endpoints` after `tries` tries (a read: nothing was changed).
+    static func noReply(endpoints: [String], tries: Int) -> ClientError {
+        ClientError(
+            .noReply, endpoint: endpoints.joined(separator: ","),
+            "no reply from \(endpoints.joined(separator: ", ")) after \(tries) \(tries == 1 ? "try" : "tries")\(endpoints.count > 1 ? " in all" : "")"
+        )
+    }
+
+    /// A change whose outcome no try settled: what happened, and how to find out or retry
+    /// safely (with the same id).
+    static func outcomeUnknown(id: String?, endpoints: [String], tries: Int, lastReply: Reply?) -> ClientError
+    {
+        let what =
+            lastReply?.failure.map { "the last try was answered \($0.code.rawValue): \($0.message)" }
+            ?? "no reply from \(endpoints.joined(separator: ", ")) after \(tries) \(tries == 1 ? "try" : "tries")\(endpoints.count > 1 ? " in all" : "")"
+        let retry =
+            id.map {
+                "request id \($0); check with `countries get`, or send it again with --id \($0) (applied at most once)"
+            }
+            ?? "check with `countries get` before sending it again"
+        return ClientError(
+            .outcomeUnknown, endpoint: endpoints.joined(separator: ","),
+            "outcome unknown: the change may or may not have been applied (\(what)); \(retry)",
+            heardNothing: lastReply == nil)
+    }
 }

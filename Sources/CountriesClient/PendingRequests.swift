@@ -3,20 +3,31 @@ import Foundation
 import ZeroMQ
 
 /// Requests sent without blocking, for event loops that also wait on other things (a SUB
-/// socket, stdin, signals): the Lazy Pirate pattern of ``CommandClient``, turned inside out.
+/// socket, stdin, signals): the Lazy Pirate pattern of ``CommandClient``, turned inside out,
+/// with the same ``RetryMachine``.
 ///
 /// One request is in flight at a time on one REQ socket; the others wait their turn in
 /// order. A request that gets no reply within `timeout` is resent on a new socket with the
-/// same bytes (same id), up to `tries` times, then reported as failed. With several endpoints
-/// (replicas of one service) each retry goes to the next one, as ``CommandClient`` does, and the
-/// one that answered is tried first next time.
+/// same bytes (same id), to the endpoint the machine names, until it ends: with a reply, or
+/// failed (a change whose outcome is unknown says so, ``ClientError/Code/outcomeUnknown``). The
+/// endpoint that answered is tried first next time.
 public final class PendingRequests<Tag> {
     /// The outcome of one request.
     public enum Outcome {
         /// The service replied (a success or a refusal).
         case replied(Tag, Reply)
-        /// No reply after every try, or the reply was not protocol JSON.
+        /// No reply after every try (for a change: its outcome is unknown), or the reply was not
+        /// protocol JSON.
         case failed(Tag, ClientError)
+    }
+
+    /// A request being tried.
+    private struct Flight {
+        var tag: Tag
+        var request: Request
+        var body: Data
+        var machine: RetryMachine
+        var deadline: ContinuousClock.Instant
     }
 
     /// The service's command endpoints, in the order given.
@@ -27,8 +38,8 @@ public final class PendingRequests<Tag> {
     private let sockets: [LazyRequestSocket]
     /// The endpoint in use: the last one that answered, or the one a retry moved to.
     private var current = 0
-    private var queue: [(tag: Tag, body: Data)] = []
-    private var inFlight: (tag: Tag, body: Data, triesLeft: Int, deadline: ContinuousClock.Instant)?
+    private var queue: [(tag: Tag, request: Request)] = []
+    private var inFlight: Flight?
 
     /// Creates an idle requester for one endpoint; nothing is connected until the first request.
     public convenience init(
@@ -63,7 +74,7 @@ public final class PendingRequests<Tag> {
 
     /// Queues a request; it is sent as soon as the ones before it are answered.
     public func send(_ request: Request, tag: Tag, now: ContinuousClock.Instant) -> [Outcome] {
-        queue.append((tag, request.encoded()))
+        queue.append((tag, request))
         return startNext(now: now)
     }
 
@@ -78,7 +89,7 @@ public final class PendingRequests<Tag> {
 
     /// Reads a reply if the socket is readable; call after polling.
     public func receive(now: ContinuousClock.Instant) -> [Outcome] {
-        guard let flight = inFlight, let socket = socket.current else { return [] }
+        guard var flight = inFlight, let socket = socket.current else { return [] }
         let frames: [Data]?
         do {
             frames = try socket.receive(dontWait: true)
@@ -88,81 +99,96 @@ public final class PendingRequests<Tag> {
                 now: now)
         }
         guard let frames else { return [] }
-        inFlight = nil
-        var outcomes: [Outcome]
-        let decoded = try? Reply.decode(frames.last ?? Data())
-        if let reply = decoded, CommandClient.asksForAnotherReplica(reply, endpoints: endpoints.count),
-            flight.triesLeft > 0
-        {
-            // "Retry with the same id": on the next replica, as a timeout would.
-            moveOn()
-            return transmit(tag: flight.tag, body: flight.body, triesLeft: flight.triesLeft, now: now)
+        guard let reply = try? Reply.decode(frames.last ?? Data()) else {
+            return fail(
+                ClientError(.badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON"),
+                now: now)
         }
-        if let reply = decoded {
-            outcomes = [.replied(flight.tag, reply)]
-        } else {
-            outcomes = [
-                .failed(
-                    flight.tag,
-                    ClientError(
-                        .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON"))
-            ]
-        }
-        outcomes += startNext(now: now)
-        return outcomes
+        let step = flight.machine.received(reply)
+        inFlight = flight
+        return follow(step, now: now)
     }
 
     /// Retries or fails a request whose deadline has passed.
     public func tick(now: ContinuousClock.Instant) -> [Outcome] {
-        guard let flight = inFlight, now >= flight.deadline else { return [] }
-        discardSocket()
-        moveOn()
-        if flight.triesLeft > 0 {
+        guard var flight = inFlight, now >= flight.deadline else { return [] }
+        let step = flight.machine.timedOut()
+        inFlight = flight
+        return follow(step, now: now)
+    }
+
+    /// Does what the machine said for the request in flight.
+    private func follow(_ step: RetryMachine.Step, now: ContinuousClock.Instant) -> [Outcome] {
+        guard let flight = inFlight else { return [] }
+        switch step {
+        case .send(let index):
+            if index != current { socket.discard() }
+            current = index
+            return transmit(now: now)
+        case .finish(let verdict):
             inFlight = nil
-            return transmit(tag: flight.tag, body: flight.body, triesLeft: flight.triesLeft, now: now)
+            let outcome: Outcome
+            switch verdict {
+            case .replied(let reply, let from):
+                current = from
+                outcome = .replied(flight.tag, reply)
+            case .outcomeUnknown(let last):
+                socket.discard()
+                outcome = .failed(
+                    flight.tag,
+                    .outcomeUnknown(
+                        id: flight.request.id, endpoints: endpoints, tries: tries, lastReply: last))
+            case .noReply, .unusable:
+                socket.discard()
+                outcome = .failed(flight.tag, .noReply(endpoints: endpoints, tries: tries))
+            }
+            return [outcome] + startNext(now: now)
         }
-        let failure = ClientError(
-            .noReply, endpoint: endpoints.joined(separator: ","),
-            "no reply from \(endpoints.joined(separator: ", ")) after \(tries) tries")
-        return fail(failure, now: now)
     }
 
     private func fail(_ error: ClientError, now: ContinuousClock.Instant) -> [Outcome] {
         guard let flight = inFlight else { return [] }
         inFlight = nil
-        discardSocket()
+        socket.discard()
         return [.failed(flight.tag, error)] + startNext(now: now)
     }
 
     private func startNext(now: ContinuousClock.Instant) -> [Outcome] {
         guard inFlight == nil, !queue.isEmpty else { return [] }
         let next = queue.removeFirst()
-        return transmit(tag: next.tag, body: next.body, triesLeft: tries, now: now)
+        var machine = RetryMachine(
+            endpoints: endpoints.count, tries: tries, first: current, changes: next.request.command.changes)
+        guard case .send(let index) = machine.start() else { return [] }
+        current = index
+        inFlight = Flight(
+            tag: next.tag, request: next.request, body: next.request.encoded(), machine: machine,
+            deadline: now)
+        return transmit(now: now)
     }
 
-    private func transmit(tag: Tag, body: Data, triesLeft: Int, now: ContinuousClock.Instant) -> [Outcome] {
-        inFlight = (tag, body, triesLeft - 1, now + timeout)
+    /// Sends the request in flight on the current endpoint's socket (a new one after a timeout:
+    /// REQ cannot send again before it receives).
+    private func transmit(now: ContinuousClock.Instant) -> [Outcome] {
+        guard var flight = inFlight else { return [] }
+        flight.deadline = now + timeout
+        inFlight = flight
+        if socket.current != nil, flight.machine.sent > 1 { socket.discard() }
         do {
             let socket = try self.socket.connected()
             // A fresh REQ socket queues the message even before it connects; false is only a
             // full pipe, which the deadline then handles like a lost reply.
-            _ = try socket.send([body], dontWait: true)
+            _ = try socket.send([flight.body], dontWait: true)
         } catch {
-            return fail(
-                ClientError(.sockets, endpoint: endpoint, "sending to \(endpoint) failed: \(error)"), now: now
-            )
+            let step = flight.machine.couldNotSend()
+            inFlight = flight
+            if case .finish(.unusable) = step {
+                return fail(
+                    ClientError(.sockets, endpoint: endpoint, "sending to \(endpoint) failed: \(error)"),
+                    now: now)
+            }
+            return follow(step, now: now)
         }
         return []
-    }
-
-    private func discardSocket() {
-        socket.discard()
-    }
-
-    /// The next try goes to the next endpoint (a no-op with one).
-    private func moveOn() {
-        socket.discard()
-        current = (current + 1) % endpoints.count
     }
 }
 

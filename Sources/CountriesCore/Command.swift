@@ -19,6 +19,12 @@ public enum Command: Equatable, Sendable {
         }
     }
 
+    /// Whether it may change the list: a try of it that got no answer may have been applied.
+    public var changes: Bool {
+        if case .change = self { return true }
+        return false
+    }
+
     /// Every `op` the protocol knows, for error messages and help.
     public static let knownOps = [
         "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history", "status",

@@ -13,6 +13,23 @@ public struct Request: Equatable, Sendable {
     public var ifStore: String?
 
     /// Creates a request.
+    /// What is wrong with `id` as a request id, naming it `name` (`"id"`, `--id`); nil when it
+    /// is a good one: 1 to ``Limits/maximumRequestIDBytes`` bytes of printable ASCII.
+    public static func problem(withID id: String, named name: String) -> String? {
+        // Bytes, not characters: a character of combining marks can be kilobytes, and every id
+        // of a change is stored (docs/PROTOCOL.md).
+        let rule =
+            "\(name) must be 1 to \(Limits.maximumRequestIDBytes) bytes of printable ASCII (0x20 to 0x7E)"
+        let bytes = id.utf8
+        guard !bytes.isEmpty, bytes.count <= Limits.maximumRequestIDBytes else {
+            return "\(rule); it has \(bytes.count) bytes"
+        }
+        if let offset = bytes.enumerated().first(where: { !(0x20...0x7E).contains($0.element) }) {
+            return "\(rule); byte \(offset.offset) is \(String(format: "0x%02X", offset.element))"
+        }
+        return nil
+    }
+
     public init(id: String? = nil, command: Command, ifStore: String? = nil) {
         self.id = id
         self.command = command
@@ -117,18 +134,8 @@ private struct RequestFields {
         guard case .string(let id) = value else {
             throw CountriesError(.badRequest, "\"id\" must be a string, not \(value.typeName)")
         }
-        // Bytes, not characters: a character of combining marks can be kilobytes, and every id
-        // of a change is stored (docs/PROTOCOL.md).
-        let rule =
-            "\"id\" must be 1 to \(Limits.maximumRequestIDBytes) bytes of printable ASCII (0x20 to 0x7E)"
-        let bytes = id.utf8
-        guard !bytes.isEmpty, bytes.count <= Limits.maximumRequestIDBytes else {
-            throw CountriesError(.badRequest, "\(rule); it has \(bytes.count) bytes")
-        }
-        if let offset = bytes.enumerated().first(where: { !(0x20...0x7E).contains($0.element) }) {
-            throw CountriesError(
-                .badRequest,
-                "\(rule); byte \(offset.offset) is \(String(format: "0x%02X", offset.element))")
+        if let problem = Request.problem(withID: id, named: "\"id\"") {
+            throw CountriesError(.badRequest, problem)
         }
         return id
     }

@@ -45,6 +45,20 @@ public enum CommonOptions {
         seq("if-seq", help: "Only if the list is still at this seq (else: conflict).")
     }
 
+    /// `--id`: the change's request id, so a script can send it again (after an unknown
+    /// outcome, from another run) and have it applied at most once.
+    public static var requestID: Option<String?> {
+        Option(
+            "id", value: "id",
+            help:
+                "The request id (1 to 64 printable ASCII bytes; default: a fresh one). Sending a change again with the same id applies it at most once."
+        ).map { (id, command) throws(UsageError) in
+            guard let id else { return nil }
+            if let problem = Request.problem(withID: id, named: "--id") { throw command.usageError(problem) }
+            return id
+        }
+    }
+
     public static var ifStore: Option<String?> {
         Option(
             "if-store", value: "id",

@@ -28,6 +28,7 @@ public struct ToggleOptions: RequestOptions {
     public let json = CommonOptions.json
     public let ifSeq = CommonOptions.ifSeq
     public let ifStore = CommonOptions.ifStore
+    public let id = CommonOptions.requestID
     public let connection: ConnectionOptions
 
     public init(connection: ConnectionOptions) { self.connection = connection }
@@ -49,6 +50,7 @@ public struct SetOptions: RequestOptions {
     }
     public let ifSeq = CommonOptions.ifSeq
     public let ifStore = CommonOptions.ifStore
+    public let id = CommonOptions.requestID
     public let json = CommonOptions.json
     public let connection: ConnectionOptions
 
@@ -60,6 +62,7 @@ public struct AddOptions: RequestOptions {
     public let name = Argument("name", help: "The country's name (1 to 100 characters).")
     public let visited = Option(flag: "visited", help: "Add it as visited.")
     public let ifStore = CommonOptions.ifStore
+    public let id = CommonOptions.requestID
     public let json = CommonOptions.json
     public let connection: ConnectionOptions
 
@@ -70,6 +73,7 @@ public struct AddOptions: RequestOptions {
 public struct RemoveOptions: RequestOptions {
     public let target = CommonOptions.target
     public let ifStore = CommonOptions.ifStore
+    public let id = CommonOptions.requestID
     public let json = CommonOptions.json
     public let connection: ConnectionOptions
 
@@ -79,6 +83,7 @@ public struct RemoveOptions: RequestOptions {
 /// `countries reset`.
 public struct ResetOptions: RequestOptions {
     public let ifStore = CommonOptions.ifStore
+    public let id = CommonOptions.requestID
     public let json = CommonOptions.json
     public let connection: ConnectionOptions
 

@@ -15,16 +15,27 @@ protocol RequestSubcommand: Subcommand where Options: RequestOptions {
     func requests() -> [Command]
     /// The store a change needs the service to run on (`--if-store`); nil for a query.
     var ifStore: String? { get }
+    /// The change's request id (`--id`); nil for a fresh one.
+    var requestID: String? { get }
     /// The lines to print for a reply that is not a refusal.
     func describe(_ reply: Reply) -> [String]
 }
 
 extension RequestSubcommand {
+    /// A query has no id of its own.
+    var requestID: String? { nil }
+
     func run() throws -> Int32 {
+        let requests = requests()
+        if requestID != nil && requests.count > 1 {
+            throw command.parsed.usageError(
+                "--id names one change, and this command sends \(requests.count); give one target per command"
+            )
+        }
         let client = try ClientCommand(command)
         var exitCode = ExitCode.success
-        for request in requests() {
-            let reply = try client.send(request, ifStore: ifStore)
+        for request in requests {
+            let reply = try client.send(request, ifStore: ifStore, id: requestID)
             if !client.report(reply, describe: describe) {
                 exitCode = max(exitCode, ExitCode.failure(of: reply))
             }
@@ -76,22 +87,22 @@ struct ClientCommand {
             message: "the history kept growing while it was read; try again", exitCode: ExitCode.unavailable)
     }
 
-    func send(_ command: Command, ifStore: String?) throws -> Reply {
+    func send(_ command: Command, ifStore: String?, id: String? = nil) throws -> Reply {
         do {
-            guard case .change = command, let ifStore else {
-                return try client.send(command)
-            }
-            return try client.send(Request(id: RequestID.make(), command: command, ifStore: ifStore))
+            guard command.changes else { return try client.send(command) }
+            return try client.send(Request(id: id ?? RequestID.make(), command: command, ifStore: ifStore))
         } catch {
             var hint = ""
-            if error.code == .noReply {
+            if error.heardNothing {
                 // A CURVE refusal looks the same as no service from here: name both causes.
                 hint =
                     options.security == nil
                     ? " (is `countries serve` running there? see --command)"
                     : " (is `countries serve` running there, does it admit this client's key, and is --server-key its public key? see --command)"
             }
-            throw CommandFailure(message: error.message + hint, exitCode: ExitCode.unavailable)
+            throw CommandFailure(
+                message: error.message + hint,
+                exitCode: error.code == .outcomeUnknown ? ExitCode.outcomeUnknown : ExitCode.unavailable)
         }
     }
 

@@ -10,11 +10,14 @@ enum ExitCode {
     static let usage: Int32 = 64
     /// Input data (a seed file) is wrong (EX_DATAERR).
     static let dataError: Int32 = 65
-    /// No reply from the service after every try, `unavailable` from every endpoint tried, or an
-    /// endpoint cannot be bound (EX_UNAVAILABLE).
+    /// No reply from the service to a read after every try, or an endpoint cannot be bound
+    /// (EX_UNAVAILABLE).
     static let unavailable: Int32 = 69
     /// A bug: something that should not happen did (EX_SOFTWARE).
     static let software: Int32 = 70
+    /// A change's outcome is unknown: no try got its own reply, and one may have been applied;
+    /// sending it again with the same `--id` is safe (EX_TEMPFAIL).
+    static let outcomeUnknown: Int32 = 75
     /// A key file cannot be written, or the store or pid file is held by another service
     /// (EX_CANTCREAT).
     static let cantCreate: Int32 = 73

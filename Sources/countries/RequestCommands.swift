@@ -49,6 +49,7 @@ struct ToggleCommand: RequestSubcommand, ToggleDeclaration {
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
+    var requestID: String? { command[\.id] }
 
     func requests() -> [Command] {
         command[\.targets].map { .change(.toggle($0, ifSeq: command[\.ifSeq])) }
@@ -63,6 +64,7 @@ struct SetCommand: RequestSubcommand, SetDeclaration {
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
+    var requestID: String? { command[\.id] }
 
     func requests() -> [Command] {
         [.change(.set(command[\.target], visited: command[\.visited], ifSeq: command[\.ifSeq]))]
@@ -77,6 +79,7 @@ struct AddCommand: RequestSubcommand, AddDeclaration {
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
+    var requestID: String? { command[\.id] }
 
     func requests() -> [Command] { [.change(.add(name: command[\.name], visited: command[\.visited]))] }
 
@@ -89,6 +92,7 @@ struct RemoveCommand: RequestSubcommand, RemoveDeclaration {
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
+    var requestID: String? { command[\.id] }
 
     func requests() -> [Command] { [.change(.remove(command[\.target]))] }
 
@@ -101,6 +105,7 @@ struct ResetCommand: RequestSubcommand, ResetDeclaration {
 
     let command: ParsedValues<Options>
     var ifStore: String? { command[\.ifStore] }
+    var requestID: String? { command[\.id] }
 
     func requests() -> [Command] { [.change(.reset)] }
 

@@ -42,6 +42,35 @@ import Testing
         #expect(country["index"] as? Int == 0 && country["visited"] as? Bool == true)
     }
 
+    /// `--id` lets a script send a change again, from another run, and have it applied once:
+    /// the second run prints the first one's reply. It names one change, and is checked as the
+    /// protocol checks ids.
+    @Test func aChangeSentAgainWithTheSameIdIsAppliedOnce() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+
+        let first = try service.run(["toggle", "France", "--id", "script-run-7"])
+        #expect(first.exitCode == 0 && first.lines == ["France: visited (seq 1)"], "\(first)")
+        let again = try service.run(["toggle", "France", "--id", "script-run-7"])
+        #expect(again.exitCode == 0 && again.lines == ["France: visited (seq 1)"], "\(again)")
+        #expect(try service.run(["count", "--json"]).stdout.contains(#""seq":1"#))
+        let reused = try service.run(["remove", "Italy", "--id", "script-run-7"])
+        #expect(
+            reused.exitCode == 1 && reused.stderr.contains("this id was used for another request"),
+            "\(reused)")
+
+        let two = try service.run(["toggle", "France", "Italy", "--id", "x"])
+        #expect(two.exitCode == 64 && two.stderr.contains("--id names one change"), "\(two)")
+        let long = try service.run([
+            "set", "France", "--visited", "true", "--id", String(repeating: "i", count: 65),
+        ])
+        #expect(long.exitCode == 64 && long.stderr.contains("--id must be 1 to 64 bytes"), "\(long)")
+        let control = try service.run(["add", "Narnia", "--id", "a\u{1B}b"])
+        #expect(control.exitCode == 64 && control.stderr.contains("byte 1 is 0x1B"), "\(control)")
+        #expect(try service.run(["count", "--json"]).stdout.contains(#""seq":1"#), "nothing else changed")
+    }
+
     @Test func toggleTwoTargetsPrintsALineEach() throws {
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox)

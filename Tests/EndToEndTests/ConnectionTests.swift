@@ -32,15 +32,21 @@ import Testing
         #expect(explicit.exitCode == 0, "\(explicit)")
     }
 
-    @Test func unreachableServiceExits69WithinTheRetryBudget() throws {
+    /// No service: a change's outcome is unknown (exit 75, with its request id to retry with),
+    /// a read simply got no reply (exit 69); both within the retry budget.
+    @Test func unreachableServiceEndsWithinTheRetryBudget() throws {
         let sandbox = try Sandbox()
         let endpoint = "ipc://" + sandbox.file("nobody")
         let result = try Countries.run([
             "toggle", "France", "--command", endpoint, "--timeout", "300", "--retries", "2",
         ])
-        #expect(result.exitCode == 69, "\(result)")
+        #expect(result.exitCode == 75, "\(result)")
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr.hasPrefix("countries: no reply from \(endpoint) after 2 tries"), "\(result)")
+        #expect(
+            result.stderr.hasPrefix(
+                "countries: outcome unknown: the change may or may not have been applied (no reply from \(endpoint) after 2 tries); request id "
+            ), "\(result)")
+        #expect(result.stderr.contains("send it again with --id "), "\(result)")
         #expect(result.duration >= .milliseconds(500), "\(result)")
         #expect(result.duration < .seconds(3), "\(result)")
 

@@ -41,8 +41,9 @@ import ZeroMQ
     }
 
     /// A replica that answers `unavailable` to every try: the change may or may not have been
-    /// applied, so the exit code is 69 (temporary; check, then retry), not 1 (refused).
-    @Test func unavailableEverywhereExits69() throws {
+    /// applied, so the outcome is unknown (exit 75: check, or retry with the same id), not
+    /// refused (1).
+    @Test func unavailableEverywhereIsAnUnknownOutcome() throws {
         let sandbox = try Sandbox()
         let context = try Context()
         let router = try context.makeSocket(.router)
@@ -62,9 +63,55 @@ import ZeroMQ
             _ = try router.send(Array(frames.dropLast()) + [reply.encoded()])
         }
         let run = try client.finish(timeout: .seconds(5))
-        #expect(run.exitCode == 69, "\(run)")
+        #expect(run.exitCode == 75, "\(run)")
+        #expect(run.stderr.contains("outcome unknown"), "\(run.stderr)")
         #expect(run.stderr.contains("retry with the same id"), "\(run.stderr)")
         #expect(ids.count == 2 && Set(ids).count == 1, "both tries carry one id: \(ids)")
+        #expect(ids.first.map { run.stderr.contains("--id \($0)") } == true, "\(run.stderr)")
+    }
+
+    /// The audit's case: the first replica takes the toggle and never answers in time (it may
+    /// have committed it), the second has no quorum and says "nothing changed". The client
+    /// must not report "nothing changed" (exit 1 then, in 11 of 18 runs, with the change
+    /// applied): it says the outcome is unknown, with the id to send again (exit 75).
+    @Test func aTimeoutThenNothingChangedElsewhereIsAnUnknownOutcome() throws {
+        let sandbox = try Sandbox()
+        let context = try Context()
+        let silent = try context.makeSocket(.router)
+        let refusing = try context.makeSocket(.router)
+        defer {
+            silent.close()
+            refusing.close()
+        }
+        for socket in [silent, refusing] {
+            try socket.setOption(.linger, 0)
+            try socket.setOption(.receiveTimeout, 100)
+        }
+        let endpoints = [sandbox.scratch.ipc("slow"), sandbox.scratch.ipc("no-quorum")]
+        try silent.bind(endpoints[0])
+        try refusing.bind(endpoints[1])
+        let client = try Countries.start([
+            "toggle", "France", "--command", endpoints.joined(separator: ","), "--retries", "2", "--timeout",
+            "300",
+        ])
+        defer { _ = client.stop(signal: SIGKILL) }
+        var ids: [String] = []
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
+        while client.isRunning, ContinuousClock.now < deadline {
+            if let frames = try silent.receive(), let body = frames.last {
+                ids.append((try? Request.decode(body))?.id ?? "")
+            }
+            guard let frames = try refusing.receive(), let body = frames.last else { continue }
+            ids.append((try? Request.decode(body))?.id ?? "")
+            let reply = Reply(
+                error: CountriesError(.storageError, "the etcd cluster has no quorum; nothing changed"))
+            _ = try refusing.send(Array(frames.dropLast()) + [reply.encoded()])
+        }
+        let run = try client.finish(timeout: .seconds(5))
+        #expect(run.exitCode == 75, "\(run)")
+        #expect(run.stderr.contains("outcome unknown"), "\(run.stderr)")
+        #expect(ids.count == 2 && Set(ids).count == 1, "both tries carry one id: \(ids)")
+        #expect(ids.first.map { run.stderr.contains("--id \($0)") } == true, "\(run.stderr)")
     }
 
     /// One real service and a raw PUB standing in for a second replica of it: it replays the

@@ -1,0 +1,166 @@
+import CountriesCore
+import Testing
+
+@testable import CountriesClient
+
+/// The one retry policy, on every sequence of what can happen to a try: the promise is that a
+/// change some try may have applied never ends as a definite failure (docs/PROTOCOL.md,
+/// "Outcomes").
+@Suite struct RetryMachineTests {
+    /// What can happen to one try.
+    enum Happening: CaseIterable, CustomStringConvertible {
+        case timeout, unavailable, storageError, refused, ok, unusable
+
+        var description: String {
+            switch self {
+            case .timeout: "timeout"
+            case .unavailable: "unavailable"
+            case .storageError: "storage_error"
+            case .refused: "not_found"
+            case .ok: "ok"
+            case .unusable: "unusable"
+            }
+        }
+
+        func apply(to machine: inout RetryMachine) -> RetryMachine.Step {
+            switch self {
+            case .timeout: machine.timedOut()
+            case .unavailable: machine.received(Reply(error: CountriesError(.unavailable, "lost")))
+            case .storageError:
+                machine.received(Reply(error: CountriesError(.storageError, "nothing changed")))
+            case .refused: machine.received(Reply(error: CountriesError(.notFound, "no such country")))
+            case .ok: machine.received(Reply(seq: 7, count: 8))
+            case .unusable: machine.couldNotSend()
+            }
+        }
+    }
+
+    /// Every sequence of up to five happenings, on 1 to 3 endpoints with 1 to 4 tries, for a
+    /// change and for a read: runs the machine as far as the sequence goes and checks its end.
+    @Test func everySequenceKeepsThePromise() {
+        var checked = 0
+        for endpoints in 1...3 {
+            for tries in 1...4 {
+                for changes in [true, false] {
+                    for length in 1...5 {
+                        for sequence in Self.sequences(length: length) {
+                            check(sequence, endpoints: endpoints, tries: tries, changes: changes)
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked > 50_000)
+    }
+
+    private func check(_ sequence: [Happening], endpoints: Int, tries: Int, changes: Bool) {
+        var machine = RetryMachine(endpoints: endpoints, tries: tries, first: endpoints - 1, changes: changes)
+        var step = machine.start()
+        var sends: [Int] = []
+        var lost = false
+        var unusable = Set<Int>()
+        let context = "\(sequence) on \(endpoints) endpoint(s), \(tries) tries, changes: \(changes)"
+        for happening in sequence {
+            guard case .send(let endpoint) = step else { break }
+            #expect(!unusable.contains(endpoint), "sent to an unusable endpoint: \(context)")
+            sends.append(endpoint)
+            // A try of a change that may have been applied.
+            if changes && (happening == .timeout || happening == .unavailable) { lost = true }
+            if happening == .unusable { unusable.insert(endpoint) }
+            step = happening.apply(to: &machine)
+            if case .finish(let verdict) = step {
+                switch verdict {
+                case .replied(let reply, let from):
+                    #expect(from == endpoint, "the verdict names the endpoint that answered: \(context)")
+                    if lost {
+                        #expect(
+                            reply.failure?.code != .storageError && reply.failure?.code != .unavailable,
+                            "a change that may have been applied ended as a definite failure: \(context)")
+                    }
+                case .outcomeUnknown:
+                    #expect(lost, "only a change some try may have applied is unknown: \(context)")
+                case .noReply:
+                    #expect(!lost, "a change with no answer is unknown, not 'no reply': \(context)")
+                case .unusable:
+                    #expect(!lost && unusable.count == endpoints, "\(context)")
+                }
+                if happening == .ok || happening == .refused {
+                    #expect(verdict == .replied(machine.lastReply(happening), from: endpoint), "\(context)")
+                }
+            }
+        }
+        #expect(sends.count <= max(1, tries, endpoints), "more tries than allowed: \(context)")
+        // With enough tries, every usable endpoint is tried before the end.
+        if case .finish = step, sends.count == max(1, tries, endpoints), endpoints > 1 {
+            #expect(Set(sends).union(unusable).count == endpoints, "an endpoint was never tried: \(context)")
+        }
+        if endpoints - unusable.count > 1 {
+            for (previous, next) in zip(sends, sends.dropFirst()) {
+                #expect(next != previous, "a retry stayed on the endpoint that failed it: \(context)")
+            }
+        }
+    }
+
+    private static func sequences(length: Int) -> [[Happening]] {
+        guard length > 0 else { return [[]] }
+        return sequences(length: length - 1).flatMap { prefix in Happening.allCases.map { prefix + [$0] } }
+    }
+
+    /// The audit's case: the first replica's try timed out (and was committed), the second has
+    /// no quorum and says "nothing changed": the client must not say so.
+    @Test func aTimeoutThenNothingChangedIsUnknown() {
+        var machine = RetryMachine(endpoints: 2, tries: 2, changes: true)
+        #expect(machine.start() == .send(to: 0))
+        #expect(machine.timedOut() == .send(to: 1))
+        let nothing = Reply(error: CountriesError(.storageError, "no quorum; nothing changed"))
+        #expect(machine.received(nothing) == .finish(.outcomeUnknown(nothing)))
+    }
+
+    /// On one endpoint, a retry after a timeout that is refused with `storage_error` is sent
+    /// again (same id) while tries are left: only the change's own reply can settle it.
+    @Test func oneEndpointRetriesAStorageErrorAfterATimeout() {
+        var machine = RetryMachine(endpoints: 1, tries: 3, changes: true)
+        _ = machine.start()
+        #expect(machine.timedOut() == .send(to: 0))
+        #expect(machine.received(Reply(error: CountriesError(.storageError, "busy"))) == .send(to: 0))
+        let first = Reply(seq: 4, count: 8)
+        #expect(machine.received(first) == .finish(.replied(first, from: 0)))
+    }
+
+    /// Without an unknown try, `storage_error` is a definite "nothing changed" on one endpoint,
+    /// and every try timing out is "no reply" for a read, "outcome unknown" for a change.
+    @Test func definiteEnds() {
+        var change = RetryMachine(endpoints: 1, tries: 3, changes: true)
+        _ = change.start()
+        let busy = Reply(error: CountriesError(.storageError, "busy"))
+        #expect(change.received(busy) == .finish(.replied(busy, from: 0)))
+
+        var read = RetryMachine(endpoints: 2, tries: 2, changes: false)
+        _ = read.start()
+        #expect(read.timedOut() == .send(to: 1))
+        #expect(read.timedOut() == .finish(.noReply))
+
+        var lost = RetryMachine(endpoints: 2, tries: 2, changes: true)
+        _ = lost.start()
+        _ = lost.timedOut()
+        #expect(lost.timedOut() == .finish(.outcomeUnknown(nil)))
+    }
+
+    /// The request goes first to the endpoint that answered last, and skips one ZeroMQ refused.
+    @Test func startsWhereToldAndSkipsUnusableEndpoints() {
+        var machine = RetryMachine(endpoints: 3, tries: 3, first: 2, changes: false)
+        #expect(machine.start() == .send(to: 2))
+        #expect(machine.couldNotSend() == .send(to: 0))
+        #expect(machine.timedOut() == .send(to: 1))
+        #expect(machine.timedOut() == .finish(.noReply))
+    }
+}
+
+extension RetryMachine {
+    /// The reply the tests' `ok` and `refused` happenings deliver.
+    fileprivate func lastReply(_ happening: RetryMachineTests.Happening) -> Reply {
+        happening == .ok
+            ? Reply(seq: 7, count: 8) : Reply(error: CountriesError(.notFound, "no such country"))
+    }
+}
