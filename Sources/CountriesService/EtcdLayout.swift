@@ -7,7 +7,9 @@ import Foundation
 /// - `seq`: the latest seq, in decimal; every commit compares it, so replicas take turns;
 /// - `snapshot`: the whole list as a `countries.reset` event at some recent seq;
 /// - `events/<seq, 20 digits>`: the retained events, each as published;
-/// - `requests/<id>`: each remembered request id: its canonical request, a newline, its reply.
+/// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
+/// - `ids/<generation>/<id>`: each remembered request id: its canonical request, a newline, its
+///   reply; generation 0 is `requests/<id>`, where stores kept ids before generations.
 struct EtcdLayout: Sendable {
     /// The prefix, as given (`/countries/` by default).
     let prefix: String
@@ -30,7 +32,17 @@ struct EtcdLayout: Sendable {
         return UInt64(key.dropFirst(eventsPrefix.count))
     }
 
-    func request(_ id: String) -> String { requestsPrefix + id }
+    var idsGeneration: String { prefix + "ids-generation" }
+
+    /// The key of request id `id` in `generation`.
+    func request(_ id: String, generation: UInt64) -> String {
+        generationPrefix(generation) + id
+    }
+
+    /// Where the ids of `generation` live: deleted as one range when it falls out of the window.
+    func generationPrefix(_ generation: UInt64) -> String {
+        generation == 0 ? requestsPrefix : prefix + "ids/\(generation)/"
+    }
 
     /// A remembered request as stored: the canonical request (empty when unknown), a newline,
     /// the reply. Neither holds a raw newline: both are compact JSON.

@@ -37,21 +37,28 @@ final class EtcdStore: StateStore {
     private let layout: EtcdLayout
     private let health: ClusterHealth
     private let configuration: EtcdConfiguration
+    /// How long request ids are remembered.
+    let window: RequestIDWindow
+    /// The request-id generation as this replica last saw it in etcd; a commit with ids
+    /// compares it, so a stale one only costs a retry.
+    private(set) var generation: RequestIDWindow.Generation
 
     /// Finds the store under the prefix, or seeds it in one transaction when the prefix is empty
     /// (the first replica wins; the others find it). Waits up to the configuration's start
     /// timeout for a quorum.
-    init(configuration: EtcdConfiguration, seed: [Country], health: ClusterHealth, logger: Logger)
-        throws(StoreError)
-    {
+    init(
+        configuration: EtcdConfiguration, seed: [Country], health: ClusterHealth, logger: Logger,
+        window: RequestIDWindow = RequestIDWindow()
+    ) throws(StoreError) {
         self.configuration = configuration
+        self.window = window
         self.health = health
         layout = EtcdLayout(prefix: configuration.prefix)
         path = "etcd \(configuration.endpoints.joined(separator: ",")) \(configuration.prefix)"
         client = EtcdClient(endpoints: configuration.endpoints, timeout: configuration.requestTimeout)
         let deadline = ContinuousClock.now + configuration.startTimeout
         var lastError: EtcdError?
-        var found: (identity: String, seeded: Bool)?
+        var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
         while found == nil && ContinuousClock.now < deadline {
             do {
                 found = try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed)
@@ -84,32 +91,85 @@ final class EtcdStore: StateStore {
         }
         identity = found.identity
         seeded = found.seeded
+        if let generation = found.generation {
+            self.generation = generation
+        } else {
+            // A store from before generations: its ids (in `requests/`) are generation 0.
+            do {
+                generation = try EtcdStore.openGeneration(client: client, layout: layout)
+            } catch {
+                throw StoreError(
+                    .cannotOpen, path: path, "reading the request-id generation failed: \(error)")
+            }
+        }
     }
 
+    /// The store's identity and whether this replica seeded it; with a new store, its first
+    /// request-id generation.
     private static func findOrSeed(client: EtcdClient, layout: EtcdLayout, seed: [Country]) throws(EtcdError)
-        -> (identity: String, seeded: Bool)
+        -> (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)
     {
         let existing = try client.range(EtcdRangeRequest(key: layout.store))
         if let value = existing.kvs.first?.value {
-            return (String(decoding: value, as: UTF8.self), false)
+            return (String(decoding: value, as: UTF8.self), false, nil)
         }
         let identity = StoreIdentity.make()
         let snapshot = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+        let generation = RequestIDWindow.Generation(
+            number: 1, startedMilliseconds: RequestIDWindow.nowMilliseconds)
         let result = try client.txn(
             compare: [.createRevision(layout.store, equals: 0)],
             success: [
                 .put(layout.store, Data(identity.utf8)),
                 .put(layout.seq, Data("0".utf8)),
                 .put(layout.snapshot, snapshot.encoded()),
+                .put(layout.idsGeneration, generation.encoded),
             ],
             failure: [.range(EtcdRangeRequest(key: layout.store))])
-        if result.succeeded { return (identity, true) }
+        if result.succeeded { return (identity, true, generation) }
         guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
             throw EtcdError(
                 .badResponse, "the seed transaction failed but the store key is not there",
                 endpoint: client.currentEndpoint)
         }
-        return (String(decoding: value, as: UTF8.self), false)
+        return (String(decoding: value, as: UTF8.self), false, nil)
+    }
+
+    /// The request-id generation of an existing store; a store from before generations gets
+    /// generation 0 (its `requests/` keys), written once by whichever replica comes first.
+    private static func openGeneration(client: EtcdClient, layout: EtcdLayout) throws(StateStoreError)
+        -> RequestIDWindow.Generation
+    {
+        let legacy = RequestIDWindow.Generation(
+            number: 0, startedMilliseconds: RequestIDWindow.nowMilliseconds)
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(
+                compare: [.createRevision(layout.idsGeneration, equals: 0)],
+                success: [.put(layout.idsGeneration, legacy.encoded)],
+                failure: [.range(EtcdRangeRequest(key: layout.idsGeneration))])
+        } catch {
+            throw storeError(error, during: "read")
+        }
+        if result.succeeded { return legacy }
+        return try generation(in: result.results.first, layout: layout)
+    }
+
+    /// The generation a range of the generation key read; an error naming the key when its
+    /// value is not one (the prefix holds something else, or someone wrote it by hand).
+    private static func generation(in outcome: EtcdOperationResult?, layout: EtcdLayout)
+        throws(StateStoreError)
+        -> RequestIDWindow.Generation
+    {
+        guard case .range(let range)? = outcome, let value = range.kvs.first?.value else {
+            throw StateStoreError("the key \(layout.idsGeneration) is gone from etcd; restart the replica")
+        }
+        guard let generation = RequestIDWindow.Generation(value) else {
+            throw StateStoreError(
+                "the key \(layout.idsGeneration) holds \(CountryName.quoted(String(decoding: value.prefix(64), as: UTF8.self))), not a request-id generation"
+            )
+        }
+        return generation
     }
 
     // MARK: Reading
@@ -176,10 +236,25 @@ final class EtcdStore: StateStore {
     }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        let found = try perform { () throws(EtcdError) in
-            try client.range(EtcdRangeRequest(key: layout.request(id)))
+        // The generations another replica opened since this one last committed.
+        let current = try perform { () throws(EtcdError) in
+            try client.range(EtcdRangeRequest(key: layout.idsGeneration))
         }
-        return found.kvs.first.flatMap { EtcdLayout.decodeRequest(id: id, $0.value) }
+        generation = try EtcdStore.generation(in: .range(current), layout: layout)
+        for number in liveGenerations {
+            let found = try perform { () throws(EtcdError) in
+                try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
+            }
+            if let remembered = found.kvs.first.flatMap({ EtcdLayout.decodeRequest(id: id, $0.value) }) {
+                return remembered
+            }
+        }
+        return nil
+    }
+
+    /// The generations an id may be remembered in: the current one and the one before.
+    private var liveGenerations: [UInt64] {
+        generation.number == 0 ? [0] : [generation.number, generation.number - 1]
     }
 
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
@@ -221,11 +296,32 @@ final class EtcdStore: StateStore {
             // What moved the store past the basis, so catching up costs no second round trip.
             .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
         ]
-        for remembered in batch.requests {
-            let key = layout.request(remembered.id)
-            compare.append(.createRevision(key, equals: 0))
-            success.append(.put(key, EtcdLayout.encode(remembered)))
-            failure.append(.range(EtcdRangeRequest(key: key)))
+        // The ids: none may be remembered in a live generation; they go into the generation the
+        // window says, and a commit that opens one deletes the generation before the current.
+        let live = liveGenerations
+        var written = generation
+        if !batch.requests.isEmpty {
+            let values = batch.requests.map(EtcdLayout.encode)
+            let bytes = zip(batch.requests, values).reduce(0) { $0 + $1.0.id.utf8.count + $1.1.count }
+            let (next, opened) = window.after(
+                generation, adding: values.count, bytes: bytes,
+                nowMilliseconds: RequestIDWindow.nowMilliseconds)
+            written = next
+            compare.append(.value(layout.idsGeneration, equals: generation.encoded))
+            failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
+            success.append(.put(layout.idsGeneration, next.encoded))
+            if opened, generation.number > 0 {
+                let expired = layout.generationPrefix(generation.number - 1)
+                success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
+            }
+            for (remembered, value) in zip(batch.requests, values) {
+                for number in live {
+                    let key = layout.request(remembered.id, generation: number)
+                    compare.append(.createRevision(key, equals: 0))
+                    failure.append(.range(EtcdRangeRequest(key: key)))
+                }
+                success.append(.put(layout.request(remembered.id, generation: next.number), value))
+            }
         }
         if lastSeq != batch.basis {
             success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
@@ -250,10 +346,18 @@ final class EtcdStore: StateStore {
         } catch {
             throw EtcdStore.storeError(error, during: "commit")
         }
-        if result.succeeded { return }
+        if result.succeeded {
+            generation = written
+            return
+        }
         var found: [RememberedRequest] = []
         var newer: [Event] = []
         for (index, outcome) in result.results.enumerated() {
+            if index == 2 {
+                // Whatever moved, the next try compares the generation etcd holds now.
+                generation = try EtcdStore.generation(in: outcome, layout: layout)
+                continue
+            }
             guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
             switch index {
             case 0:
@@ -267,8 +371,12 @@ final class EtcdStore: StateStore {
                 let events = range.kvs.compactMap { try? Event.decode($0.value) }
                 if !range.more && events.count == range.kvs.count { newer = events }
             default:
-                let id = batch.requests[index - 2].id
-                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value) { found.append(remembered) }
+                let id = batch.requests[(index - 3) / live.count].id
+                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value),
+                    !found.contains(where: { $0.id == id })
+                {
+                    found.append(remembered)
+                }
             }
         }
         if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
@@ -278,34 +386,6 @@ final class EtcdStore: StateStore {
         }
         throw StateStoreError(
             "another replica committed first", code: .moved, remembered: found, newerEvents: newer)
-    }
-
-    // MARK: Request-id memory
-
-    /// Forgets the oldest remembered request ids (by the revision that created them) beyond
-    /// the newest `keeping`, at most `batch` per call; returns how many it forgot. Any replica
-    /// may run it at any time: forgetting an id twice is forgetting it once, and only ids
-    /// beyond the window the protocol promises are forgotten (docs/PROTOCOL.md, "Retries are
-    /// safe"). The commits cannot do it themselves: a transaction cannot read what to delete.
-    static func trimRememberedRequests(
-        client: EtcdClient, layout: EtcdLayout, keeping: Int = Limits.retainedRequestIDs, batch: Int = 1_000
-    ) throws(EtcdError) -> Int {
-        let count = try client.range(.prefix(layout.requestsPrefix, countOnly: true)).count
-        let excess = Int(count) - keeping
-        guard excess > 0 else { return 0 }
-        let oldest = try client.range(
-            .prefix(
-                layout.requestsPrefix, limit: min(excess, batch), keysOnly: true, sortTarget: .createRevision,
-                sortOrder: .ascending))
-        var forgotten = 0
-        // etcd takes at most 128 operations per transaction.
-        for start in stride(from: 0, to: oldest.kvs.count, by: 100) {
-            let keys = oldest.kvs[start..<min(start + 100, oldest.kvs.count)].map(\.key)
-            _ = try client.txn(
-                compare: [], success: keys.map { .deleteRange(key: $0, rangeEnd: nil) }, failure: [])
-            forgotten += keys.count
-        }
-        return forgotten
     }
 
     // MARK: Status

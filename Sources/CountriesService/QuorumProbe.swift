@@ -4,8 +4,7 @@ import Synchronization
 
 /// Asks the etcd cluster, on a thread of its own, for a read that takes a quorum (the `seq`
 /// key, linearizable) every ``interval``, and for its members and leader every few rounds, and
-/// records what it saw in a ``ClusterHealth``. Every 20 rounds it also trims the remembered
-/// request ids to the protocol's window (``EtcdStore/trimRememberedRequests(client:layout:keeping:batch:)``). A replica whose probe has no answer for the
+/// records what it saw in a ``ClusterHealth``. A replica whose probe has no answer for the
 /// health's quorum timeout stops heartbeating and refuses changes (docs/HA.md, "Losing the
 /// quorum"); it recovers by itself at the next answer.
 final class QuorumProbe: Sendable {
@@ -67,22 +66,11 @@ final class QuorumProbe: Sendable {
                 hadQuorum = false
             }
             if round % 5 == 0 { health.record(cluster(client)) }
-            if round % 20 == 10, hadQuorum { trimRequests(client) }
             round += 1
             let end = started + interval
             while !isStopping && ContinuousClock.now < end {
                 Thread.sleep(forTimeInterval: 0.02)
             }
-        }
-    }
-
-    /// Keeps the remembered request ids to the protocol's window, logging what it forgot.
-    private func trimRequests(_ client: EtcdClient) {
-        do {
-            let forgotten = try EtcdStore.trimRememberedRequests(client: client, layout: layout)
-            if forgotten > 0 { logger.log(.debug, "forgot the \(forgotten) oldest remembered request ids") }
-        } catch {
-            logger.log(.debug, "trimming the remembered request ids failed: \(error); trying again later")
         }
     }
 

@@ -82,7 +82,7 @@ public struct EtcdRangeRequest: Sendable {
     /// code points and no character's encoding is the start of another's, so this holds for any
     /// key a `String` can be. `"\0"` (etcd's "to the end") for the empty prefix or one made only
     /// of U+10FFFF.
-    static func prefixEnd(_ prefix: String) -> String {
+    public static func prefixEnd(_ prefix: String) -> String {
         var scalars = Array(prefix.unicodeScalars)
         while let last = scalars.popLast() {
             var next = last.value + 1

@@ -12,12 +12,14 @@ import Testing
 struct EtcdStoreTests {
     private let logger = Logger(level: .error) { _ in }
 
-    private func open(_ cluster: EtcdCluster, prefix: String) throws -> EtcdStore {
+    private func open(_ cluster: EtcdCluster, prefix: String, window: RequestIDWindow = RequestIDWindow())
+        throws -> EtcdStore
+    {
         let configuration = EtcdConfiguration(endpoints: cluster.clientURLs, prefix: prefix, replicaName: "t")
         return try EtcdStore(
             configuration: configuration, seed: SeedList.standard,
             health: ClusterHealth(quorumTimeout: .seconds(5)),
-            logger: logger)
+            logger: logger, window: window)
     }
 
     @Test func theFirstReplicaSeedsAndTheOthersFindTheSameStore() throws {
@@ -64,26 +66,149 @@ struct EtcdStoreTests {
         }
     }
 
-    @Test func rememberedRequestsAreKeptToTheWindowOldestFirst() throws {
+    /// The window is kept by the commits: ids go into generations, a commit checks the current
+    /// and the previous one, and the commit that opens a generation deletes the one before the
+    /// previous. So the last `minimumCount` ids are always remembered, and no more than two
+    /// generations are kept.
+    @Test func requestIDsAreKeptByGenerationsInTheCommits() throws {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
-        let store = try open(cluster, prefix: "/r/")
-        for id in 0..<30 {
-            var batch = StoreBatch()
-            batch.basis = 0
-            batch.requests = [
-                RememberedRequest(id: "id-\(id)", request: nil, reply: Data("{\"n\":\(id)}".utf8))
-            ]
-            try store.commit(batch)
+        let window = RequestIDWindow(minimumAge: .zero, minimumCount: 10, maximumCount: 25)
+        let store = try open(cluster, prefix: "/r/", window: window)
+        #expect(store.generation.number == 1)
+        for id in 0..<100 {
+            try store.commit(Self.remembering(["id-\(id)"]))
+            for kept in max(0, id - 9)...id {
+                #expect(
+                    try store.rememberedRequest(for: "id-\(kept)")?.reply
+                        == Data("{\"n\":\"id-\(kept)\"}".utf8))
+            }
         }
+        #expect(try store.rememberedRequest(for: "id-0") == nil, "the oldest generations are gone")
+        let kept = try EtcdClient(endpoints: cluster.clientURLs).range(
+            EtcdRangeRequest.prefix("/r/ids/", countOnly: true)
+        ).count
+        #expect(kept <= 2 * 10 + 1, "at most two generations: \(kept) ids")
+        // A remembered id is refused by the compare, with its first reply.
+        do {
+            try store.commit(Self.remembering(["id-99"]))
+            Issue.record("a remembered id was written again")
+        } catch {
+            #expect(error.code == .moved && error.remembered.map(\.id) == ["id-99"])
+        }
+    }
+
+    /// A store from before generations (ids at `requests/<id>`, no generation key): its ids are
+    /// generation 0, still checked, and forgotten only when generation 2 opens.
+    @Test func idsFromBeforeGenerationsAreStillChecked() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        _ = try open(cluster, prefix: "/l/")
         let client = EtcdClient(endpoints: cluster.clientURLs)
-        let layout = EtcdLayout(prefix: "/r/")
-        #expect(
-            try EtcdStore.trimRememberedRequests(client: client, layout: layout, keeping: 20, batch: 1_000)
-                == 10)
-        #expect(try EtcdStore.trimRememberedRequests(client: client, layout: layout, keeping: 20) == 0)
-        #expect(try store.rememberedRequest(for: "id-9") == nil)
-        #expect(try store.rememberedRequest(for: "id-10")?.reply == Data("{\"n\":10}".utf8))
-        #expect(try store.rememberedRequest(for: "id-29") != nil)
+        let old = RememberedRequest(id: "old", request: nil, reply: Data(#"{"ok":true,"seq":1}"#.utf8))
+        _ = try client.txn(
+            compare: [],
+            success: [
+                .deleteRange(key: "/l/ids-generation", rangeEnd: nil),
+                .put("/l/requests/old", EtcdLayout.encode(old)),
+            ], failure: [])
+        let window = RequestIDWindow(minimumAge: .zero, minimumCount: 2, maximumCount: 5)
+        let store = try open(cluster, prefix: "/l/", window: window)
+        #expect(store.generation.number == 0)
+        #expect(try store.rememberedRequest(for: "old") == old)
+        do {
+            try store.commit(Self.remembering(["old"]))
+            Issue.record("an id remembered before generations was written again")
+        } catch {
+            #expect(error.code == .moved && error.remembered == [old])
+        }
+        for id in 0..<12 { try store.commit(Self.remembering(["new-\(id)"])) }
+        #expect(store.generation.number >= 2)
+        #expect(try store.rememberedRequest(for: "old") == nil)
+        #expect(try client.range(EtcdRangeRequest.prefix("/l/requests/", countOnly: true)).count == 0)
+    }
+
+    /// Four replicas remember ids at once, well over 1,000 a second, each a batch of 16 fresh
+    /// ids on its own connection: every id any of them wrote in the last `minimumAge` (or among
+    /// the last `minimumCount`) is still remembered at the end, and the count stays bounded.
+    /// (Four replicas each trimming on their own once cut the window from 10,600 to 9,894 ids.)
+    @Test func racingReplicasKeepEveryIdTheWindowPromises() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let window = RequestIDWindow(minimumAge: .milliseconds(1_500), minimumCount: 500, maximumCount: 4_000)
+        let reader = try open(cluster, prefix: "/w/", window: window)
+        let written = Box<[(id: String, at: ContinuousClock.Instant)]>([])
+        let failures = Box<[String]>([])
+        let started = ContinuousClock.now
+        let group = DispatchGroup()
+        for replica in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                // A replica of its own: an EtcdStore belongs to one thread.
+                let store: EtcdStore
+                do {
+                    store = try open(cluster, prefix: "/w/", window: window)
+                } catch {
+                    failures.update { $0.append("replica \(replica) did not open: \(error)") }
+                    return
+                }
+                var batchNumber = 0
+                while ContinuousClock.now - started < .seconds(4) {
+                    let ids = (0..<16).map { "r\(replica)-\(batchNumber)-\($0)" }
+                    batchNumber += 1
+                    var attempts = 0
+                    while true {
+                        let refusal: StateStoreError?
+                        do throws(StateStoreError) {
+                            try store.commit(Self.remembering(ids))
+                            refusal = nil
+                        } catch {
+                            refusal = error
+                        }
+                        guard let refusal else {
+                            let now = ContinuousClock.now
+                            written.update { $0 += ids.map { ($0, now) } }
+                            break
+                        }
+                        // Another replica wrote first: the store took the new generation; again.
+                        guard refusal.code == .moved && refusal.remembered.isEmpty && attempts < 50 else {
+                            failures.update { $0.append("\(ids[0]): \(refusal)") }
+                            break
+                        }
+                        attempts += 1
+                    }
+                }
+            }
+        }
+        group.wait()
+        #expect(failures.value.isEmpty, "\(failures.value.prefix(3))")
+        let all = written.value
+        let elapsed = ContinuousClock.now - started
+        print(
+            "racingReplicas: \(all.count) ids in \(elapsed), \(Double(all.count) / elapsed.timeInterval) ids/s"
+        )
+        #expect(Double(all.count) / elapsed.timeInterval > 1_000, "the test must run above 1,000 ids/s")
+        let end = ContinuousClock.now
+        let promised = all.enumerated().filter { index, entry in
+            end - entry.at < window.minimumAge || index >= all.count - window.minimumCount
+        }
+        var forgotten: [String] = []
+        for (_, entry) in promised where try reader.rememberedRequest(for: entry.id) == nil {
+            forgotten.append(entry.id)
+        }
+        #expect(forgotten.isEmpty, "\(forgotten.count) of \(promised.count) promised ids were forgotten")
+        let kept = try EtcdClient(endpoints: cluster.clientURLs).range(
+            EtcdRangeRequest.prefix("/w/ids/", countOnly: true)
+        ).count
+        #expect(kept <= Int64(2 * window.maximumCount), "bounded: \(kept) ids kept")
+    }
+
+    /// A batch that remembers these ids and changes nothing.
+    private static func remembering(_ ids: [String]) -> StoreBatch {
+        var batch = StoreBatch()
+        batch.basis = 0
+        batch.requests = ids.map {
+            RememberedRequest(id: $0, request: nil, reply: Data("{\"n\":\"\($0)\"}".utf8))
+        }
+        return batch
     }
 }

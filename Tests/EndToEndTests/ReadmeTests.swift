@@ -76,6 +76,7 @@ struct ReadmeTests {
         "countries web                     # serves http://127.0.0.1:8080/ until Ctrl-C": .startStop(
             ready: "serving the table at http://127.0.0.1:8080/", check: nil),
         "countries on-change -- COMMAND [ARGS...]": .synopsis,
+        "countries toggle France --id ID": .synopsis,
         "countries on-change --cursor FILE -- COMMAND [ARGS...]": .synopsis,
         "export COUNTRIES_COMMAND=tcp://127.0.0.1:5555 COUNTRIES_EVENTS=tcp://127.0.0.1:5556": .export,
         "countries watch                                 # another live table":
