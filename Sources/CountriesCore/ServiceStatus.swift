@@ -35,6 +35,9 @@ public struct ServiceStatus: Equatable, Sendable {
     public var etcdLeader: String?
     /// A replicated service: whether this replica reaches a quorum of etcd (`yes`, or why not).
     public var etcdQuorum: String?
+    /// A replicated service: a value in the store's log in etcd that does not decode, by key;
+    /// absent when there is none.
+    public var storeDamage: String?
 
     /// Creates a status with no fields set.
     public init() {}
@@ -55,6 +58,7 @@ public struct ServiceStatus: Equatable, Sendable {
         Field("etcd_members", "etcd members", \.etcdMembers),
         Field("etcd_leader", "etcd leader", \.etcdLeader),
         Field("etcd_quorum", "etcd quorum", \.etcdQuorum),
+        Field("store_damage", "store damage", \.storeDamage),
     ]
 
     /// ``fields`` sorted by key, as `JSONEncoder` with `.sortedKeys` wrote them.

@@ -19,6 +19,7 @@ final class ClusterHealth: Sendable {
         var lastError: String?
         var cluster = Cluster()
         var latestSeq: UInt64 = 0
+        var damage: String?
     }
 
     /// How long without a quorum read before the replica says it has no quorum: it then stops
@@ -56,6 +57,21 @@ final class ClusterHealth: Sendable {
 
     /// The members and leader as last seen.
     var cluster: Cluster { state.withLock { $0.cluster } }
+
+    /// A value in the store's log that does not decode, found by whoever read it (a catch-up,
+    /// the event tail): the replica cannot go past it, so it stops claiming to be live until a
+    /// read of the log gets past it (``recordLogReadable()``).
+    func recordDamage(_ description: String) {
+        state.withLock { $0.damage = description }
+    }
+
+    /// The log was read past where it was damaged (the value was fixed, or a commit replaced it).
+    func recordLogReadable() {
+        state.withLock { $0.damage = nil }
+    }
+
+    /// What is damaged in the store's log, or nil.
+    var damage: String? { state.withLock { $0.damage } }
 
     /// Why the replica has no quorum now, or nil when it has.
     func unavailability(now: ContinuousClock.Instant = .now) -> String? {

@@ -174,16 +174,19 @@ final class EtcdStore: StateStore {
 
     // MARK: Reading
 
+    /// The state at start. A log damaged after the snapshot does not stop the replica: it serves
+    /// `status` with the state up to the damage, says what is damaged, and refuses the rest.
     func loadState() throws(StoreError) -> CountriesState {
         do {
-            return try readState()
+            return try readState(uptoDamage: true)
         } catch {
             throw StoreError(.cannotOpen, path: path, "reading the state from etcd failed: \(error)")
         }
     }
 
-    /// The snapshot and the events after it, read at one revision.
-    private func readState() throws(StateStoreError) -> CountriesState {
+    /// The snapshot and the events after it, read at one revision; with `uptoDamage`, the state
+    /// before a value that does not decode instead of an error.
+    private func readState(uptoDamage: Bool = false) throws(StateStoreError) -> CountriesState {
         let found = try perform { () throws(EtcdError) in
             try client.range(EtcdRangeRequest(key: layout.snapshot))
         }
@@ -193,10 +196,27 @@ final class EtcdStore: StateStore {
             throw StateStoreError("the key \(layout.snapshot) holds no snapshot of the list")
         }
         var state = CountriesState(rows: rows, seq: event.seq)
-        guard try replayEvents(into: &state, atRevision: found.revision) else {
+        let complete: Bool
+        do {
+            complete = try replayEvents(into: &state, atRevision: found.revision)
+        } catch {
+            if uptoDamage && health.damage != nil { return state }
+            throw error
+        }
+        guard complete else {
             throw StateStoreError("the events after the snapshot at seq \(event.seq) are missing")
         }
         return state
+    }
+
+    /// A value in the log that is not the event its key names: recorded (the replica stops
+    /// heartbeating and `status` names it) and described as what to do.
+    private func damaged(_ key: String, value: Data, after seq: UInt64) -> StateStoreError {
+        let shown = CountryName.quoted(String(decoding: value.prefix(48), as: UTF8.self))
+        let description =
+            "the key \(key) in etcd holds \(shown)\(value.count > 48 ? "..." : ""), not the event its key names: this replica cannot go past seq \(seq); rewrite that key with its event (or restore etcd from a backup), and check who can write to etcd (docs/SECURITY.md)"
+        health.recordDamage(description)
+        return StateStoreError(description)
     }
 
     /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
@@ -213,8 +233,9 @@ final class EtcdStore: StateStore {
             let page = try perform { () throws(EtcdError) in try client.range(request) }
             revision = page.revision
             for kv in page.kvs {
-                guard let event = try? Event.decode(kv.value) else {
-                    throw StateStoreError("the key \(kv.key) holds no event")
+                guard let event = try? Event.decode(kv.value), event.seq == layout.seq(ofEventKey: kv.key)
+                else {
+                    throw damaged(kv.key, value: kv.value, after: state.seq)
                 }
                 guard event.seq == state.seq + 1 else { return false }
                 do {
@@ -230,9 +251,14 @@ final class EtcdStore: StateStore {
 
     func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
         var caughtUp = state
-        if try replayEvents(into: &caughtUp, atRevision: 0) { return caughtUp }
+        if try replayEvents(into: &caughtUp, atRevision: 0) {
+            health.recordLogReadable()
+            return caughtUp
+        }
         // Too far behind for the kept events: start again from the snapshot.
-        return try readState()
+        let fresh = try readState()
+        health.recordLogReadable()
+        return fresh
     }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
@@ -265,8 +291,8 @@ final class EtcdStore: StateStore {
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         var events: [Event] = []
         for kv in found.kvs {
-            guard let event = try? Event.decode(kv.value) else {
-                throw StateStoreError("the key \(kv.key) holds no event")
+            guard let event = try? Event.decode(kv.value), event.seq == layout.seq(ofEventKey: kv.key) else {
+                throw damaged(kv.key, value: kv.value, after: since + UInt64(events.count))
             }
             guard event.seq == since + 1 + UInt64(events.count) else { return nil }
             events.append(event)
@@ -396,6 +422,7 @@ final class EtcdStore: StateStore {
         status.etcdMembers = cluster.members
         status.etcdLeader = cluster.leader ?? "none"
         status.etcdQuorum = health.unavailability() ?? "yes"
+        status.storeDamage = health.damage
     }
 
     /// Runs a read, turning etcd's error into the store's.

@@ -32,9 +32,14 @@ final class EventTail: Sendable {
     private let restarting = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let startSeq: UInt64
+    private let health: ClusterHealth
 
-    /// A tail that will hand over the events after `seq`.
-    init(configuration: EtcdConfiguration, after seq: UInt64, logger: Logger) throws(SignalPipeError) {
+    /// A tail that will hand over the events after `seq`, recording in `health` a value in the
+    /// log that it cannot hand over.
+    init(configuration: EtcdConfiguration, after seq: UInt64, health: ClusterHealth, logger: Logger)
+        throws(SignalPipeError)
+    {
+        self.health = health
         endpoints = configuration.endpoints
         layout = EtcdLayout(prefix: configuration.prefix)
         requestTimeout = configuration.requestTimeout
@@ -93,7 +98,8 @@ final class EventTail: Sendable {
                             }
                             // A seq skipped means the watch missed one: read again from the log.
                             guard seq == handedOver + 1 else { return false }
-                            guard let entry = decode(change.kv) else { return false }
+                            // A value that is not its event: read again, which waits on it.
+                            guard let entry = decode(change.kv, seq: seq) else { return false }
                             entries.append(entry)
                             handedOver = seq
                         }
@@ -129,18 +135,32 @@ final class EventTail: Sendable {
                         "events \(handedOver + 1) to \(seq - 1) are no longer kept in etcd; publishing from \(seq) (subscribers take a fresh list)"
                     )
                 }
-                guard let entry = decode(kv) else { continue }
+                guard let entry = decode(kv, seq: seq) else {
+                    // Never skipped: what comes after it would be published as if it were there.
+                    outbox.post(entries)
+                    throw EtcdError(
+                        .badResponse, "the log is damaged at \(kv.key)", endpoint: client.currentEndpoint)
+                }
                 entries.append(entry)
                 handedOver = seq
             }
             outbox.post(entries)
-            if !page.more { return revision }
+            if !page.more {
+                health.recordLogReadable()
+                return revision
+            }
         }
     }
 
-    private func decode(_ kv: EtcdKeyValue) -> Entry? {
-        guard let event = try? Event.decode(kv.value) else {
-            logger.log(.error, "the key \(kv.key) in etcd holds no event; skipped")
+    /// The entry for the event at `seq`; nil, with the damage recorded and logged once, when the
+    /// value is not that event.
+    private func decode(_ kv: EtcdKeyValue, seq: UInt64) -> Entry? {
+        guard let event = try? Event.decode(kv.value), event.seq == seq else {
+            let shown = CountryName.quoted(String(decoding: kv.value.prefix(48), as: UTF8.self))
+            let description =
+                "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not the event its key names: this replica publishes nothing after seq \(seq - 1) until it is rewritten (docs/HA.md)"
+            if health.damage == nil { logger.log(.error, description) }
+            health.recordDamage(description)
             return nil
         }
         return Entry(event: event, body: kv.value)

@@ -116,7 +116,8 @@ public final class StateService {
         publishedSeq = loadedSeq
         if let etcd = storeConfiguration.etcd, let health {
             do {
-                let tail = try EventTail(configuration: etcd, after: loadedSeq, logger: logger)
+                let tail = try EventTail(
+                    configuration: etcd, after: loadedSeq, health: health, logger: logger)
                 let probe = QuorumProbe(
                     configuration: etcd, health: health,
                     interval: min(configuration.heartbeatInterval, .milliseconds(500)),
@@ -280,7 +281,7 @@ public final class StateService {
     /// none, so views move to another replica or go stale instead of trusting it.
     private func publishHeartbeat() {
         if let replication {
-            var why = replication.health.unavailability()
+            var why = replication.health.unavailability() ?? replication.health.damage
             if let lag = lagBehindTheLog(replication) { why = why ?? lag }
             if (why != nil) != heartbeatsHeld {
                 heartbeatsHeld = why != nil

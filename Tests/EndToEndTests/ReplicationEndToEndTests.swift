@@ -262,6 +262,54 @@ struct ReplicationEndToEndTests {
         print("bigChangesInOneBatch: replies after \(arrivals)")
     }
 
+    /// One value in the log that is not an event (anyone on etcd's port can write one): the
+    /// replicas name the key in their log and `status`, stop claiming to be live (no
+    /// heartbeats), refuse reads with a message naming it, and a replica started meanwhile
+    /// starts (it refused to). The next change overwrites the key, and everything recovers.
+    @Test func aValueInTheLogThatIsNotAnEventIsReportedByKeyAndRecovered() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let service = replicas.services[0]
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        let watcher = try subscribe(replicas.sandboxes[1])
+        defer { watcher.stop() }
+        #expect(eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("live") })
+
+        let key = "/countries/events/00000000000000000002"
+        try replicas.etcd.put(key, "not an event")
+        #expect(
+            eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("stale") },
+            "\(watcher.stderrSoFar)")
+        let read = try service.run(["count"])
+        #expect(read.exitCode != 0 && read.stderr.contains(key), "\(read)")
+        let status = try service.run(["status", "--json"])
+        #expect(status.stdout.contains(#""store_damage":"the key \#(key) in etcd holds"#), "\(status)")
+
+        let late = try Sandbox()
+        let third = try Service(
+            in: late, options: ["--etcd", replicas.etcd.clientURLs.joined(separator: ",")],
+            waitUntilReady: false)
+        defer { third.stop() }
+        #expect(
+            eventually(within: .seconds(10)) {
+                (try? third.run(["status"]))?.stdout.contains("store damage") == true
+            },
+            "a replica starts on a damaged log: \(third.process.stderr.text)")
+
+        // A change commits at seq 2 (the seq key still says 1) and overwrites the key.
+        let toggle = try service.run(["toggle", "Italy"])
+        #expect(toggle.exitCode == 0 && toggle.stdout.contains("seq 2"), "\(toggle)")
+        #expect(eventually(within: .seconds(10)) { (try? service.run(["count"]))?.exitCode == 0 })
+        #expect(
+            eventually(within: .seconds(10)) {
+                watcher.stderrSoFar.hasSuffix("live at seq 2\n") || self.seqs(watcher).last == 2
+            })
+        #expect(
+            eventually(within: .seconds(10)) {
+                !((try? third.run(["status"]))?.stdout.contains("store damage") ?? true)
+            })
+    }
+
     /// Plain HTTP to an etcd on another host is refused before anything is bound, as a plaintext
     /// non-loopback endpoint is; loopback, https and --insecure are not.
     @Test func plainHTTPToAnotherHostIsRefusedWithoutInsecure() throws {

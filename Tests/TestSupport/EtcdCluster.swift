@@ -169,3 +169,15 @@ extension EtcdCluster {
         guard run.exitCode == 0 else { throw HarnessFailure("etcdctl compaction failed: \(run)") }
     }
 }
+
+extension EtcdCluster {
+    /// Writes `value` at `key` as anyone who reaches etcd's port can (etcdctl put): what a forged
+    /// or damaged value in a service's keys looks like.
+    public func put(_ key: String, _ value: String) throws {
+        let endpoints = clientURLs.indices.filter { pid(of: $0) != nil }.map { clientURLs[$0] }
+        let run = try ChildProcess.run(
+            Self.etcdctl, ["--endpoints", endpoints.joined(separator: ","), "put", key, value],
+            environment: ["ETCDCTL_API": "3"], timeout: .seconds(10))
+        guard run.exitCode == 0 else { throw HarnessFailure("etcdctl put failed: \(run)") }
+    }
+}
