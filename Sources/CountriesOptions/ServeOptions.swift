@@ -41,8 +41,13 @@ public struct ServeOptions: OptionGroup {
         help: "With --etcd: the key prefix this service owns; replicas on one prefix share one list.",
         default: EtcdConfiguration.defaultPrefix
     ).map { (prefix, command) throws(UsageError) -> String in
-        guard !prefix.isEmpty, prefix.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw command.usageError("--etcd-prefix must be printable ASCII without spaces, like /countries/")
+        // At most 100 bytes: a replica checks every shorter prefix for a store it would nest in,
+        // in one transaction (etcd takes at most 128 operations).
+        guard !prefix.isEmpty, prefix.utf8.count <= 100,
+            prefix.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else {
+            throw command.usageError(
+                "--etcd-prefix must be 1 to 100 bytes of printable ASCII without spaces, like /countries/")
         }
         return prefix
     }

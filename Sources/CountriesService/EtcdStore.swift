@@ -60,8 +60,16 @@ final class EtcdStore: StateStore {
         var lastError: EtcdError?
         var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
         while found == nil && ContinuousClock.now < deadline {
-            do {
-                found = try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed)
+            var misplaced: String?
+            do throws(EtcdError) {
+                misplaced = try EtcdStore.enclosingStore(client: client, layout: layout)
+                if misplaced == nil {
+                    switch try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed) {
+                    case .found(let identity, let seeded, let generation):
+                        found = (identity, seeded, generation)
+                    case .occupied(let why): misplaced = why
+                    }
+                }
             } catch {
                 if error.code == .rejected || error.code == .badResponse {
                     throw StoreError(
@@ -76,6 +84,7 @@ final class EtcdStore: StateStore {
                 lastError = error
                 Thread.sleep(forTimeInterval: 0.2)
             }
+            if let misplaced { throw StoreError(.other, path: path, misplaced) }
         }
         guard let found else {
             throw StoreError(
@@ -106,12 +115,51 @@ final class EtcdStore: StateStore {
 
     /// The store's identity and whether this replica seeded it; with a new store, its first
     /// request-id generation.
+    /// Why the store cannot live at `layout`'s prefix: a store at a prefix that this one starts
+    /// with, whose keys (its events, its ids) would hold this one's. Nil when there is none.
+    private static func enclosingStore(client: EtcdClient, layout: EtcdLayout) throws(EtcdError) -> String? {
+        let prefix = layout.prefix
+        let ancestors = (1..<prefix.count).map { String(prefix.prefix($0)) + "store" }
+        guard !ancestors.isEmpty else { return nil }
+        let result = try client.txn(
+            compare: [], success: ancestors.map { .range(EtcdRangeRequest(key: $0)) }, failure: [])
+        for (key, outcome) in zip(ancestors, result.results) {
+            guard case .range(let range) = outcome, let value = range.kvs.first?.value,
+                StoreIdentity.isWellFormed(String(decoding: value, as: UTF8.self))
+            else { continue }
+            return
+                "a countries store lives at the prefix \(key.dropLast("store".count)) (its key \(key)), and \(prefix) is inside it: prefixes may not nest, or each service reads and deletes the other's keys; pass another --etcd-prefix"
+        }
+        return nil
+    }
+
+    /// What a replica finds at its prefix.
+    private enum Opening {
+        /// The store (found, or seeded by this replica), with its first generation when seeded.
+        case found(identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)
+        /// Keys that are not a store's: why it may not seed there.
+        case occupied(String)
+    }
+
     private static func findOrSeed(client: EtcdClient, layout: EtcdLayout, seed: [Country]) throws(EtcdError)
-        -> (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)
+        -> Opening
     {
         let existing = try client.range(EtcdRangeRequest(key: layout.store))
         if let value = existing.kvs.first?.value {
-            return (String(decoding: value, as: UTF8.self), false, nil)
+            return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
+        }
+        // Only an empty prefix is seeded: keys without a `store` are something else's, or a
+        // store nested inside this prefix, whose keys this one's ranges would read and delete.
+        let occupied = try client.range(.prefix(layout.prefix, limit: 1, keysOnly: true))
+        if let key = occupied.kvs.first?.key {
+            // Another replica may have seeded it since the first read (its keys come together).
+            if let value = try client.range(EtcdRangeRequest(key: layout.store)).kvs.first?.value {
+                return .found(
+                    identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
+            }
+            return .occupied(
+                "the prefix \(layout.prefix) holds keys but no store (\(key), for one): they belong to something else, or to a service on a prefix inside this one; prefixes may not nest: pass another --etcd-prefix"
+            )
         }
         let identity = StoreIdentity.make()
         let snapshot = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
@@ -126,13 +174,13 @@ final class EtcdStore: StateStore {
                 .put(layout.idsGeneration, generation.encoded),
             ],
             failure: [.range(EtcdRangeRequest(key: layout.store))])
-        if result.succeeded { return (identity, true, generation) }
+        if result.succeeded { return .found(identity: identity, seeded: true, generation: generation) }
         guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
             throw EtcdError(
                 .badResponse, "the seed transaction failed but the store key is not there",
                 endpoint: client.currentEndpoint)
         }
-        return (String(decoding: value, as: UTF8.self), false, nil)
+        return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
     }
 
     /// The request-id generation of an existing store; a store from before generations gets

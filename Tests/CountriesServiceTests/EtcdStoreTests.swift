@@ -33,6 +33,30 @@ struct EtcdStoreTests {
         #expect(try second.loadState() == CountriesState(countries: SeedList.standard))
     }
 
+    /// Prefixes may not nest, whichever store comes first: a store inside another's prefix
+    /// would have its keys read and deleted as the outer one's events and ids.
+    @Test func nestedPrefixesAreRefusedEitherWay() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        _ = try open(cluster, prefix: "/ov/")
+        #expect {
+            try open(cluster, prefix: "/ov/events/")
+        } throws: {
+            "\($0)".contains(
+                "a countries store lives at the prefix /ov/ (its key /ov/store), and /ov/events/ is inside it"
+            )
+        }
+        _ = try open(cluster, prefix: "/in/events/")
+        #expect {
+            try open(cluster, prefix: "/in/")
+        } throws: {
+            "\($0)".contains("the prefix /in/ holds keys but no store (/in/events/")
+        }
+        // Beside each other is fine, and so is a second replica of each.
+        _ = try open(cluster, prefix: "/ov2/")
+        _ = try open(cluster, prefix: "/ov/")
+    }
+
     /// 250 toggles in batches: the state read back (snapshot plus the events after it) is the
     /// state committed, and a stale basis is refused as `moved`.
     @Test func commitsSnapshotsAndAStaleBasisIsMoved() throws {
