@@ -76,7 +76,7 @@ final class CommandHandler {
         throws(StoreError)
     {
         self.store = store
-        self.seed = seed
+        self.seed = store.storedSeed ?? seed
         self.logger = logger
         self.statusInfo = statusInfo
         self.state = try store.loadState()

@@ -6,6 +6,7 @@ import Foundation
 /// - `store`: the store identity, written once by the replica that seeded the prefix;
 /// - `seq`: the latest seq, in decimal; every commit compares it, so replicas take turns;
 /// - `snapshot`: the whole list as a `countries.reset` event at some recent seq;
+/// - `seed`: the list `reset` goes back to, written once with the store;
 /// - `events/<seq, 20 digits>`: the retained events, each as published;
 /// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
 /// - `ids/<generation>/<id>`: each remembered request id: its canonical request, a newline, its
@@ -17,6 +18,9 @@ struct EtcdLayout: Sendable {
     var store: String { prefix + "store" }
     var seq: String { prefix + "seq" }
     var snapshot: String { prefix + "snapshot" }
+    /// The seed list `reset` goes back to, as a `countries.reset` event at seq 0: stored once,
+    /// with the store, so every replica resets to the same list.
+    var seed: String { prefix + "seed" }
     var eventsPrefix: String { prefix + "events/" }
     var requestsPrefix: String { prefix + "requests/" }
 

@@ -17,6 +17,10 @@ final class EtcdStore: StateStore {
     var isShared: Bool { true }
     /// Whether this replica seeded the prefix, for the start-up log.
     let seeded: Bool
+    /// The store's seed list (``EtcdLayout/seed``): every replica's `reset` goes back to it.
+    let storedSeed: [Country]?
+    /// Set when this replica was given another seed than the store's, for the start-up log.
+    let seedMismatch: String?
 
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
@@ -100,6 +104,16 @@ final class EtcdStore: StateStore {
         }
         identity = found.identity
         seeded = found.seeded
+        do {
+            let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: found.identity)
+            storedSeed = kept
+            seedMismatch =
+                kept == seed
+                ? nil
+                : "this replica was given a seed of \(seed.count) countries, but the store keeps the seed it was created with (\(kept.count) countries): `reset` goes back to the store's (docs/HA.md)"
+        } catch {
+            throw StoreError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
+        }
         if let generation = found.generation {
             self.generation = generation
         } else {
@@ -171,6 +185,7 @@ final class EtcdStore: StateStore {
                 .put(layout.store, Data(identity.utf8)),
                 .put(layout.seq, Data("0".utf8)),
                 .put(layout.snapshot, snapshot.encoded()),
+                .put(layout.seed, snapshot.encoded()),
                 .put(layout.idsGeneration, generation.encoded),
             ],
             failure: [.range(EtcdRangeRequest(key: layout.store))])
@@ -181,6 +196,30 @@ final class EtcdStore: StateStore {
                 endpoint: client.currentEndpoint)
         }
         return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
+    }
+
+    /// The store's seed list; a store from before the seed was kept gets this replica's,
+    /// written once by whichever replica comes first.
+    private static func keepSeed(_ seed: [Country], client: EtcdClient, layout: EtcdLayout, identity: String)
+        throws(StateStoreError) -> [Country]
+    {
+        let mine = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(
+                compare: [.createRevision(layout.seed, equals: 0)],
+                success: [.put(layout.seed, mine.encoded())],
+                failure: [.range(EtcdRangeRequest(key: layout.seed))])
+        } catch {
+            throw storeError(error, during: "read")
+        }
+        if result.succeeded { return seed }
+        guard case .range(let range)? = result.results.first, let value = range.kvs.first?.value,
+            let event = try? Event.decode(value), case .reset(let rows) = event.kind
+        else {
+            throw StateStoreError("the key \(layout.seed) holds no seed list")
+        }
+        return rows.map { Country(name: $0.name, visited: $0.visited) }
     }
 
     /// The request-id generation of an existing store; a store from before generations gets

@@ -50,6 +50,10 @@ protocol StateStore: AnyObject {
     /// What `status` adds about the store's cluster (replicas, members, leader), if any.
     func clusterStatus(into status: inout ServiceStatus)
 
+    /// The seed list kept in the store itself (a shared store: every replica resets to it,
+    /// whatever `--seed` it was given); nil when the service's own seed is the one.
+    var storedSeed: [Country]? { get }
+
     /// Most changes one commit may hold (a shared store's transactions are bounded).
     var maximumChangesPerCommit: Int { get }
     /// Event bytes (as ``CommandHandler/estimatedBytes(of:)`` estimates them) after which a
@@ -136,6 +140,9 @@ extension StateStore {
 
     /// Nothing beyond the store itself.
     func clusterStatus(into status: inout ServiceStatus) {}
+
+    /// The service's own seed is the one.
+    var storedSeed: [Country]? { nil }
 
     /// A batch is one local transaction, whatever its size.
     var maximumChangesPerCommit: Int { .max }

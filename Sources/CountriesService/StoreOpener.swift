@@ -19,6 +19,7 @@ enum StoreOpener {
                 .info,
                 "store \(store.path): \(store.seeded ? "seeded the empty prefix" : "found") (\(store.identity))"
             )
+            if let mismatch = store.seedMismatch { logger.log(.warning, mismatch) }
             return store
         }
         guard let path = configuration.storePath else { return MemoryStore(seed: configuration.seed) }

@@ -310,6 +310,32 @@ struct ReplicationEndToEndTests {
             })
     }
 
+    /// The seed is the store's, kept with it at creation: a replica given another `--seed`
+    /// says so and resets to the store's (replicas with different seed files gave different
+    /// lists after `reset`).
+    @Test func everyReplicaResetsToTheStoresSeed() throws {
+        let replicas = try Replicas(count: 1)
+        defer { replicas.stop() }
+        let seedDirectory = try Sandbox()
+        let seed = seedDirectory.file("other.txt")
+        try "Narnia\nAtlantis\n".write(toFile: seed, atomically: true, encoding: .utf8)
+        let sandbox = try Sandbox()
+        let other = try Service(
+            in: sandbox, options: ["--etcd", replicas.etcd.clientURLs.joined(separator: ","), "--seed", seed])
+        defer { other.stop() }
+        #expect(
+            other.process.stderr.text.contains(
+                "this replica was given a seed of 2 countries, but the store keeps the seed it was created with (8 countries)"
+            ), "\(other.process.stderr.text)")
+        #expect(try other.run(["toggle", "France"]).exitCode == 0)
+        let reset = try other.run(["reset", "--json"])
+        #expect(reset.exitCode == 0, "\(reset)")
+        #expect(try replicas.services[0].run(["count"]).stdout == "8\n")
+        #expect(
+            try other.run(["get", "United States"]).exitCode == 0, "the store's seed, not Narnia and Atlantis"
+        )
+    }
+
     /// Plain HTTP to an etcd on another host is refused before anything is bound, as a plaintext
     /// non-loopback endpoint is; loopback, https and --insecure are not.
     @Test func plainHTTPToAnotherHostIsRefusedWithoutInsecure() throws {
