@@ -285,7 +285,7 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     {
         let what =
             lastReply?.failure.map { "the last try was answered \($0.code.rawValue): \($0.message)" }
-            ?? "no reply from \(endpoints.joined(separator: ", ")) after \(tries) \(tries == 1 ? "try" : "tries")\(endpoints.count > 1 ? " in all" : "")"
+            ?? noReply(endpoints: endpoints, tries: tries).message
         let retry =
             id.map {
                 "request id \($0); check with `countries get`, or send it again with --id \($0) (applied at most once)"

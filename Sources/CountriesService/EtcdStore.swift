@@ -127,8 +127,6 @@ final class EtcdStore: StateStore {
         }
     }
 
-    /// The store's identity and whether this replica seeded it; with a new store, its first
-    /// request-id generation.
     /// Why the store cannot live at `layout`'s prefix: a store at a prefix that this one starts
     /// with, whose keys (its events, its ids) would hold this one's. Nil when there is none.
     private static func enclosingStore(client: EtcdClient, layout: EtcdLayout) throws(EtcdError) -> String? {
@@ -155,6 +153,8 @@ final class EtcdStore: StateStore {
         case occupied(String)
     }
 
+    /// The store at the prefix, or a new one seeded there when the prefix is empty (with its
+    /// first request-id generation); the keys that keep it from seeding, when there are some.
     private static func findOrSeed(client: EtcdClient, layout: EtcdLayout, seed: [Country]) throws(EtcdError)
         -> Opening
     {
