@@ -108,20 +108,12 @@ public final class CommandClient {
     private func finish(_ verdict: RetryMachine.Verdict, request: Request, broken: ClientError?)
         throws(ClientError) -> Reply
     {
-        switch verdict {
-        case .replied(let reply, let from):
-            first = from
-            return reply
-        case .outcomeUnknown(let last):
-            throw ClientError.outcomeUnknown(
-                id: request.id, endpoints: endpoints, tries: tries, lastReply: last)
-        case .noReply:
-            throw ClientError.noReply(endpoints: endpoints, tries: tries)
-        case .unusable:
-            throw broken
-                ?? ClientError(
-                    .sockets, endpoint: endpoints.joined(separator: ","), "no endpoint could be used")
+        guard case .replied(let reply, let from) = verdict else {
+            throw ClientError.ending(
+                verdict, of: request, endpoints: endpoints, tries: tries, unusable: broken)
         }
+        first = from
+        return reply
     }
 
     /// Sends a command with a fresh request id, so retries of it are applied at most once.
@@ -270,6 +262,28 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// The message.
     public var description: String { message }
+
+    /// The error a request ends with when the retry machine's verdict is not a reply;
+    /// `unusable` is what ZeroMQ said of the endpoints, when none could be used. Callers take a
+    /// reply out first; one passed here anyway becomes `bad_reply`.
+    static func ending(
+        _ verdict: RetryMachine.Verdict, of request: Request, endpoints: [String], tries: Int,
+        unusable: ClientError?
+    ) -> ClientError {
+        switch verdict {
+        case .replied:
+            return ClientError(
+                .badReply, endpoint: endpoints.joined(separator: ","), "a reply is not an error")
+        case .outcomeUnknown(let last):
+            return .outcomeUnknown(id: request.id, endpoints: endpoints, tries: tries, lastReply: last)
+        case .noReply:
+            return .noReply(endpoints: endpoints, tries: tries)
+        case .unusable:
+            return unusable
+                ?? ClientError(
+                    .sockets, endpoint: endpoints.joined(separator: ","), "no endpoint could be used")
+        }
+    }
 
     /// No reply from any of `endpoints` after `tries` tries (a read: nothing was changed).
     static func noReply(endpoints: [String], tries: Int) -> ClientError {

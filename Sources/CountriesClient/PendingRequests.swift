@@ -128,19 +128,14 @@ public final class PendingRequests<Tag> {
         case .finish(let verdict):
             inFlight = nil
             let outcome: Outcome
-            switch verdict {
-            case .replied(let reply, let from):
+            if case .replied(let reply, let from) = verdict {
                 current = from
                 outcome = .replied(flight.tag, reply)
-            case .outcomeUnknown(let last):
+            } else {
                 socket.discard()
                 outcome = .failed(
                     flight.tag,
-                    .outcomeUnknown(
-                        id: flight.request.id, endpoints: endpoints, tries: tries, lastReply: last))
-            case .noReply, .unusable:
-                socket.discard()
-                outcome = .failed(flight.tag, .noReply(endpoints: endpoints, tries: tries))
+                    .ending(verdict, of: flight.request, endpoints: endpoints, tries: tries, unusable: nil))
             }
             return [outcome] + startNext(now: now)
         }

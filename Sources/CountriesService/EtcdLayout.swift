@@ -1,3 +1,5 @@
+import CountriesCore
+import Etcd
 import Foundation
 
 /// Where a replicated service keeps what it owns under its etcd prefix (docs/HA.md, "What is in
@@ -46,6 +48,23 @@ struct EtcdLayout: Sendable {
     /// Where the ids of `generation` live: deleted as one range when it falls out of the window.
     func generationPrefix(_ generation: UInt64) -> String {
         generation == 0 ? requestsPrefix : prefix + "ids/\(generation)/"
+    }
+
+    /// The event a log entry holds; nil when its value is not the event its key names (it does
+    /// not decode, or it carries another seq).
+    func event(in kv: EtcdKeyValue) -> Event? {
+        guard let event = try? Event.decode(kv.value), event.seq == seq(ofEventKey: kv.key) else {
+            return nil
+        }
+        return event
+    }
+
+    /// What to say of a log entry whose value is not its event: the key, the start of the value,
+    /// and what that means for this replica (`consequence`).
+    static func damage(at kv: EtcdKeyValue, _ consequence: String) -> String {
+        let shown = CountryName.quoted(String(decoding: kv.value.prefix(48), as: UTF8.self))
+        return
+            "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not the event its key names: \(consequence)"
     }
 
     /// A remembered request as stored: the canonical request (empty when unknown), a newline,

@@ -298,10 +298,11 @@ final class EtcdStore: StateStore {
 
     /// A value in the log that is not the event its key names: recorded (the replica stops
     /// heartbeating and `status` names it) and described as what to do.
-    private func damaged(_ key: String, value: Data, after seq: UInt64) -> StateStoreError {
-        let shown = CountryName.quoted(String(decoding: value.prefix(48), as: UTF8.self))
-        let description =
-            "the key \(key) in etcd holds \(shown)\(value.count > 48 ? "..." : ""), not the event its key names: this replica cannot go past seq \(seq); rewrite that key with its event (or restore etcd from a backup), and check who can write to etcd (docs/SECURITY.md)"
+    private func damaged(_ kv: EtcdKeyValue, after seq: UInt64) -> StateStoreError {
+        let description = EtcdLayout.damage(
+            at: kv,
+            "this replica cannot go past seq \(seq); rewrite that key with its event (or restore etcd from a backup), and check who can write to etcd (docs/SECURITY.md)"
+        )
         health.recordDamage(description)
         return StateStoreError(description)
     }
@@ -320,9 +321,8 @@ final class EtcdStore: StateStore {
             let page = try perform { () throws(EtcdError) in try client.range(request) }
             revision = page.revision
             for kv in page.kvs {
-                guard let event = try? Event.decode(kv.value), event.seq == layout.seq(ofEventKey: kv.key)
-                else {
-                    throw damaged(kv.key, value: kv.value, after: state.seq)
+                guard let event = layout.event(in: kv) else {
+                    throw damaged(kv, after: state.seq)
                 }
                 guard event.seq == state.seq + 1 else { return false }
                 do {
@@ -378,8 +378,8 @@ final class EtcdStore: StateStore {
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         var events: [Event] = []
         for kv in found.kvs {
-            guard let event = try? Event.decode(kv.value), event.seq == layout.seq(ofEventKey: kv.key) else {
-                throw damaged(kv.key, value: kv.value, after: since + UInt64(events.count))
+            guard let event = layout.event(in: kv) else {
+                throw damaged(kv, after: since + UInt64(events.count))
             }
             guard event.seq == since + 1 + UInt64(events.count) else { return nil }
             events.append(event)
@@ -481,7 +481,7 @@ final class EtcdStore: StateStore {
                 }
             case 1:
                 // All of them or none: a page cut short or a bad value means "read them yourself".
-                let events = range.kvs.compactMap { try? Event.decode($0.value) }
+                let events = range.kvs.compactMap(layout.event(in:))
                 if !range.more && events.count == range.kvs.count { newer = events }
             default:
                 let id = batch.requests[(index - 3) / live.count].id

@@ -155,10 +155,10 @@ final class EventTail: Sendable {
     /// The entry for the event at `seq`; nil, with the damage recorded and logged once, when the
     /// value is not that event.
     private func decode(_ kv: EtcdKeyValue, seq: UInt64) -> Entry? {
-        guard let event = try? Event.decode(kv.value), event.seq == seq else {
-            let shown = CountryName.quoted(String(decoding: kv.value.prefix(48), as: UTF8.self))
-            let description =
-                "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not the event its key names: this replica publishes nothing after seq \(seq - 1) until it is rewritten (docs/HA.md)"
+        guard let event = layout.event(in: kv) else {
+            let description = EtcdLayout.damage(
+                at: kv,
+                "this replica publishes nothing after seq \(seq - 1) until it is rewritten (docs/HA.md)")
             if health.damage == nil { logger.log(.error, description) }
             health.recordDamage(description)
             return nil
