@@ -99,7 +99,7 @@ let package = Package(
             name: "CountriesOptions",
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient", "CountriesWeb",
-                "ZeroMQ",
+                "ZeroMQ", "Etcd",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesService
+import Etcd
 import Foundation
 
 /// The options of `countries serve`.
@@ -56,6 +57,23 @@ public struct ServeOptions: OptionGroup {
         help:
             "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint)."
     )
+    public let etcdCACert = Option(
+        "etcd-cacert", value: "file",
+        help: "With --etcd: the CA that signed the members' certificates (https:// endpoints).")
+    public let etcdCert = Option(
+        "etcd-cert", value: "file",
+        help: "With --etcd: the client certificate shown to etcd (needs --etcd-key).")
+    public let etcdKey = Option(
+        "etcd-key", value: "file",
+        help: "With --etcd: the client certificate's private key (owner-only, like a secret key).")
+    public let etcdUser = Option(
+        "etcd-user", value: "name",
+        help:
+            "With --etcd: sign in to etcd as this user; the password comes from COUNTRIES_ETCD_PASSWORD or --etcd-password-file (docs/SECURITY.md)."
+    )
+    public let etcdPasswordFile = Option(
+        "etcd-password-file", value: "file",
+        help: "With --etcd-user: the file whose first line is the password (owner-only).")
     public let inMemory = Option(
         flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")
     public let seed = Option(
@@ -120,6 +138,70 @@ extension ParsedValues where Options == ServeOptions {
                 throw SeedFileError("seed file \(name): \(error.message)")
             }
         }
+    }
+
+    /// TLS files and the etcd user from `--etcd-cacert`, `--etcd-cert`, `--etcd-key`,
+    /// `--etcd-user` and the password (`--etcd-password-file`, else `environmentPassword`, the
+    /// value of `COUNTRIES_ETCD_PASSWORD`). Secret files must be private, as key files are.
+    public func etcdSecurity(environmentPassword: String?) throws -> EtcdSecurity {
+        let caFile = self[\.etcdCACert]
+        let certificate = self[\.etcdCert]
+        let key = self[\.etcdKey]
+        let userName = self[\.etcdUser]
+        let passwordFile = self[\.etcdPasswordFile]
+        if self[\.etcd] == nil {
+            let given = [
+                ("--etcd-cacert", caFile), ("--etcd-cert", certificate), ("--etcd-key", key),
+                ("--etcd-user", userName), ("--etcd-password-file", passwordFile),
+            ].filter { $0.1 != nil }.map(\.0)
+            if let first = given.first {
+                throw usageError("\(first) is for replicated mode; give --etcd URLS too")
+            }
+            return EtcdSecurity()
+        }
+        if passwordFile != nil && userName == nil {
+            throw usageError("--etcd-password-file goes with --etcd-user NAME")
+        }
+        if (certificate == nil) != (key == nil) {
+            throw usageError("--etcd-cert and --etcd-key go together: the certificate and its private key")
+        }
+        for file in [caFile, certificate, key, passwordFile].compactMap({ $0 })
+        where !FileManager.default.isReadableFile(atPath: file) {
+            throw KeyFileError(.unusable, "cannot read \(file); give a readable file")
+        }
+        for file in [key, passwordFile].compactMap({ $0 }) {
+            do {
+                try PrivateFiles.checkSecretKey(file)
+            } catch {
+                throw KeyFileError(.unusable, "\(error)")
+            }
+        }
+        var user: EtcdUser?
+        if let userName {
+            guard !userName.isEmpty, userName.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw usageError("--etcd-user must be a user name of printable ASCII without spaces")
+            }
+            let password: String
+            if let passwordFile {
+                guard let contents = FileManager.default.contents(atPath: passwordFile),
+                    let text = String(data: contents, encoding: .utf8),
+                    let line = text.split(separator: "\n", omittingEmptySubsequences: false).first,
+                    !line.isEmpty
+                else {
+                    throw KeyFileError(.unusable, "\(passwordFile) holds no password on its first line")
+                }
+                password = String(line.hasSuffix("\r") ? line.dropLast() : line)
+            } else if let environmentPassword, !environmentPassword.isEmpty {
+                password = environmentPassword
+            } else {
+                throw usageError(
+                    "--etcd-user needs its password: set COUNTRIES_ETCD_PASSWORD or give --etcd-password-file FILE"
+                )
+            }
+            user = EtcdUser(name: userName, password: password)
+        }
+        return EtcdSecurity(
+            certificateAuthorityFile: caFile, certificateFile: certificate, keyFile: key, user: user)
     }
 
     /// CURVE settings from `--curve-key`, `--allow` and `--allow-read`.

@@ -1,5 +1,9 @@
+import Etcd
+
 /// Where a replicated service keeps its state (`countries serve --etcd`): an etcd v3 cluster,
 /// spoken to through its JSON gateway (docs/HA.md).
+///
+/// `import Etcd` for ``EtcdSecurity``.
 public struct EtcdConfiguration: Sendable, Equatable {
     /// The client URLs of the cluster's members (`http://host:2379`), tried in turn.
     public var endpoints: [String]
@@ -13,6 +17,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
     public var startTimeout: Duration = .seconds(15)
     /// This replica's name in `status` and the log.
     public var replicaName: String
+    /// TLS files and the etcd user every connection of the replica uses (docs/SECURITY.md).
+    public var security = EtcdSecurity()
 
     /// The default prefix.
     public static let defaultPrefix = "/countries/"

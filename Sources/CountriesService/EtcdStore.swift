@@ -59,7 +59,9 @@ final class EtcdStore: StateStore {
         self.health = health
         layout = EtcdLayout(prefix: configuration.prefix)
         path = "etcd \(configuration.endpoints.joined(separator: ",")) \(configuration.prefix)"
-        client = EtcdClient(endpoints: configuration.endpoints, timeout: configuration.requestTimeout)
+        client = EtcdClient(
+            endpoints: configuration.endpoints, timeout: configuration.requestTimeout,
+            security: configuration.security)
         let deadline = ContinuousClock.now + configuration.startTimeout
         var lastError: EtcdError?
         var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
@@ -133,8 +135,16 @@ final class EtcdStore: StateStore {
         let prefix = layout.prefix
         let ancestors = (1..<prefix.count).map { String(prefix.prefix($0)) + "store" }
         guard !ancestors.isEmpty else { return nil }
-        let result = try client.txn(
-            compare: [], success: ancestors.map { .range(EtcdRangeRequest(key: $0)) }, failure: [])
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(
+                compare: [], success: ancestors.map { .range(EtcdRangeRequest(key: $0)) }, failure: [])
+        } catch  where error.code == .rejected && error.message.contains("permission denied") {
+            // An etcd user whose role grants exactly this prefix (docs/SECURITY.md) cannot look
+            // outside it; then the roles keep services apart, as only a role that spans both
+            // prefixes could reach the other's keys.
+            return nil
+        }
         for (key, outcome) in zip(ancestors, result.results) {
             guard case .range(let range) = outcome, let value = range.kvs.first?.value,
                 StoreIdentity.isWellFormed(String(decoding: value, as: UTF8.self))

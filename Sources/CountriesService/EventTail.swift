@@ -27,6 +27,7 @@ final class EventTail: Sendable {
     private let layout: EtcdLayout
     private let logger: Logger
     private let requestTimeout: Duration
+    private let security: EtcdSecurity
     private let outbox: WakeupQueue<Entry>
     private let stopping = Atomic<Bool>(false)
     private let restarting = Atomic<Bool>(false)
@@ -43,6 +44,7 @@ final class EventTail: Sendable {
         endpoints = configuration.endpoints
         layout = EtcdLayout(prefix: configuration.prefix)
         requestTimeout = configuration.requestTimeout
+        security = configuration.security
         self.logger = logger
         startSeq = seq
         outbox = try WakeupQueue()
@@ -77,8 +79,8 @@ final class EventTail: Sendable {
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func follow() {
-        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout)
-        let watcher = EtcdWatcher(endpoints: endpoints)
+        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout, security: security)
+        let watcher = EtcdWatcher(endpoints: endpoints, security: security)
         var handedOver = startSeq
         var failures = 0
         while !isStopping {

@@ -18,7 +18,8 @@ public struct KeyFileError: Error, Equatable, Sendable {
     /// What went wrong and what to do, for a person; it names the file.
     public var message: String
 
-    init(_ code: Code, _ message: String) {
+    /// An error of this kind with its message.
+    public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

@@ -14,6 +14,7 @@ final class QuorumProbe: Sendable {
     private let endpoints: [String]
     private let layout: EtcdLayout
     private let requestTimeout: Duration
+    private let security: EtcdSecurity
     private let health: ClusterHealth
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
@@ -23,6 +24,7 @@ final class QuorumProbe: Sendable {
         endpoints = configuration.endpoints
         layout = EtcdLayout(prefix: configuration.prefix)
         requestTimeout = configuration.requestTimeout
+        security = configuration.security
         self.health = health
         self.interval = interval
         self.logger = logger
@@ -47,7 +49,7 @@ final class QuorumProbe: Sendable {
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func probe() {
-        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout)
+        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout, security: security)
         var round = 0
         var hadQuorum = true
         while !isStopping {

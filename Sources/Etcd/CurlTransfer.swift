@@ -39,23 +39,30 @@ final class CurlTransfer {
 
     let handle: UnsafeMutableRawPointer
     let exchange = Exchange()
+    private let baseHeaderLines: [String]
     private var headers: UnsafeMutablePointer<curl_slist>?
     private var leaderHeaders: UnsafeMutablePointer<curl_slist>?
+    /// etcd's auth token, sent as `Authorization` on every call until it changes (nil: none).
+    var authorization: String? {
+        didSet { if authorization != oldValue { rebuildHeaders() } }
+    }
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
-    /// A handle with these headers and connect timeout; nil when libcurl cannot make one.
-    init?(connectTimeout: Duration, headers extra: [String]) {
+    /// A handle with these headers, connect timeout and TLS files; nil when libcurl cannot make
+    /// one.
+    init?(connectTimeout: Duration, headers extra: [String], security: EtcdSecurity = EtcdSecurity()) {
         guard curlGlobalInit == CURLE_OK, let handle = curl_easy_init() else { return nil }
         self.handle = handle
         // Expect: off, or curl waits a second for "100 Continue" before a body over 1 KB.
-        for line in ["Content-Type: application/json", "Expect:"] + extra {
-            headers = curl_slist_append(headers, line)
-            leaderHeaders = curl_slist_append(leaderHeaders, line)
+        baseHeaderLines = ["Content-Type: application/json", "Expect:"] + extra
+        rebuildHeaders()
+        // libcurl copies the strings; an https:// endpoint is checked against the CA (and its
+        // name or IP against the certificate), a plain http:// one ignores these.
+        if let file = security.certificateAuthorityFile {
+            _ = ccurl_setopt_string(handle, CURLOPT_CAINFO, file)
         }
-        // etcd's require-leader: a member without a leader refuses at once (a txn is then never
-        // proposed) and ends a watch instead of going silent. Not on every call: it refuses
-        // serializable reads and status too, which are the calls that work without a leader.
-        leaderHeaders = curl_slist_append(leaderHeaders, "Grpc-Metadata-hasleader: true")
+        if let file = security.certificateFile { _ = ccurl_setopt_string(handle, CURLOPT_SSLCERT, file) }
+        if let file = security.keyFile { _ = ccurl_setopt_string(handle, CURLOPT_SSLKEY, file) }
         let context = Unmanaged.passUnretained(exchange).toOpaque()
         _ = ccurl_setopt_long(handle, CURLOPT_POST, 1)
         _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)  // no SIGALRM in a threaded process
@@ -78,6 +85,25 @@ final class CurlTransfer {
         curl_slist_free_all(headers)
         curl_slist_free_all(leaderHeaders)
         errorBuffer.deallocate()
+    }
+
+    /// The header lists from the base lines and the token. etcd's require-leader
+    /// (`Grpc-Metadata-hasleader: true`) makes a member without a leader refuse at once (a txn
+    /// is then never proposed) and end a watch instead of going silent. Not on every call: it
+    /// refuses serializable reads and status too, which are the calls that work without a leader.
+    private func rebuildHeaders() {
+        curl_slist_free_all(headers)
+        curl_slist_free_all(leaderHeaders)
+        headers = nil
+        leaderHeaders = nil
+        var lines = baseHeaderLines
+        // The gateway hands `Authorization` to etcd as the token (its swagger field name).
+        if let authorization { lines.append("Authorization: \(authorization)") }
+        for line in lines {
+            headers = curl_slist_append(headers, line)
+            leaderHeaders = curl_slist_append(leaderHeaders, line)
+        }
+        leaderHeaders = curl_slist_append(leaderHeaders, "Grpc-Metadata-hasleader: true")
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

@@ -13,6 +13,11 @@ enum EtcdClassification {
     static func transport(_ outcome: CurlTransfer.Outcome, _ kind: Kind) -> EtcdError.Code {
         switch outcome.result {
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return .rejected
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE,
+            CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            // A certificate or key that does not fit: trying again cannot help, the files must
+            // change. (The TLS handshake comes before any byte of the body.)
+            return .rejected
         default:
             // No byte of the body left: etcd cannot have acted on it, whatever failed.
             return outcome.bodySent ? .outcomeUnknown : .unreachable

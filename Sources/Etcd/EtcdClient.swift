@@ -22,14 +22,19 @@ public final class EtcdClient {
 
     private var current = 0
     private let transfer: CurlTransfer?
+    private let authenticator: EtcdAuthenticator?
 
-    /// A client for the cluster at `endpoints`; connects on the first call.
+    /// A client for the cluster at `endpoints`, with `security`'s TLS files and user; connects
+    /// (and signs in) on the first call.
     public init(
-        endpoints: [String], timeout: Duration = .seconds(1), connectTimeout: Duration = .milliseconds(300)
+        endpoints: [String], timeout: Duration = .seconds(1), connectTimeout: Duration = .milliseconds(300),
+        security: EtcdSecurity = EtcdSecurity()
     ) {
         self.endpoints = endpoints.map(Self.normalized)
         self.timeout = timeout
-        self.transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [])
+        let transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
+        self.transfer = transfer
+        authenticator = transfer.map { EtcdAuthenticator(user: security.user, transfer: $0) }
     }
 
     static func normalized(_ endpoint: String) -> String {
@@ -121,9 +126,27 @@ public final class EtcdClient {
         _ endpoint: String, _ path: String, _ body: [UInt8], _ kind: EtcdClassification.Kind,
         _ requireLeader: Bool, _ timeout: Duration
     ) throws(EtcdError) -> [String: JSONValue] {
-        guard let transfer else {
+        guard let transfer, let authenticator else {
             throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: endpoint)
         }
+        var signedInAgain = false
+        while true {
+            do {
+                try authenticator.signIn(at: endpoint, timeout: timeout)
+                return try post(transfer, endpoint, path, body, kind, requireLeader, timeout)
+            } catch {
+                // A stale token was refused before anything was proposed: sign in, send once more.
+                guard !signedInAgain, authenticator.isStaleToken(error.message) else { throw error }
+                signedInAgain = true
+                authenticator.forget()
+            }
+        }
+    }
+
+    private func post(
+        _ transfer: CurlTransfer, _ endpoint: String, _ path: String, _ body: [UInt8],
+        _ kind: EtcdClassification.Kind, _ requireLeader: Bool, _ timeout: Duration
+    ) throws(EtcdError) -> [String: JSONValue] {
         let outcome = transfer.post(
             url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
         guard outcome.result == CURLE_OK else {

@@ -15,14 +15,24 @@ public final class EtcdWatcher {
 
     private var current = 0
     private let transfer: CurlTransfer?
+    private let authenticator: EtcdAuthenticator?
     /// How often `shouldStop` is asked while the stream is silent.
     static let pollInterval: Int32 = 100
 
-    /// A watcher on the cluster at `endpoints`; connects on each watch.
-    public init(endpoints: [String], connectTimeout: Duration = .milliseconds(300)) {
+    /// A watcher on the cluster at `endpoints`, with `security`'s TLS files and user; connects
+    /// (and signs in) on each watch.
+    public init(
+        endpoints: [String], connectTimeout: Duration = .milliseconds(300),
+        security: EtcdSecurity = EtcdSecurity()
+    ) {
         self.endpoints = endpoints.map(EtcdClient.normalized)
-        self.transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [])
+        let transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
+        self.transfer = transfer
+        authenticator = transfer.map { EtcdAuthenticator(user: security.user, transfer: $0) }
+        signInTimeout = connectTimeout * 4
     }
+
+    private let signInTimeout: Duration
 
     /// Watches `range` from `startRevision` (0: from now), calling `onEvents` with each batch of
     /// changes, in revision order, and the revision of the store when the batch was sent. Tries
@@ -41,17 +51,28 @@ public final class EtcdWatcher {
         guard !endpoints.isEmpty else {
             throw EtcdError(.rejected, "no etcd endpoint was given", endpoint: "")
         }
-        guard let transfer else {
+        guard let transfer, let authenticator else {
             throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: currentEndpoint)
         }
         let body = EtcdWire.encoded(EtcdWire.watch(range, startRevision: startRevision))
         var lastError: EtcdError?
-        for _ in endpoints.indices {
+        var tries = 0
+        var signedInAgain = false
+        while tries < endpoints.count {
             let endpoint = endpoints[current]
             do {
+                try authenticator.signIn(at: endpoint, timeout: signInTimeout)
                 try stream(transfer, endpoint, body, shouldStop, onEvents)
                 return
             } catch {
+                // etcd cancels a watch whose token went stale before it sends any event: sign
+                // in again and watch once more from the same start.
+                if !signedInAgain, authenticator.isStaleToken(error.message), !shouldStop() {
+                    signedInAgain = true
+                    authenticator.forget()
+                    continue
+                }
+                tries += 1
                 current = (current + 1) % endpoints.count
                 guard error.code == .unreachable, !shouldStop() else { throw error }
                 lastError = error

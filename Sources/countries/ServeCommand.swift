@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesOptions
 import CountriesService
+import Foundation
 @preconcurrency import Glibc
 import SystemSupport
 
@@ -24,6 +25,10 @@ struct ServeCommand: ServeDeclaration {
                 endpoints: endpoints, prefix: command[\.etcdPrefix], replicaName: command[\.replicaName] ?? ""
             )
         }
+        // Checked with or without --etcd, so a TLS flag given alone is a usage error.
+        let etcdSecurity = try command.etcdSecurity(
+            environmentPassword: ProcessInfo.processInfo.environment["COUNTRIES_ETCD_PASSWORD"])
+        configuration.etcd?.security = etcdSecurity
         configuration.heartbeatInterval = command[\.heartbeat]
         configuration.version = CountriesCommandLine.version
         do {

@@ -121,6 +121,44 @@ struct ClusterScriptTests {
         let after = try run.script(["status"])
         #expect(after.exitCode == 3 && after.stdout.contains("0 of 5 running"), "\(after)")
     }
+
+    /// `up --secure`: etcd over TLS with client certificates and users (docs/SECURITY.md); the
+    /// replicas serve as their user, and etcd refuses whoever comes without one.
+    @Test func upSecureServesOverTLSAsAUserOnly() throws {
+        let run = try ClusterRun()
+        defer { run.cleanUp() }
+        let up = try run.script(["up", "--secure"])
+        try #require(up.exitCode == 0, "\(up)")
+        let n = run.net
+        #expect(
+            up.lines.contains("--etcd https://\(n).11:2379,https://\(n).12:2379,https://\(n).13:2379"),
+            "\(up)")
+        #expect(
+            up.stdout.contains("--etcd-user countries --etcd-password-file \(run.directory)/etcd-password"))
+        let mode = try FileManager.default.attributesOfItem(atPath: "\(run.directory)/etcd-password")[
+            .posixPermissions]
+        #expect(mode as? Int == 0o600)
+        let toggled = try Countries.run([
+            "toggle", "France", "--command", "tcp://\(n).21:5555,tcp://\(n).22:5555",
+        ])
+        #expect(toggled.stdout == "France: visited (seq 1)\n", "\(toggled)")
+        let status = try run.script(["status"])
+        #expect(status.stdout.contains("etcd leader: https://\(n).1"), "\(status)")
+
+        // The certificates without the user: refused.
+        let certificates = run.directory + "/certs"
+        let forged = try ChildProcess.run(
+            EtcdCluster.etcdctl,
+            [
+                "--endpoints", "https://\(n).11:2379", "--cacert", certificates + "/ca.pem", "--cert",
+                certificates + "/client.pem", "--key", certificates + "/client-key.pem", "--command-timeout",
+                "2s",
+                "put", "/countries/seq", "99",
+            ], environment: ["ETCDCTL_API": "3"], timeout: .seconds(10))
+        #expect(forged.exitCode != 0 && forged.stderr.contains("permission denied"), "\(forged)")
+        let down = try run.script(["down"])
+        #expect(down.exitCode == 0, "\(down)")
+    }
 }
 
 /// A listening TCP socket on `host:port`, to take a port the way another program would.

@@ -67,14 +67,15 @@ final class Service {
     /// Starts `countries serve` on the sandbox's ipc endpoints with a short heartbeat and waits
     /// until it answers.
     init(
-        in sandbox: Sandbox, options: [String] = ["--in-memory"], waitUntilReady: Bool = true
+        in sandbox: Sandbox, options: [String] = ["--in-memory"], environment: [String: String] = [:],
+        waitUntilReady: Bool = true
     ) throws {
         self.sandbox = sandbox
         process = try Countries.start(
             [
                 "serve", "--command", sandbox.commandEndpoint, "--events", sandbox.eventsEndpoint,
                 "--heartbeat-ms", "100",
-            ] + options)
+            ] + options, environment: environment)
         if waitUntilReady {
             do {
                 try self.waitUntilReady()

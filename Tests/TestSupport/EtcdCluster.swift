@@ -34,12 +34,37 @@ public final class EtcdCluster: @unchecked Sendable {
     private let launcher: (Int) -> [String]
     private let arguments: [String]
     private var members: [ChildProcess?]
+    /// With `secured`: the certificates (scripts/etcd-certs) every member and client uses.
+    public let certificates: Certificates?
+    /// etcdctl's TLS flags (and, once auth is on, root's user), added to each of its calls.
+    private var etcdctlSecurity: [String] = []
+
+    /// The files scripts/etcd-certs makes: a CA, each member's certificate, a client's.
+    public struct Certificates: Sendable {
+        /// Where they are.
+        public let directory: String
+        /// The CA (etcd's --trusted-ca-file, countries' --etcd-cacert).
+        public var ca: String { directory + "/ca.pem" }
+        /// The client certificate (--etcd-cert).
+        public var clientCertificate: String { directory + "/client.pem" }
+        /// Its key (--etcd-key).
+        public var clientKey: String { directory + "/client-key.pem" }
+        var memberCertificate: String { directory + "/member.pem" }
+        var memberKey: String { directory + "/member-key.pem" }
+    }
+
+    /// The etcd root user's password once ``enableAuthentication(user:password:prefix:)`` ran.
+    public static let rootPassword = "root-password-for-tests"
 
     /// Starts `count` members and waits until every one is healthy (has a leader and answers a
     /// linearizable read), at most `timeout`. `arguments` are added to every member's.
+    ///
+    /// `secured`: TLS on client and peer URLs (https://) with certificates from
+    /// scripts/etcd-certs, and client certificates required (`--client-cert-auth`), as
+    /// docs/SECURITY.md sets etcd up; ``enableAuthentication(user:password:prefix:)`` then adds users.
     public init(
         members count: Int = 3, hosts: [String]? = nil, launcher: @escaping (Int) -> [String] = { _ in [] },
-        arguments: [String] = [], timeout: Duration = .seconds(15)
+        arguments: [String] = [], secured: Bool = false, timeout: Duration = .seconds(15)
     ) throws {
         guard Self.isAvailable else { throw HarnessFailure("etcd is not installed at \(Self.etcd)") }
         let hosts = hosts ?? Array(repeating: "127.0.0.1", count: count)
@@ -48,9 +73,25 @@ public final class EtcdCluster: @unchecked Sendable {
         names = (0..<count).map { "m\($0)" }
         var clients: [String] = []
         var peers: [String] = []
+        let scheme = secured ? "https" : "http"
         for host in hosts {
-            clients.append("http://\(host):\(try freeTCPPort())")
-            peers.append("http://\(host):\(try freeTCPPort())")
+            clients.append("\(scheme)://\(host):\(try freeTCPPort())")
+            peers.append("\(scheme)://\(host):\(try freeTCPPort())")
+        }
+        if secured {
+            let directory = scratch.path + "/certificates"
+            let made = try ChildProcess.run(
+                CountriesBinary.packageRoot + "/scripts/etcd-certs", [directory] + Array(Set(hosts)).sorted(),
+                environment: ProcessInfo.processInfo.environment, timeout: .seconds(30))
+            guard made.exitCode == 0 else { throw HarnessFailure("scripts/etcd-certs failed: \(made)") }
+            let certificates = Certificates(directory: directory)
+            self.certificates = certificates
+            etcdctlSecurity = [
+                "--cacert", certificates.ca, "--cert", certificates.clientCertificate, "--key",
+                certificates.clientKey,
+            ]
+        } else {
+            certificates = nil
         }
         clientURLs = clients
         peerURLs = peers
@@ -78,7 +119,16 @@ public final class EtcdCluster: @unchecked Sendable {
             "--heartbeat-interval", "50", "--election-timeout", "500",
             "--logger", "zap", "--log-level", "warn",
         ]
-        let command = launcher(index) + [Self.etcd] + arguments + self.arguments
+        let tls =
+            certificates.map {
+                [
+                    "--cert-file", $0.memberCertificate, "--key-file", $0.memberKey, "--trusted-ca-file",
+                    $0.ca,
+                    "--client-cert-auth", "--peer-cert-file", $0.memberCertificate, "--peer-key-file",
+                    $0.memberKey, "--peer-trusted-ca-file", $0.ca, "--peer-client-cert-auth",
+                ]
+            } ?? []
+        let command = launcher(index) + [Self.etcd] + arguments + tls + self.arguments
         members[index] = try ChildProcess(
             command[0], Array(command.dropFirst()), environment: ProcessInfo.processInfo.environment,
             stdout: .file(scratch.file("\(names[index]).log")),
@@ -129,7 +179,9 @@ public final class EtcdCluster: @unchecked Sendable {
     /// `etcdctl arguments...` (API 3) to its end, run through the launcher of the member at
     /// `url` (so from its network namespace, if it has one).
     private func etcdctl(_ arguments: [String], near url: String) throws -> Execution {
-        let command = (clientURLs.firstIndex(of: url).map(launcher) ?? []) + [Self.etcdctl] + arguments
+        let command =
+            (clientURLs.firstIndex(of: url).map(launcher) ?? []) + [Self.etcdctl] + etcdctlSecurity
+            + arguments
         return try ChildProcess.run(
             command[0], Array(command.dropFirst()), environment: ["ETCDCTL_API": "3"], timeout: .seconds(5))
     }
@@ -162,10 +214,8 @@ extension EtcdCluster {
     /// Compacts the store's history up to `revision` (etcdctl compaction, physical).
     public func compact(to revision: Int64) throws {
         let endpoints = clientURLs.indices.filter { pid(of: $0) != nil }.map { clientURLs[$0] }
-        let run = try ChildProcess.run(
-            Self.etcdctl,
-            ["--endpoints", endpoints.joined(separator: ","), "compaction", "--physical", String(revision)],
-            environment: ["ETCDCTL_API": "3"], timeout: .seconds(10))
+        let run = try etcdctl(
+            ["--endpoints", endpoints.joined(separator: ","), "compaction", "--physical", String(revision)])
         guard run.exitCode == 0 else { throw HarnessFailure("etcdctl compaction failed: \(run)") }
     }
 }
@@ -175,9 +225,37 @@ extension EtcdCluster {
     /// or damaged value in a service's keys looks like.
     public func put(_ key: String, _ value: String) throws {
         let endpoints = clientURLs.indices.filter { pid(of: $0) != nil }.map { clientURLs[$0] }
-        let run = try ChildProcess.run(
-            Self.etcdctl, ["--endpoints", endpoints.joined(separator: ","), "put", key, value],
-            environment: ["ETCDCTL_API": "3"], timeout: .seconds(10))
+        let run = try etcdctl(["--endpoints", endpoints.joined(separator: ","), "put", key, value])
         guard run.exitCode == 0 else { throw HarnessFailure("etcdctl put failed: \(run)") }
+    }
+}
+
+extension EtcdCluster {
+    /// `etcdctl arguments...` (API 3) with the cluster's TLS flags and root user, to its end.
+    public func etcdctl(_ arguments: [String]) throws -> Execution {
+        try ChildProcess.run(
+            Self.etcdctl, etcdctlSecurity + arguments, environment: ["ETCDCTL_API": "3"],
+            timeout: .seconds(10))
+    }
+
+    /// Turns etcd's authentication on with a `root` user (``rootPassword``) and `user`, whose
+    /// role grants read and write on exactly the keys under `prefix`: the setup of
+    /// docs/SECURITY.md. From then on the harness's own etcdctl calls sign in as root.
+    public func enableAuthentication(user: String, password: String, prefix: String) throws {
+        let endpoints = ["--endpoints", clientURLs.joined(separator: ",")]
+        let steps: [[String]] = [
+            ["user", "add", "root:\(Self.rootPassword)"], ["user", "grant-role", "root", "root"],
+            ["role", "add", "countries"],
+            ["role", "grant-permission", "countries", "--prefix=true", "readwrite", prefix],
+            ["user", "add", "\(user):\(password)"], ["user", "grant-role", user, "countries"],
+            ["auth", "enable"],
+        ]
+        for step in steps {
+            let run = try etcdctl(endpoints + step)
+            guard run.exitCode == 0 else {
+                throw HarnessFailure("etcdctl \(step.joined(separator: " ")) failed: \(run)")
+            }
+        }
+        etcdctlSecurity += ["--user", "root:\(Self.rootPassword)"]
     }
 }

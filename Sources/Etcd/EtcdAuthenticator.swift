@@ -1,0 +1,80 @@
+import CCurl
+import JSON
+
+/// Signs in as an etcd user (`/v3/auth/authenticate`) and keeps the token on one transfer, which
+/// sends it as `Authorization` on every call. Not `Sendable`: it belongs to the client or watcher
+/// that owns the transfer.
+///
+/// Tokens end: etcd's simple tokens expire after minutes unused and die with the member that
+/// restarts; a JWT expires. A call etcd answers with a stale token was refused before anything
+/// was proposed, so the owner forgets the token (``forget()``), signs in again and sends it once
+/// more.
+final class EtcdAuthenticator {
+    /// The user to sign in as; nil: calls carry no token.
+    let user: EtcdUser?
+    private let transfer: CurlTransfer
+    /// Whether a token (or etcd's word that auth is off) was got since the last ``forget()``.
+    private var signedIn = false
+
+    init(user: EtcdUser?, transfer: CurlTransfer) {
+        self.user = user
+        self.transfer = transfer
+    }
+
+    /// Makes sure the transfer carries a token when a user is set: authenticates at `endpoint`
+    /// first when it has none. Throws `rejected` when etcd refuses the user or password.
+    func signIn(at endpoint: String, timeout: Duration) throws(EtcdError) {
+        guard let user, !signedIn else { return }
+        transfer.authorization = nil
+        let body = EtcdWire.encoded(
+            .object(["name": .string(user.name), "password": .string(user.password)]))
+        let outcome = transfer.post(
+            url: endpoint + "/v3/auth/authenticate", body: body, requireLeader: false, timeout: timeout)
+        guard outcome.result == CURLE_OK else {
+            // Authenticate is a read as far as retrying goes: it changes nothing anyone sees.
+            throw EtcdError(
+                EtcdClassification.transport(outcome, .read), outcome.errorText, endpoint: endpoint)
+        }
+        let fields: [String: JSONValue]
+        do {
+            fields = try EtcdWire.parse(outcome.body)
+        } catch {
+            throw EtcdError(.badResponse, "HTTP \(outcome.status), \(error.message)", endpoint: endpoint)
+        }
+        if outcome.status != 200 || EtcdWire.errorAnswer(fields) != nil {
+            let (code, message) = EtcdWire.errorAnswer(fields) ?? (2, "HTTP \(outcome.status)")
+            if message.contains("authentication is not enabled") {
+                // Nothing to prove: calls go without a token until etcd says otherwise.
+                signedIn = true
+                return
+            }
+            let classified = EtcdClassification.grpc(code: code, message: message, .read)
+            throw EtcdError(
+                classified,
+                classified == .rejected
+                    ? "etcd refused to sign in \(user): \(message); check --etcd-user and its password"
+                    : message,
+                endpoint: endpoint)
+        }
+        guard case .string(let token)? = fields["token"], !token.isEmpty else {
+            throw EtcdError(.badResponse, "etcd's authenticate answer has no token", endpoint: endpoint)
+        }
+        transfer.authorization = token
+        signedIn = true
+    }
+
+    /// Drops the token, so the next ``signIn(at:timeout:)`` authenticates again.
+    func forget() {
+        signedIn = false
+        transfer.authorization = nil
+    }
+
+    /// Whether etcd's error `message` says the call's token is no good any more (expired, made
+    /// by a member that restarted, older than a change of users or roles), so signing in again
+    /// and sending the call once more is worth it. etcd refuses these before proposing anything.
+    func isStaleToken(_ message: String) -> Bool {
+        guard user != nil else { return false }
+        return message.contains("invalid auth token") || message.contains("revision of auth store is old")
+            || message.contains("user name is empty")
+    }
+}
