@@ -20,6 +20,7 @@ final class ClusterHealth: Sendable {
         var cluster = Cluster()
         var latestSeq: UInt64 = 0
         var damage: String?
+        var replaced: String?
     }
 
     /// How long without a quorum read before the replica says it has no quorum: it then stops
@@ -73,9 +74,20 @@ final class ClusterHealth: Sendable {
     /// What is damaged in the store's log, or nil.
     var damage: String? { state.withLock { $0.damage } }
 
-    /// Why the replica has no quorum now, or nil when it has.
+    /// The store this replica serves is not the one at the prefix any more (etcd was restored,
+    /// or the prefix rewritten): for good, the replica refuses everything and stops heartbeats
+    /// until it is restarted on the store that is there now.
+    func recordReplaced(_ description: String) {
+        state.withLock { if $0.replaced == nil { $0.replaced = description } }
+    }
+
+    /// Why this replica's store is not the one at the prefix any more, or nil.
+    var replaced: String? { state.withLock { $0.replaced } }
+
+    /// Why the replica cannot serve changes now (no quorum, or its store was replaced), or nil.
     func unavailability(now: ContinuousClock.Instant = .now) -> String? {
-        let (last, error) = state.withLock { ($0.lastQuorum, $0.lastError) }
+        let (last, error, replaced) = state.withLock { ($0.lastQuorum, $0.lastError, $0.replaced) }
+        if let replaced { return replaced }
         let silence = now - last
         guard silence > quorumTimeout else { return nil }
         let seconds = Double(silence / .milliseconds(1)) / 1000

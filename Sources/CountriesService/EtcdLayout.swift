@@ -10,6 +10,7 @@ import Foundation
 /// - `snapshot`: the whole list as a `countries.reset` event at some recent seq;
 /// - `seed`: the list `reset` goes back to, written once with the store;
 /// - `events/<seq, 20 digits>`: the retained events, each as published;
+/// - `lineage`: a mark of etcd's history that a restore from a snapshot breaks (``StoreLineage``);
 /// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
 /// - `ids/<generation>/<id>`: each remembered request id: its canonical request, a newline, its
 ///   reply; generation 0 is `requests/<id>`, where stores kept ids before generations.
@@ -23,6 +24,9 @@ struct EtcdLayout: Sendable {
     /// The seed list `reset` goes back to, as a `countries.reset` event at seq 0: stored once,
     /// with the store, so every replica resets to the same list.
     var seed: String { prefix + "seed" }
+    /// A lower bound of the members' `raftAppliedIndex - revision`, in decimal
+    /// (``StoreLineage``): a member found below it was restored from a snapshot.
+    var lineage: String { prefix + "lineage" }
     var eventsPrefix: String { prefix + "events/" }
     var requestsPrefix: String { prefix + "requests/" }
 

@@ -104,7 +104,22 @@ final class EtcdStore: StateStore {
                 "the key \(layout.store) holds \(CountryName.quoted(found.identity)), not a store identity; the prefix belongs to something else: pass another --etcd-prefix"
             )
         }
-        identity = found.identity
+        var opened = found.identity
+        do {
+            if case .replaced(let current, let why) = try StoreLineage.check(
+                client: client, layout: layout, identity: opened), StoreIdentity.isWellFormed(current)
+            {
+                logger.log(
+                    .warning,
+                    "\(why): the store at \(configuration.prefix) is now \(current), a new store that goes on from the state etcd holds (subscribers start over); it was \(opened)"
+                )
+                opened = current
+            }
+        } catch {
+            // The probe checks again once the replica runs.
+            logger.log(.warning, "could not check etcd's history for a restore yet: \(error)")
+        }
+        identity = opened
         seeded = found.seeded
         do {
             let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: found.identity)
@@ -519,7 +534,7 @@ final class EtcdStore: StateStore {
         status.etcdMembers = cluster.members
         status.etcdLeader = cluster.leader ?? "none"
         status.etcdQuorum = health.unavailability() ?? "yes"
-        status.storeDamage = health.damage
+        status.storeDamage = health.replaced ?? health.damage
     }
 
     /// Runs a read, turning etcd's error into the store's.

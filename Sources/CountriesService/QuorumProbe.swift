@@ -15,12 +15,18 @@ final class QuorumProbe: Sendable {
     private let layout: EtcdLayout
     private let requestTimeout: Duration
     private let security: EtcdSecurity
+    /// The identity of the store this replica serves.
+    private let identity: String
     private let health: ClusterHealth
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(configuration: EtcdConfiguration, health: ClusterHealth, interval: Duration, logger: Logger) {
+    init(
+        configuration: EtcdConfiguration, identity: String, health: ClusterHealth, interval: Duration,
+        logger: Logger
+    ) {
+        self.identity = identity
         endpoints = configuration.endpoints
         layout = EtcdLayout(prefix: configuration.prefix)
         requestTimeout = configuration.requestTimeout
@@ -57,6 +63,19 @@ final class QuorumProbe: Sendable {
             do {
                 let found = try client.range(EtcdRangeRequest(key: layout.seq))
                 let seq = found.kvs.first.flatMap { UInt64(String(decoding: $0.value, as: UTF8.self)) } ?? 0
+                let latest = health.latestSeq
+                if seq < latest, health.replaced == nil {
+                    // A seq never goes back: the store here is not the one this replica served.
+                    var verdict = try StoreLineage.check(client: client, layout: layout, identity: identity)
+                    if verdict == .continuous {
+                        verdict = try StoreLineage.replace(
+                            identity, client: client, layout: layout,
+                            why:
+                                "the store's seq went back from \(latest) to \(seq): etcd was restored from a snapshot, or the prefix rewritten"
+                        )
+                    }
+                    report(verdict)
+                }
                 health.recordQuorum(at: started, seq: seq)
                 if !hadQuorum {
                     logger.log(.info, "the etcd cluster answers again through \(client.currentEndpoint)")
@@ -67,13 +86,30 @@ final class QuorumProbe: Sendable {
                 if hadQuorum { logger.log(.warning, "no quorum read from the etcd cluster: \(error)") }
                 hadQuorum = false
             }
-            if round % 5 == 0 { health.record(cluster(client)) }
+            if round % 5 == 0 {
+                health.record(cluster(client))
+                if health.replaced == nil,
+                    let verdict = try? StoreLineage.check(client: client, layout: layout, identity: identity)
+                {
+                    report(verdict)
+                }
+            }
             round += 1
             let end = started + interval
             while !isStopping && ContinuousClock.now < end {
                 Thread.sleep(forTimeInterval: 0.02)
             }
         }
+    }
+
+    /// Records a store replaced at the prefix: this replica then refuses everything and stops
+    /// heartbeats, for good (docs/HA.md, "A restored etcd").
+    private func report(_ verdict: StoreLineage.Verdict) {
+        guard case .replaced(let current, let why) = verdict else { return }
+        let description =
+            "\(why); the store at \(layout.prefix) is now \(current.isEmpty ? "unknown" : current), a new store (subscribers start over), while this replica served \(identity): restart it"
+        health.recordReplaced(description)
+        logger.log(.error, description)
     }
 
     /// The members and leader, as far as they can be read now.

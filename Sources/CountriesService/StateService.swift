@@ -119,7 +119,7 @@ public final class StateService {
                 let tail = try EventTail(
                     configuration: etcd, after: loadedSeq, health: health, logger: logger)
                 let probe = QuorumProbe(
-                    configuration: etcd, health: health,
+                    configuration: etcd, identity: handler.storeIdentity, health: health,
                     interval: min(configuration.heartbeatInterval, .milliseconds(500)),
                     logger: logger)
                 replication = (tail, probe, health)

@@ -10,6 +10,13 @@ public struct EtcdMemberStatus: Sendable {
     public var raftTerm: UInt64
     /// The member's etcd version.
     public var version: String
+    /// The store's revision when the member answered (read before ``raftAppliedIndex``).
+    public var revision: Int64 = 0
+    /// The last raft entry the member applied. Every change of revision is an entry of its own,
+    /// and some entries change none (compactions, membership, auth), so `raftAppliedIndex -
+    /// revision` never decreases in a cluster's life; a restore from a snapshot keeps the
+    /// revision and starts a new raft log, so it makes that difference drop.
+    public var raftAppliedIndex: UInt64 = 0
 
     /// Whether this member is the leader.
     public var isLeader: Bool { leaderID != 0 && leaderID == memberID }

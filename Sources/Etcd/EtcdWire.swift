@@ -238,10 +238,13 @@ enum EtcdWire {
 
     static func status(_ fields: [String: JSONValue], endpoint: String) throws(Malformed) -> EtcdMemberStatus
     {
-        EtcdMemberStatus(
+        var status = EtcdMemberStatus(
             endpoint: endpoint, memberID: try uint64(try object(fields, "header"), "member_id"),
             leaderID: try uint64(fields, "leader"), raftTerm: try uint64(fields, "raftTerm"),
             version: try string(fields, "version"))
+        status.revision = try revision(fields)
+        status.raftAppliedIndex = try uint64(fields, "raftAppliedIndex")
+        return status
     }
 
     static func watchEvents(_ result: [String: JSONValue]) throws(Malformed) -> [EtcdWatchEvent] {

@@ -310,6 +310,60 @@ struct ReplicationEndToEndTests {
             })
     }
 
+    /// etcd put back to a snapshot (same cluster and member ids, the store key unchanged): the
+    /// replica that ran through it stops claiming the old store (refuses, no heartbeats, says
+    /// to restart), and a replica started afterwards serves it as a new store, so no seq is
+    /// ever acknowledged twice under one store (a fresh replica once acknowledged seq 7 again
+    /// with the same store id).
+    @Test func aRestoredEtcdIsAnotherStoreNeverTheSameSeqsTwice() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let (a, running) = (replicas.services[0], replicas.services[1])
+        for name in ["France", "Spain", "Italy"] { #expect(try a.run(["toggle", name]).exitCode == 0) }
+        let before = try jsonReply(try a.run(["get", "France", "--json"]))
+        let oldStore = try #require(before["store"] as? String)
+        let scratch = try ScratchDirectory(prefix: "restore")
+        try replicas.etcd.saveSnapshot(to: scratch.file("snapshot.db"))
+        for name in ["Italy", "Spain", "France"] {
+            let toggle = try a.run(["toggle", name])
+            #expect(toggle.exitCode == 0, "\(toggle) \(a.process.stderr.text)")
+        }
+        let watcher = try subscribe(replicas.sandboxes[1])
+        defer { watcher.stop() }
+        #expect(eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("live at seq 6") })
+        a.stop()
+        try replicas.etcd.restore(from: scratch.file("snapshot.db"))
+
+        // A replica started now finds a new store, at the snapshot's seq.
+        let late = try Sandbox()
+        let fresh = try Service(
+            in: late, options: ["--etcd", replicas.etcd.clientURLs.joined(separator: ",")])
+        defer { fresh.stop() }
+        let toggled = try jsonReply(try fresh.run(["toggle", "Italy", "--json"]))
+        #expect(toggled["seq"] as? Int == 4, "\(toggled)")
+        let newStore = try #require(
+            try jsonReply(try fresh.run(["get", "Italy", "--json"]))["store"] as? String)
+        #expect(newStore != oldStore, "seq 4 again under \(oldStore)")
+
+        // The replica that ran through the restore refuses, says why, and stops heartbeats.
+        #expect(
+            eventually(within: .seconds(10)) {
+                (try? running.run(["status"]))?.stdout.contains("restart it") == true
+            }, "\(running.process.stderr.text)")
+        let refused = try running.run(["toggle", "Spain"])
+        #expect(refused.exitCode != 0 && refused.stderr.contains("restored from a snapshot"), "\(refused)")
+        #expect(
+            eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("stale") },
+            "\(watcher.stderrSoFar)")
+        // Restarted, it serves the new store.
+        running.stop()
+        let again = try Service(
+            in: replicas.sandboxes[1], options: ["--etcd", replicas.etcd.clientURLs.joined(separator: ",")])
+        defer { again.stop() }
+        let after = try jsonReply(try again.run(["get", "Italy", "--json"]))
+        #expect(after["store"] as? String == newStore && after["seq"] as? Int == 4, "\(after)")
+    }
+
     /// The seed is the store's, kept with it at creation: a replica given another `--seed`
     /// says so and resets to the store's (replicas with different seed files gave different
     /// lists after `reset`).

@@ -259,3 +259,36 @@ extension EtcdCluster {
         etcdctlSecurity += ["--user", "root:\(Self.rootPassword)"]
     }
 }
+
+extension EtcdCluster {
+    /// Saves a snapshot of the store to `path` (etcdctl snapshot save, from the first member).
+    public func saveSnapshot(to path: String) throws {
+        let run = try etcdctl(["--endpoints", clientURLs[0], "snapshot", "save", path])
+        guard run.exitCode == 0 else { throw HarnessFailure("etcdctl snapshot save failed: \(run)") }
+    }
+
+    /// Puts a one-member cluster back to `snapshot` as an operator would: the member stopped,
+    /// its data replaced by `etcdctl snapshot restore` with the same name, URLs and cluster token
+    /// (so the cluster and member ids stay the same), and started again.
+    public func restore(from snapshot: String, timeout: Duration = .seconds(10)) throws {
+        precondition(names.count == 1, "restore is for one-member clusters")
+        members[0]?.crash()
+        let dataDirectory = scratch.file(names[0])
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+        let run = try ChildProcess.run(
+            Self.etcdctl,
+            [
+                "snapshot", "restore", snapshot, "--name", names[0], "--data-dir", dataDirectory,
+                "--initial-cluster", "\(names[0])=\(peerURLs[0])", "--initial-advertise-peer-urls",
+                peerURLs[0],
+                "--initial-cluster-token", (scratch.path as NSString).lastPathComponent,
+            ], environment: ["ETCDCTL_API": "3"], timeout: .seconds(20))
+        guard run.exitCode == 0 else { throw HarnessFailure("etcdctl snapshot restore failed: \(run)") }
+        try start(0)
+        guard waitUntilHealthy(timeout: timeout) else {
+            throw HarnessFailure(
+                "etcd did not become healthy after the restore: \(scratch.read("\(names[0]).log").suffix(2000))"
+            )
+        }
+    }
+}
