@@ -135,7 +135,9 @@ let package = Package(
 
         // The one harness every test suite shares: the binary under test, child processes, scratch
         // directories, tmux, bounded waits, a seeded generator (Tests/TestSupport).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .target(
+            name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport",
+            swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
 
         .testTarget(

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SystemSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -24,8 +24,10 @@ public func freeTCPPort() throws -> Int {
     throw HarnessFailure("no free tcp port in \(candidates) after 200 tries")
 }
 
-/// Ports ``freeTCPPort()`` has returned in this process.
-private let handedOutPorts = Mutex<Set<Int>>([])
+/// Ports ``freeTCPPort()`` has returned in this process. `Locked`, not `Mutex`: ThreadSanitizer
+/// takes `withLock` on a global `Mutex` for a racing modification (it cannot see the futex), and
+/// reported it when several suites made etcd clusters at once.
+private let handedOutPorts = Locked<Set<Int>>([])
 
 /// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), 32768 if
 /// it cannot be read.
