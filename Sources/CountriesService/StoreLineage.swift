@@ -26,17 +26,18 @@ enum StoreLineage {
     /// is one to record; when history went back, replaces `identity` by a new one (unless
     /// another replica already did) and says so.
     static func check(client: EtcdClient, layout: EtcdLayout, identity: String) throws(EtcdError) -> Verdict {
-        // Status first, then a linearizable read: the status's own difference is at least the
-        // member's true one (its revision is read before its applied index), and the applied
-        // index less the later read's revision is at most the true one: the mark never claims
-        // more history than there is.
-        let status = try client.status(of: client.currentEndpoint)
+        // A linearizable read first: the member that answers it has applied at least every
+        // entry committed before, the mark's own write included, so the status asked of it next
+        // is not of a member behind the mark. The status's difference is at least the member's
+        // true one (etcd reads the revision before the applied index), so an etcd that was not
+        // restored is never below the mark.
         let read = try client.txn(
             compare: [],
             success: [
                 .range(EtcdRangeRequest(key: layout.lineage)), .range(EtcdRangeRequest(key: layout.store)),
             ],
             failure: [])
+        let status = try client.status(of: client.currentEndpoint)
         let values = read.results.map { result -> Data? in
             guard case .range(let range) = result else { return nil }
             return range.kvs.first?.value
@@ -46,7 +47,11 @@ enum StoreLineage {
         let storeValue = (values.count > 1 ? values[1] : nil).map { String(decoding: $0, as: UTF8.self) }
         let applied = Int64(clamping: status.raftAppliedIndex)
         let upperBound = applied - status.revision
-        let mark = applied - read.revision
+        // The applied index less a revision read after it is at most the true difference: the
+        // mark never claims more history than there is.
+        func lowerBound() throws(EtcdError) -> Int64 {
+            applied - (try client.range(EtcdRangeRequest(key: layout.seq, countOnly: true)).revision)
+        }
         guard storeValue == identity else {
             return .replaced(
                 current: storeValue ?? "",
@@ -57,11 +62,12 @@ enum StoreLineage {
             ?? .createRevision(layout.lineage, equals: 0)
         if let recorded, upperBound < recorded {
             return try replace(
-                identity, client: client, layout: layout, newMark: mark,
+                identity, client: client, layout: layout, newMark: try lowerBound(),
                 why:
                     "etcd's history went back (applied raft index less revision is \(upperBound), below the \(recorded) recorded): etcd was restored from a snapshot, and the changes after it are gone"
             )
         }
+        let mark = try lowerBound()
         if recorded.map({ mark > $0 }) ?? true {
             _ = try client.txn(
                 compare: [.value(layout.store, equals: Data(identity.utf8)), keepsMark],
