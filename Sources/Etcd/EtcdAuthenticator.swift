@@ -30,30 +30,21 @@ final class EtcdAuthenticator {
             .object(["name": .string(user.name), "password": .string(user.password)]))
         let outcome = transfer.post(
             url: endpoint + "/v3/auth/authenticate", body: body, requireLeader: false, timeout: timeout)
-        guard outcome.result == CURLE_OK else {
-            // Authenticate is a read as far as retrying goes: it changes nothing anyone sees.
-            throw EtcdError(
-                EtcdClassification.transport(outcome, .read), outcome.errorText, endpoint: endpoint)
-        }
         let fields: [String: JSONValue]
         do {
-            fields = try EtcdWire.parse(outcome.body)
+            // Authenticate is a read as far as retrying goes: it changes nothing anyone sees.
+            fields = try EtcdClassification.answer(outcome, .read, endpoint: endpoint)
         } catch {
-            throw EtcdError(.badResponse, "HTTP \(outcome.status), \(error.message)", endpoint: endpoint)
-        }
-        if outcome.status != 200 || EtcdWire.errorAnswer(fields) != nil {
-            let (code, message) = EtcdWire.errorAnswer(fields) ?? (2, "HTTP \(outcome.status)")
-            if message.contains("authentication is not enabled") {
+            if error.message.contains("authentication is not enabled") {
                 // Nothing to prove: calls go without a token until etcd says otherwise.
                 signedIn = true
                 return
             }
-            let classified = EtcdClassification.grpc(code: code, message: message, .read)
+            // Refused by etcd itself (not by the transfer): the user or its password.
+            guard error.code == .rejected, outcome.result == CURLE_OK else { throw error }
             throw EtcdError(
-                classified,
-                classified == .rejected
-                    ? "etcd refused to sign in \(user): \(message); check --etcd-user and its password"
-                    : message,
+                .rejected,
+                "etcd refused to sign in \(user): \(error.message); check --etcd-user and its password",
                 endpoint: endpoint)
         }
         guard case .string(let token)? = fields["token"], !token.isEmpty else {

@@ -1,4 +1,5 @@
 import CCurl
+import JSON
 
 /// Which ``EtcdError/Code`` each failure becomes: what etcd's answer or libcurl's failure proves
 /// about the operation. The table is in docs/ARCHITECTURE.md (the etcd client).
@@ -46,5 +47,33 @@ enum EtcdClassification {
             // DeadlineExceeded, Canceled, Unknown, Internal...: a write may have been proposed.
             return kind == .write ? .outcomeUnknown : .noQuorum
         }
+    }
+
+    /// The fields of a call's answer, or the error its transfer, status or body comes to: one
+    /// reading of every answer, for the calls and for signing in.
+    static func answer(_ outcome: CurlTransfer.Outcome, _ kind: Kind, endpoint: String) throws(EtcdError)
+        -> [String: JSONValue]
+    {
+        guard outcome.result == CURLE_OK else {
+            throw EtcdError(transport(outcome, kind), outcome.errorText, endpoint: endpoint)
+        }
+        let fields: [String: JSONValue]
+        do {
+            fields = try EtcdWire.parse(outcome.body)
+        } catch {
+            throw EtcdError(
+                kind == .write ? .outcomeUnknown : .badResponse,
+                "HTTP \(outcome.status), \(error.message)", endpoint: endpoint)
+        }
+        if outcome.status != 200 {
+            guard let (code, message) = EtcdWire.errorAnswer(fields) else {
+                throw EtcdError(
+                    kind == .write ? .outcomeUnknown : .badResponse,
+                    "HTTP \(outcome.status) without an error: \(EtcdWire.preview(outcome.body))",
+                    endpoint: endpoint)
+            }
+            throw EtcdError(grpc(code: code, message: message, kind), message, endpoint: endpoint)
+        }
+        return fields
     }
 }

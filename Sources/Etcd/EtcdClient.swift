@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 import JSON
 
@@ -133,7 +132,9 @@ public final class EtcdClient {
         while true {
             do {
                 try authenticator.signIn(at: endpoint, timeout: timeout)
-                return try post(transfer, endpoint, path, body, kind, requireLeader, timeout)
+                let outcome = transfer.post(
+                    url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
+                return try EtcdClassification.answer(outcome, kind, endpoint: endpoint)
             } catch {
                 // A stale token was refused before anything was proposed: sign in, send once more.
                 guard !signedInAgain, authenticator.isStaleToken(error.message) else { throw error }
@@ -141,37 +142,6 @@ public final class EtcdClient {
                 authenticator.forget()
             }
         }
-    }
-
-    private func post(
-        _ transfer: CurlTransfer, _ endpoint: String, _ path: String, _ body: [UInt8],
-        _ kind: EtcdClassification.Kind, _ requireLeader: Bool, _ timeout: Duration
-    ) throws(EtcdError) -> [String: JSONValue] {
-        let outcome = transfer.post(
-            url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
-        guard outcome.result == CURLE_OK else {
-            throw EtcdError(
-                EtcdClassification.transport(outcome, kind), outcome.errorText, endpoint: endpoint)
-        }
-        let fields: [String: JSONValue]
-        do {
-            fields = try EtcdWire.parse(outcome.body)
-        } catch {
-            throw EtcdError(
-                kind == .write ? .outcomeUnknown : .badResponse,
-                "HTTP \(outcome.status), \(error.message)", endpoint: endpoint)
-        }
-        if outcome.status != 200 {
-            guard let (code, message) = EtcdWire.errorAnswer(fields) else {
-                throw EtcdError(
-                    kind == .write ? .outcomeUnknown : .badResponse,
-                    "HTTP \(outcome.status) without an error: \(EtcdWire.preview(outcome.body))",
-                    endpoint: endpoint)
-            }
-            throw EtcdError(
-                EtcdClassification.grpc(code: code, message: message, kind), message, endpoint: endpoint)
-        }
-        return fields
     }
 
     /// The decoded answer, or for an answer not as documented `badResponse` (for a txn,

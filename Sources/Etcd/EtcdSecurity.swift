@@ -22,11 +22,6 @@ public struct EtcdSecurity: Sendable, Equatable {
         self.keyFile = keyFile
         self.user = user
     }
-
-    /// Whether any TLS file is set.
-    public var usesTLSFiles: Bool {
-        certificateAuthorityFile != nil || certificateFile != nil || keyFile != nil
-    }
 }
 
 /// An etcd user and its password. The password never appears in descriptions or logs.
