@@ -122,7 +122,7 @@ final class EtcdStore: StateStore {
         identity = opened
         seeded = found.seeded
         do {
-            let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: found.identity)
+            let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: opened)
             storedSeed = kept
             seedMismatch =
                 kept == seed

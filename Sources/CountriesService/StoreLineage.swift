@@ -38,13 +38,13 @@ enum StoreLineage {
             ],
             failure: [])
         let status = try client.status(of: client.currentEndpoint)
-        let values = read.results.map { result -> Data? in
-            guard case .range(let range) = result else { return nil }
+        func value(_ index: Int) -> Data? {
+            guard index < read.results.count, case .range(let range) = read.results[index] else { return nil }
             return range.kvs.first?.value
         }
-        let recordedValue = values.first ?? nil
+        let recordedValue = value(0)
         let recorded = recordedValue.flatMap { Int64(String(decoding: $0, as: UTF8.self)) }
-        let storeValue = (values.count > 1 ? values[1] : nil).map { String(decoding: $0, as: UTF8.self) }
+        let storeValue = value(1).map { String(decoding: $0, as: UTF8.self) }
         let applied = Int64(clamping: status.raftAppliedIndex)
         let upperBound = applied - status.revision
         // The applied index less a revision read after it is at most the true difference: the
@@ -57,9 +57,6 @@ enum StoreLineage {
                 current: storeValue ?? "",
                 why: "the key \(layout.store) now holds \(storeValue ?? "nothing") instead of \(identity)")
         }
-        let keepsMark: EtcdCompare =
-            recordedValue.map { .value(layout.lineage, equals: $0) }
-            ?? .createRevision(layout.lineage, equals: 0)
         if let recorded, upperBound < recorded {
             return try replace(
                 identity, client: client, layout: layout, newMark: try lowerBound(),
@@ -69,6 +66,9 @@ enum StoreLineage {
         }
         let mark = try lowerBound()
         if recorded.map({ mark > $0 }) ?? true {
+            let keepsMark: EtcdCompare =
+                recordedValue.map { .value(layout.lineage, equals: $0) }
+                ?? .createRevision(layout.lineage, equals: 0)
             _ = try client.txn(
                 compare: [.value(layout.store, equals: Data(identity.utf8)), keepsMark],
                 success: [.put(layout.lineage, Data(String(mark).utf8))], failure: [])
