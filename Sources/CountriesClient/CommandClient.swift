@@ -30,6 +30,8 @@ public final class CommandClient {
     private let sockets: [LazyRequestSocket]
     /// The endpoint tried first: the last one that answered.
     private var first = 0
+    /// The store the last reply named: the one a change to several endpoints is pinned to.
+    public private(set) var knownStore: String?
 
     /// Creates a client for one endpoint; nothing is connected until the first request.
     public convenience init(
@@ -64,13 +66,37 @@ public final class CommandClient {
     /// Sends `request` and returns the service's reply (success or refusal), trying the
     /// endpoints as ``RetryMachine`` says.
     ///
+    /// A change to several endpoints is pinned to one store: without an `if_store` of its own it
+    /// gets the store of the last reply, or of a `count` asked first, so that a retry landing
+    /// on an endpoint of another store (endpoints that serve different prefixes or files) is
+    /// refused there instead of applied twice, once per store.
+    ///
     /// Throws ``ClientError`` when no reply came after every try (for a change:
     /// ``ClientError/Code/outcomeUnknown``, with the request id, since a try may have been
     /// applied), or the reply was not protocol JSON.
     public func send(_ request: Request) throws(ClientError) -> Reply {
+        var request = request
+        if request.command.changes, request.ifStore == nil, endpoints.count > 1 {
+            request.ifStore = try storeToPin()
+        }
+        return try exchange(request)
+    }
+
+    /// The store a change to several endpoints is meant for: the last one a reply named, or
+    /// the one a `count` names (a read: nothing changes whichever endpoint answers).
+    private func storeToPin() throws(ClientError) -> String? {
+        if let knownStore { return knownStore }
+        let reply = try exchange(Request(command: .query(.count)))
+        // A refusal, or a service older than v1.1: the change goes unpinned, as before.
+        return reply.store
+    }
+
+    /// One request through the retry machine, its bytes the same on every try.
+    private func exchange(_ request: Request) throws(ClientError) -> Reply {
         let body = request.encoded()
         var machine = RetryMachine(
-            endpoints: endpoints.count, tries: tries, first: first, changes: request.command.changes)
+            endpoints: endpoints.count, tries: tries, first: first, changes: request.command.changes,
+            store: request.ifStore)
         var step = machine.start()
         var broken: ClientError?
         while true {
@@ -113,6 +139,7 @@ public final class CommandClient {
                 verdict, of: request, endpoints: endpoints, tries: tries, unusable: broken)
         }
         first = from
+        if reply.ok, let store = reply.store { knownStore = store }
         return reply
     }
 

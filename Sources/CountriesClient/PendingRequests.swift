@@ -152,7 +152,8 @@ public final class PendingRequests<Tag> {
         guard inFlight == nil, !queue.isEmpty else { return [] }
         let next = queue.removeFirst()
         var machine = RetryMachine(
-            endpoints: endpoints.count, tries: tries, first: current, changes: next.request.command.changes)
+            endpoints: endpoints.count, tries: tries, first: current, changes: next.request.command.changes,
+            store: next.request.ifStore)
         guard case .send(let index) = machine.start() else { return [] }
         current = index
         inFlight = Flight(

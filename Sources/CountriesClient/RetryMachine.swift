@@ -8,7 +8,8 @@ import CountriesCore
 /// The promise it keeps (docs/PROTOCOL.md, "Outcomes"): once any try of a change may have been
 /// applied (no reply came, or the reply was `unavailable`), the request ends with the change's
 /// own reply or as ``Verdict/outcomeUnknown(_:)``, never with a definite failure; a
-/// `storage_error` from a later try says only that *that* try changed nothing.
+/// `storage_error` from a later try says only that *that* try changed nothing, and a reply from
+/// an endpoint of another store than the change's `if_store` says nothing of it at all.
 public struct RetryMachine: Sendable, Equatable {
     /// What to do next.
     public enum Step: Sendable, Equatable {
@@ -40,6 +41,9 @@ public struct RetryMachine: Sendable, Equatable {
     /// Whether the request may change the list: then a try without an answer leaves its outcome
     /// unknown.
     public let changes: Bool
+    /// The store a change is meant for (its `if_store`): an endpoint whose reply names another
+    /// store serves another list, and its answer says nothing of this change.
+    public let store: String?
     /// The endpoint of the try in flight, or of the last one.
     public private(set) var current: Int
     /// Tries sent so far.
@@ -49,12 +53,13 @@ public struct RetryMachine: Sendable, Equatable {
     private var unusable: Set<Int> = []
 
     /// A request to `endpoints` endpoints, first to `first` (the one that answered last),
-    /// `tries` times in all (at least once to each endpoint).
-    public init(endpoints: Int, tries: Int, first: Int = 0, changes: Bool) {
+    /// `tries` times in all (at least once to each endpoint); `store` is a change's `if_store`.
+    public init(endpoints: Int, tries: Int, first: Int = 0, changes: Bool, store: String? = nil) {
         precondition(endpoints > 0, "a request needs an endpoint")
         self.endpoints = endpoints
         self.tries = max(1, tries, endpoints)
         self.changes = changes
+        self.store = store
         current = min(max(0, first), endpoints - 1)
     }
 
@@ -82,6 +87,14 @@ public struct RetryMachine: Sendable, Equatable {
 
     /// The try in flight was answered.
     public mutating func received(_ reply: Reply) -> Step {
+        if let store, let named = reply.store, named != store {
+            // Another store's endpoint (a misconfigured `--command A,B`): it refused this change,
+            // but an earlier try may have been applied to the store the change is for. Never
+            // again to this endpoint; the others may still bring the change's own reply.
+            unusable.insert(current)
+            if unusable.count == endpoints { return .finish(verdict(lastReply: reply)) }
+            return next(lastReply: reply)
+        }
         switch reply.failure?.code {
         case .unavailable?:
             // The service itself does not know whether it applied it.

@@ -235,19 +235,28 @@ final class CommandHandler {
         _ change: Change, id: String?, asked: Data?, ifStore: String?, envelope: [Data],
         on working: inout CountriesState
     ) -> Pending {
-        do throws(CountriesError) {
-            if let ifStore, ifStore != store.identity {
-                throw CountriesError(
+        if let ifStore, ifStore != store.identity {
+            var refusal = refuse(
+                CountriesError(
                     .conflict,
                     "this change is for store \(CountryName.quoted(ifStore)), but the service runs on store \(store.identity) (a different store: its seqs mean other changes); take a fresh list"
-                )
-            }
+                ), op: change.op)
+            // Names the store it runs on, so a client of several endpoints can tell an endpoint
+            // of another store from a refusal of its change (docs/PROTOCOL.md, "Outcomes").
+            refusal.store = store.identity
+            return Pending(
+                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: refusal,
+                event: nil)
+        }
+        do throws(CountriesError) {
             let result = try working.apply(change, seed: seed)
             var event = result.event
             event?.store = store.identity
+            var reply = result.reply
+            // A seq means something only within one store: the reply says which (v1.3).
+            reply.store = store.identity
             return Pending(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore,
-                reply: result.reply,
+                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: reply,
                 event: event)
         } catch {
             return Pending(

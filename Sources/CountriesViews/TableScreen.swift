@@ -48,8 +48,10 @@ public struct TableScreen {
                     return false
                 case .toggle(let country):
                     // A fresh id per selection: the retries of this one toggle cannot apply twice.
+                    // Pinned to the store the table shows: a replica of another store refuses it.
                     let request = Request(
-                        id: RequestID.make(), command: .change(.toggle(.name(country.name))))
+                        id: RequestID.make(), command: .change(.toggle(.name(country.name))),
+                        ifStore: loop.subscription.store)
                     for outcome in toggles?.send(request, tag: country, now: now) ?? [] {
                         guard perform(model.handle(input(outcome), now: now), now: now) else { return false }
                     }

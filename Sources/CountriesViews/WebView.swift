@@ -163,8 +163,10 @@ public final class WebView {
                         let row = replica.rows[index]
                         answer.name = row.name
                         // A fresh id per click: the retries of this one toggle cannot apply twice.
+                        // Pinned to the store the page shows: a replica of another store refuses it.
                         let request = Request(
-                            id: RequestID.make(), command: .change(.toggle(.name(row.name))))
+                            id: RequestID.make(), command: .change(.toggle(.name(row.name))),
+                            ifStore: loop.subscription.store)
                         finish(toggles.send(request, tag: answer, now: now))
                     }
                 }

@@ -94,12 +94,45 @@ import ZeroMQ
             answered.signal()
         }
         thread.start()
-        let reply = try client.send(Request(id: "the-same-id", command: .change(.toggle(.index(2)))))
+        // Pinned by hand: the fakes answer only the change, not the `count` that would pin it.
+        let reply = try client.send(
+            Request(id: "the-same-id", command: .change(.toggle(.index(2))), ifStore: "s"))
         #expect(answered.wait(timeout: .now() + 10) == .success)
         #expect(reply.ok && reply.seq == 1)
         #expect(unsure.ids == ["the-same-id"])
         #expect(sure.ids == ["the-same-id"], "the retry went to the next endpoint with the same id")
         #expect(client.preferred == sure.endpoint)
+    }
+
+    /// `toggle --command A,B` where B serves another store (another prefix, another file): A
+    /// takes the change and never answers; the retry must not apply it to B's store too, and
+    /// the client must not say "nothing changed". Before changes were pinned to one store, B
+    /// applied it (seq 1) and the client reported B's reply.
+    @Test func aRetryNeverAppliesTheChangeToAnotherStore() throws {
+        let other = try LiveTestService.start()
+        defer { other.stop() }
+        let context = try Context()
+        let taker = try FakeReplica(context: context, endpoint: other.directory.ipc("taker"))
+        let client = CommandClient(
+            context: context, endpoints: [taker.endpoint, other.commandEndpoint],
+            timeout: .milliseconds(500) * testSlowdown, tries: 3)
+        let thread = Thread {
+            var count = Reply(count: 8)
+            count.seq = 0
+            count.store = "0123456789abcdef0123456789abcdef"
+            _ = taker.answerOne(with: count)
+            _ = taker.takeOne()
+        }
+        thread.start()
+        #expect {
+            _ = try client.send(Request(id: "once", command: .change(.toggle(.index(2)))))
+        } throws: { error in
+            (error as? ClientError)?.code == .outcomeUnknown
+                && (error as? ClientError)?.message.contains("request id once") == true
+        }
+        #expect(taker.ids == ["", "once"], "a count pinned the store, then the change went to A")
+        let list = try other.list()
+        #expect(list.seq == 0, "the other store applied the change: \(list)")
     }
 
     /// With one endpoint, `storage_error` is the answer: there is no other replica to ask.
@@ -139,6 +172,16 @@ private final class FakeReplica: @unchecked Sendable {
     deinit { socket.close() }
 
     var ids: [String] { lock.withLock { received } }
+
+    /// Waits (at most 5 s) for one request and keeps it without an answer, as a replica that
+    /// applied it and then hung would; false when none came.
+    func takeOne() -> Bool {
+        guard let frames = try? socket.receive(), let body = frames.last,
+            let request = try? Request.decode(body)
+        else { return false }
+        lock.withLock { received.append(request.id ?? "") }
+        return true
+    }
 
     /// Waits (at most 5 s) for one request and answers it; false when none came.
     func answerOne(with reply: Reply) -> Bool {

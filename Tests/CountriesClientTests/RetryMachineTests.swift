@@ -9,7 +9,7 @@ import Testing
 @Suite struct RetryMachineTests {
     /// What can happen to one try.
     enum Happening: CaseIterable, CustomStringConvertible {
-        case timeout, unavailable, storageError, refused, ok, unusable
+        case timeout, unavailable, storageError, refused, ok, unusable, otherStore
 
         var description: String {
             switch self {
@@ -19,6 +19,7 @@ import Testing
             case .refused: "not_found"
             case .ok: "ok"
             case .unusable: "unusable"
+            case .otherStore: "another store's conflict"
             }
         }
 
@@ -31,6 +32,7 @@ import Testing
             case .refused: machine.received(Reply(error: CountriesError(.notFound, "no such country")))
             case .ok: machine.received(Reply(seq: 7, count: 8))
             case .unusable: machine.couldNotSend()
+            case .otherStore: machine.received(RetryMachineTests.otherStoresConflict)
             }
         }
     }
@@ -52,11 +54,13 @@ import Testing
                 }
             }
         }
-        #expect(checked == 24 * (6 + 36 + 216 + 1_296))
+        #expect(checked == 24 * (7 + 49 + 343 + 2_401))
     }
 
     private func check(_ sequence: [Happening], endpoints: Int, tries: Int, changes: Bool) {
-        var machine = RetryMachine(endpoints: endpoints, tries: tries, first: endpoints - 1, changes: changes)
+        var machine = RetryMachine(
+            endpoints: endpoints, tries: tries, first: endpoints - 1, changes: changes,
+            store: changes ? "mine" : nil)
         var step = machine.start()
         var sends: [Int] = []
         var lost = false
@@ -68,7 +72,8 @@ import Testing
             sends.append(endpoint)
             // A try of a change that may have been applied.
             if changes && (happening == .timeout || happening == .unavailable) { lost = true }
-            if happening == .unusable { unusable.insert(endpoint) }
+            // An endpoint of another store is as good as unusable for this change.
+            if happening == .unusable || (changes && happening == .otherStore) { unusable.insert(endpoint) }
             step = happening.apply(to: &machine)
             if case .finish(let verdict) = step {
                 switch verdict {
@@ -78,6 +83,9 @@ import Testing
                         #expect(
                             reply.failure?.code != .storageError && reply.failure?.code != .unavailable,
                             "a change that may have been applied ended as a definite failure: \(context)")
+                        #expect(
+                            reply.store != "theirs",
+                            "another store's refusal settled a change that may have been applied: \(context)")
                     }
                 case .outcomeUnknown:
                     #expect(lost, "only a change some try may have applied is unknown: \(context)")
@@ -106,6 +114,31 @@ import Testing
     private static func sequences(length: Int) -> [[Happening]] {
         guard length > 0 else { return [[]] }
         return sequences(length: length - 1).flatMap { prefix in Happening.allCases.map { prefix + [$0] } }
+    }
+
+    /// What an endpoint of another store answers a change pinned to "mine" (`if_store`).
+    static let otherStoresConflict: Reply = {
+        var reply = Reply(error: CountriesError(.conflict, "this change is for store mine"))
+        reply.store = "theirs"
+        return reply
+    }()
+
+    /// The audit's case (`toggle --command A,B` with endpoints of two stores): the first try
+    /// timed out (and was applied), the second endpoint serves another store and refuses: the
+    /// client must say "unknown", and never send to that endpoint again.
+    @Test func anotherStoresRefusalAfterATimeoutIsUnknown() {
+        var machine = RetryMachine(endpoints: 2, tries: 4, changes: true, store: "mine")
+        #expect(machine.start() == .send(to: 0))
+        #expect(machine.timedOut() == .send(to: 1))
+        #expect(machine.received(Self.otherStoresConflict) == .send(to: 0), "never again to the other store")
+        #expect(machine.timedOut() == .send(to: 0))
+        #expect(machine.timedOut() == .finish(.outcomeUnknown(nil)))
+
+        // Without an unknown try, the other store's refusal is what the user is told.
+        var clean = RetryMachine(endpoints: 1, tries: 2, changes: true, store: "mine")
+        _ = clean.start()
+        #expect(
+            clean.received(Self.otherStoresConflict) == .finish(.replied(Self.otherStoresConflict, from: 0)))
     }
 
     /// The audit's case: the first replica's try timed out (and was committed), the second has

@@ -125,6 +125,27 @@ final class SharedLogStore: StateStore {
         return replies
     }
 
+    /// A change's reply names its store, and a refusal of `if_store` names the store the
+    /// service runs on: a client of several endpoints tells another store's endpoint by it.
+    @Test func changeRepliesNameTheirStore() throws {
+        let log = SharedLog(seed: seed)
+        let a = try replica(SharedLogStore(log: log))
+        let replies = try handle(
+            a,
+            [
+                #"{"op":"toggle","name":"France","id":"n-1"}"#,
+                #"{"op":"set","name":"France","visited":true}"#,
+                #"{"op":"toggle","name":"France","if_store":"ffffffffffffffffffffffffffffffff"}"#,
+                #"{"op":"toggle","name":"Atlantis"}"#,
+            ])
+        #expect(replies[0].store == log.identity && replies[0].seq == 1)
+        #expect(replies[1].store == log.identity, "a no-op names its store too")
+        #expect(replies[2].error?.code == "conflict" && replies[2].store == log.identity)
+        #expect(replies[3].error?.code == "not_found" && replies[3].store == nil)
+        // The retry gets the first reply, store and all.
+        #expect(try handle(a, [#"{"op":"toggle","name":"France","id":"n-1"}"#]) == [replies[0]])
+    }
+
     @Test func aReplicaBehindCatchesUpAndTakesTheNextSeq() throws {
         let log = SharedLog(seed: seed)
         let a = try replica(SharedLogStore(log: log))

@@ -90,9 +90,10 @@ import ZeroMQ
         let endpoints = [sandbox.scratch.ipc("slow"), sandbox.scratch.ipc("no-quorum")]
         try silent.bind(endpoints[0])
         try refusing.bind(endpoints[1])
+        // Pinned by hand, so the client asks no `count` first (the fakes answer only changes).
         let client = try Countries.start([
             "toggle", "France", "--command", endpoints.joined(separator: ","), "--retries", "2", "--timeout",
-            "300",
+            "300", "--if-store", String(repeating: "ab", count: 16),
         ])
         defer { _ = client.stop(signal: SIGKILL) }
         var ids: [String] = []
