@@ -74,11 +74,23 @@ final class ReplicaCommandClients {
     }
 }
 
-/// A client that adds countries with unique names in a loop, with failover: each request keeps
-/// its id across every try, on either replica, until it is acknowledged, refused for a reason
-/// other than the service's, or 6 s have passed. It records each request as a
-/// ``HistoryChecker/Operation`` on the clock of `origin`.
+/// A client that adds countries with unique names in a loop and records each request as a
+/// ``HistoryChecker/Operation`` on the clock of `origin`, in one of three ways (``Kind``).
 final class ReplicaWriter: Sendable {
+    /// How the writer sends and retries.
+    enum Kind: Sendable {
+        /// By hand: each request keeps its id across every try, on either replica, until it is
+        /// acknowledged, refused for a reason other than the service's, or 6 s have passed.
+        case failover
+        /// Through the library's ``CommandClient`` on every replica (what `countries add
+        /// --command A,B` does), recording what it reports: a reply, or "outcome unknown". A
+        /// refusal it reports for a change that was applied is a violation.
+        case reporting
+        /// Without ids, one try to one replica (the next one each time), as any ZeroMQ binding
+        /// may send: no retry, so a lost answer is an unknown outcome.
+        case idless
+    }
+
     let label: String
     private let operations = Box<[HistoryChecker.Operation]>([])
     private let failures = Box<[String]>([])
@@ -96,7 +108,7 @@ final class ReplicaWriter: Sendable {
     /// keeps, and its whole history can be read back).
     init(
         _ label: String, network: BridgedNetwork, host: String, endpoints: [String], preferred: Int,
-        origin: ContinuousClock.Instant, pause: Duration = .milliseconds(20)
+        origin: ContinuousClock.Instant, pause: Duration = .milliseconds(20), kind: Kind = .failover
     ) {
         self.label = label
         let thread = Thread { [operations, failures, answers, stopping, finished] in
@@ -104,12 +116,25 @@ final class ReplicaWriter: Sendable {
             do {
                 try network.enter(host)
                 let clients = try ReplicaCommandClients(endpoints: endpoints, timeout: Self.tryTimeout)
+                let reporting = CommandClient(
+                    context: try Context(), endpoints: endpoints, timeout: Self.tryTimeout,
+                    tries: Int(Self.requestLimit / Self.tryTimeout))
                 var number = 0
                 while !stopping.value {
                     number += 1
-                    let operation = Self.add(
-                        "\(label) \(number)", clients: clients, preferred: preferred, origin: origin,
-                        answers: answers)
+                    let name = "\(label) \(number)"
+                    let operation: HistoryChecker.Operation
+                    switch kind {
+                    case .failover:
+                        operation = Self.add(
+                            name, clients: clients, preferred: preferred, origin: origin, answers: answers)
+                    case .reporting:
+                        operation = Self.add(name, through: reporting, origin: origin, answers: answers)
+                    case .idless:
+                        operation = Self.addOnce(
+                            name, clients: clients, replica: preferred + number, origin: origin,
+                            answers: answers)
+                    }
                     operations.update { $0.append(operation) }
                     sleep(for: pause)
                 }
@@ -155,6 +180,60 @@ final class ReplicaWriter: Sendable {
         return HistoryChecker.Operation(
             id: request.id ?? "?", name: name, invoked: invoked - origin,
             completed: ContinuousClock.now - origin, outcome: final)
+    }
+
+    /// One request through ``CommandClient``: what it reported, taken at its word.
+    private static func add(
+        _ name: String, through client: CommandClient, origin: ContinuousClock.Instant,
+        answers: Box<[String: Int]>
+    ) -> HistoryChecker.Operation {
+        let request = Request(id: RequestID.make(), command: .change(.add(name: name)))
+        let invoked = ContinuousClock.now
+        let outcome: HistoryChecker.Outcome
+        do {
+            let reply = try client.send(request)
+            if reply.ok, let seq = reply.seq {
+                outcome = .acknowledged(seq: seq)
+            } else {
+                outcome = .refused(code: reply.error?.code ?? "a success without a seq")
+            }
+        } catch {
+            // "Outcome unknown" is the one answer a change may end with besides a reply.
+            outcome = error.code == .outcomeUnknown ? .indeterminate : .refused(code: error.code.rawValue)
+        }
+        let reported: String
+        switch outcome {
+        case .acknowledged: reported = "reported ok"
+        case .refused(let code): reported = "reported \(code)"
+        case .indeterminate: reported = "reported outcome unknown"
+        }
+        answers.update { $0[reported, default: 0] += 1 }
+        return HistoryChecker.Operation(
+            id: request.id ?? "?", name: name, invoked: invoked - origin,
+            completed: ContinuousClock.now - origin, outcome: outcome)
+    }
+
+    /// One request without an id, once, to one replica.
+    private static func addOnce(
+        _ name: String, clients: ReplicaCommandClients, replica: Int, origin: ContinuousClock.Instant,
+        answers: Box<[String: Int]>
+    ) -> HistoryChecker.Operation {
+        let invoked = ContinuousClock.now
+        let reply = clients.send(Request(command: .change(.add(name: name))), to: replica)
+        let outcome: HistoryChecker.Outcome
+        if let reply, reply.ok, let seq = reply.seq {
+            outcome = .acknowledged(seq: seq)
+        } else if let code = reply?.error?.code, code != "unavailable" {
+            outcome = .refused(code: code)
+        } else {
+            outcome = .indeterminate
+        }
+        answers.update {
+            $0[reply.map { $0.ok ? "ok" : $0.error?.code ?? "?" } ?? "no reply", default: 0] += 1
+        }
+        return HistoryChecker.Operation(
+            id: "-", name: name, invoked: invoked - origin, completed: ContinuousClock.now - origin,
+            outcome: outcome)
     }
 
     /// Stops after the request in flight (bounded by its limit); every request it made.

@@ -50,10 +50,14 @@ struct ReplicatedFaultTests {
             func now() -> Duration { ContinuousClock.now - origin }
             var timeline: [String] = []
             func mark(_ what: String) { timeline.append("\(now().milliseconds) ms: \(what)") }
+            // Two writers fail over by hand, one reports what the client library tells it
+            // (`countries add --command A,B`), and one sends without ids, once, as any binding may.
+            let kinds: [ReplicaWriter.Kind] = [.failover, .failover, .reporting, .idless]
             let writers = (1...4).map {
                 ReplicaWriter(
                     "Writer \($0)", network: topology.network, host: ReplicaTopology.client,
-                    endpoints: services.commandEndpoints, preferred: $0 % 2, origin: origin)
+                    endpoints: services.commandEndpoints, preferred: $0 % 2, origin: origin,
+                    kind: kinds[$0 - 1])
             }
             var perWriter: [[HistoryChecker.Operation]] = []
             var stopped = false
