@@ -1,14 +1,6 @@
 import CountriesCore
 import Foundation
 
-/// What the socket loop must send, in order, after a batch is handled.
-enum Outgoing: Equatable {
-    /// A reply frame for the request with this envelope.
-    case reply(envelope: [Data], body: Data)
-    /// An event to publish (already committed), with its encoding (the bytes the store kept).
-    case publish(Event, body: Data)
-}
-
 /// The service's brain without its sockets: decodes requests, runs them against the state,
 /// commits changes in batches (group commit: requests that arrive together share one transaction
 /// and one fsync), and says what to reply and publish.
@@ -17,16 +9,13 @@ enum Outgoing: Equatable {
 final class CommandHandler {
     /// The state as committed.
     private(set) var state: CountriesState
-    /// Counters for `status`.
-    private(set) var served = 0
-    private(set) var refused = 0
-    private var refusalLog = RefusalLog(window: .seconds(10), perWindow: 100)
     /// Connected subscribers, kept up to date by the socket loop.
     var subscribers = 0
 
     private let store: any StateStore
-    private let seed: [Country]
-    private let logger: Logger
+    private let stager: BatchStager
+    private let path: any CommitPath
+    private let tally: AnswerTally
     private let statusInfo: () -> StatusInfo
 
     /// What `status` reports beyond the state.
@@ -36,51 +25,29 @@ final class CommandHandler {
         var endpoints: [String]
     }
 
-    /// A change applied to the working state but not yet committed.
-    private struct Pending {
-        var envelope: [Data]
-        var id: String?
-        /// What the change asked (``Change/canonicalForm``), remembered beside `id`.
-        var asked: Data?
-        /// The change and its `if_store`, to run it again on a newer state (a shared store).
-        var change: Change
-        var ifStore: String?
-        var reply: Reply
-        /// `reply` encoded once, for the request-id memory and the wire alike.
-        var body: Data
-        var event: Event?
-        /// Answered without a commit: the id was found remembered when a shared store refused
-        /// the batch (the first reply, or a `conflict`).
-        var settled: Data?
-
-        init(
-            envelope: [Data], id: String?, asked: Data?, change: Change, ifStore: String?, reply: Reply,
-            event: Event?
-        ) {
-            self.envelope = envelope
-            self.id = id
-            self.asked = asked
-            self.change = change
-            self.ifStore = ifStore
-            self.reply = reply
-            self.body = reply.encoded()
-            self.event = event
-        }
-    }
-
-    /// How often a batch is run again on a newer state when a shared store keeps moving under
-    /// it before it gives up with `storage_error`.
-    static let maximumCommitAttempts = 8
+    /// Requests answered as they asked, for `status`.
+    var served: Int { tally.served }
+    /// Requests refused, for `status`.
+    var refused: Int { tally.refused }
 
     init(store: any StateStore, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
         throws(StoreError)
     {
         self.store = store
-        self.seed = store.storedSeed ?? seed
+        let stager = BatchStager(identity: store.identity, seed: store.storedSeed ?? seed)
+        let tally = AnswerTally(logger: logger)
+        self.stager = stager
+        self.tally = tally
+        path =
+            store.isShared
+            ? SharedCommitPath(store: store, stager: stager, tally: tally, logger: logger)
+            : LocalCommitPath(store: store, tally: tally, logger: logger)
         self.logger = logger
         self.statusInfo = statusInfo
         self.state = try store.loadState()
     }
+
+    private let logger: Logger
 
     /// The store for a log line: its path, or "in memory".
     var storeDescription: String { store.path == ":memory:" ? "in memory" : store.path }
@@ -102,18 +69,21 @@ final class CommandHandler {
     /// it is known: the replies of one commit go out before the next commit of the same batch
     /// starts (a batch of big changes on a shared store takes one commit each, and a reply held
     /// for the others' commits came seconds late).
+    ///
+    /// Outcomes are decided by the ``BatchStager``; whether they stand, by the ``CommitPath``
+    /// of the store's kind.
     func handle(_ requests: some Collection<IncomingRequest>, emit: ([Outgoing]) -> Void) {
         var output: [Outgoing] = []
         var working = state
-        var pending: [Pending] = []
-        var synced = false
-        var pendingEventBytes = 0
+        var staged: [StagedChange] = []
+        var readsPrepared = false
+        var stagedEventBytes = 0
 
         func flush() {
-            pendingEventBytes = 0
-            if !pending.isEmpty {
-                output += commit(pending, working: &working)
-                pending.removeAll(keepingCapacity: true)
+            stagedEventBytes = 0
+            if !staged.isEmpty {
+                output += path.commit(staged, state: &state, working: &working)
+                staged.removeAll(keepingCapacity: true)
             }
             if !output.isEmpty {
                 emit(output)
@@ -125,7 +95,23 @@ final class CommandHandler {
             /// Answers this request now with a refusal, after the changes before it (arrival order).
             func refuseNow(_ error: CountriesError, op: String?) {
                 flush()
-                output.append(.reply(envelope: incoming.envelope, body: refuse(error, op: op).encoded()))
+                output.append(
+                    .reply(envelope: incoming.envelope, body: tally.refuse(error, op: op).encoded()))
+            }
+
+            /// Before the first read of the batch, the commit path's say; false when it
+            /// refused (the refusal is the reply).
+            func readyToRead() -> Bool {
+                flush()
+                guard !readsPrepared else { return true }
+                if let refusal = path.prepareRead(&state) {
+                    output.append(
+                        .reply(envelope: incoming.envelope, body: tally.refuse(refusal, op: nil).encoded()))
+                    return false
+                }
+                working = state
+                readsPrepared = true
+                return true
             }
 
             let request: Request
@@ -142,7 +128,9 @@ final class CommandHandler {
                     let refusal = CountriesError(
                         .forbidden, "this client's key may read and subscribe but not change the list")
                     output.append(
-                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: change.op).encoded()))
+                        .reply(
+                            envelope: incoming.envelope, body: tally.refuse(refusal, op: change.op).encoded())
+                    )
                     continue
                 }
                 if let why = store.unavailability {
@@ -153,72 +141,45 @@ final class CommandHandler {
                     continue
                 }
                 let asked = request.id.map { _ in change.canonicalForm }
-                if let id = request.id, let asked {
+                if let id = request.id {
                     // A retry of a change not committed yet: its reply is known only once the
                     // commit is done. If the commit fails, the retry runs as a new request.
-                    if pending.contains(where: { $0.id == id }) { flush() }
-                    // A shared store checks ids in the commit itself (one round trip, not one
-                    // per id), and its answer is the only one another replica cannot race.
-                    if !store.isShared {
-                        switch remembered(id) {
-                        case .request(let first) where first.request != nil && first.request != asked:
-                            refuseNow(CountriesError(.conflict, reusedIDMessage(first)), op: change.op)
-                            continue
-                        case .request(let first):
-                            flush()  // keep replies in arrival order
-                            served += 1
-                            output.append(.reply(envelope: incoming.envelope, body: first.reply))
-                            continue
-                        case .unknown:
-                            // Without knowing whether it ran before, running it could apply it twice.
-                            refuseNow(
-                                CountriesError(
-                                    .storageError,
-                                    "the store could not be read to check this request id; nothing changed, retry later"
-                                ), op: change.op)
-                            continue
-                        case .new:
-                            break
-                        }
+                    if staged.contains(where: { $0.id == id }) { flush() }
+                    switch path.earlyAnswer(forID: id, asking: asked) {
+                    case .reply(let first)?:
+                        flush()  // keep replies in arrival order
+                        tally.countServed()
+                        output.append(.reply(envelope: incoming.envelope, body: first))
+                        continue
+                    case .refusal(let refusal)?:
+                        refuseNow(refusal, op: change.op)
+                        continue
+                    case nil:
+                        break
                     }
                 }
-                pending.append(
-                    stage(
+                staged.append(
+                    stager.stage(
                         change, id: request.id, asked: asked, ifStore: request.ifStore,
-                        envelope: incoming.envelope,
-                        on: &working))
-                pendingEventBytes += pending.last?.event.map(CommandHandler.estimatedBytes) ?? 0
-                if pending.count >= store.maximumChangesPerCommit
-                    || pendingEventBytes >= store.maximumEventBytesPerCommit
+                        envelope: incoming.envelope, on: &working))
+                stagedEventBytes += staged.last?.event.map(CommandHandler.estimatedBytes) ?? 0
+                if staged.count >= store.maximumChangesPerCommit
+                    || stagedEventBytes >= store.maximumEventBytesPerCommit
                 {
                     flush()
                 }
             case .query(let query):
-                flush()
-                if let refusal = catchUpBeforeRead(&synced, working: &working) {
-                    output.append(
-                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
-                    continue
+                guard readyToRead() else { continue }
+                let reply = answer { () throws(CountriesError) in
+                    var reply = try state.answer(query)
+                    reply.store = store.identity
+                    return reply
                 }
-                output.append(
-                    .reply(
-                        envelope: incoming.envelope,
-                        body: answer { () throws(CountriesError) in
-                            var reply = try state.answer(query)
-                            reply.store = store.identity
-                            return reply
-                        }.encoded()))
+                output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
             case .history(let since):
-                flush()
-                if let refusal = catchUpBeforeRead(&synced, working: &working) {
-                    output.append(
-                        .reply(envelope: incoming.envelope, body: refuse(refusal, op: nil).encoded()))
-                    continue
-                }
-                output.append(
-                    .reply(
-                        envelope: incoming.envelope,
-                        body: answer { () throws(CountriesError) in try history(since: since) }.encoded()))
+                guard readyToRead() else { continue }
+                let reply = answer { () throws(CountriesError) in try history(since: since) }
+                output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
             case .status:
                 flush()
                 output.append(
@@ -228,68 +189,6 @@ final class CommandHandler {
             }
         }
         flush()
-    }
-
-    /// Runs `change` on `working` and returns it as pending (its refusal, when it is refused).
-    private func stage(
-        _ change: Change, id: String?, asked: Data?, ifStore: String?, envelope: [Data],
-        on working: inout CountriesState
-    ) -> Pending {
-        if let ifStore, ifStore != store.identity {
-            var refusal = refuse(
-                CountriesError(
-                    .conflict,
-                    "this change is for store \(CountryName.quoted(ifStore)), but the service runs on store \(store.identity) (a different store: its seqs mean other changes); take a fresh list"
-                ), op: change.op)
-            // Names the store it runs on, so a client of several endpoints can tell an endpoint
-            // of another store from a refusal of its change (docs/PROTOCOL.md, "Outcomes").
-            refusal.store = store.identity
-            return Pending(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: refusal,
-                event: nil)
-        }
-        do throws(CountriesError) {
-            let result = try working.apply(change, seed: seed)
-            var event = result.event
-            event?.store = store.identity
-            var reply = result.reply
-            // A seq means something only within one store: the reply says which (v1.3).
-            reply.store = store.identity
-            return Pending(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: reply,
-                event: event)
-        } catch {
-            return Pending(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore,
-                reply: refuse(error, op: change.op), event: nil)
-        }
-    }
-
-    /// The `conflict` message for an id first used for another change.
-    private func reusedIDMessage(_ first: RememberedRequest) -> String {
-        "this id was used for another request (\(describe(first))); use a new id for a new request"
-    }
-
-    /// Before the first read of a batch on a shared store: brings the state up to the store's
-    /// latest, so no read answers older than a change another replica acknowledged before the
-    /// read was sent. Returns the refusal when the store cannot say.
-    private func catchUpBeforeRead(_ synced: inout Bool, working: inout CountriesState) -> CountriesError? {
-        guard store.isShared, !synced else { return nil }
-        // Known already: answer now rather than after a request that will time out.
-        if let why = store.unavailability {
-            return CountriesError(.storageError, "\(why); retry later or on another replica")
-        }
-        do {
-            state = try store.catchUp(state)
-            working = state
-            synced = true
-            return nil
-        } catch {
-            return CountriesError(
-                .storageError,
-                "this replica cannot tell whether it has the latest state (\(error.description)); retry later or on another replica"
-            )
-        }
     }
 
     /// An event from the store's log (a shared store), applied when it is the next one: the
@@ -320,195 +219,11 @@ final class CommandHandler {
     private func answer(_ body: () throws(CountriesError) -> Reply) -> Reply {
         do {
             let reply = try body()
-            served += 1
+            tally.countServed()
             return reply
         } catch {
-            return refuse(error, op: nil)
+            return tally.refuse(error, op: nil)
         }
-    }
-
-    private func refuse(_ error: CountriesError, op: String?) -> Reply {
-        refused += 1
-        // A flood of bad requests must not become a flood of log lines.
-        let line = "refused\(op.map { " \($0)" } ?? ""): \(error.code.rawValue): \(error.message)"
-        if let line = refusalLog.record(line, now: .now) { logger.log(.warning, line) }
-        return Reply(error: error)
-    }
-
-    /// What the store remembers of `id`. Only committed requests count: a change still pending
-    /// in this batch may yet fail to commit (docs/RELIABILITY.md, section 1).
-    private enum Memory {
-        case request(RememberedRequest)
-        case new
-        case unknown
-    }
-
-    private func remembered(_ id: String) -> Memory {
-        do {
-            return try store.rememberedRequest(for: id).map(Memory.request) ?? .new
-        } catch {
-            logger.log(.error, "reading request id \(id) from the store failed: \(error)")
-            return .unknown
-        }
-    }
-
-    /// Commits the pending changes; on success the working state becomes the state, else it is
-    /// thrown away and every pending request is told `storage_error` (nothing changed) or, when
-    /// the store cannot say whether it committed, `unavailable`.
-    ///
-    /// A shared store may refuse the batch because another replica moved first: then the ids it
-    /// found remembered get their first replies, the state catches up, and the rest run again
-    /// on it (docs/HA.md, "Commits").
-    private func commit(_ pending: [Pending], working: inout CountriesState) -> [Outgoing] {
-        var pending = pending
-        for _ in 0..<CommandHandler.maximumCommitAttempts {
-            var batch = StoreBatch()
-            batch.basis = state.seq
-            batch.state = working
-            for change in pending where change.settled == nil {
-                if let event = change.event {
-                    batch.events.append(event)
-                    batch.encodedEvents.append(event.encoded())
-                }
-                if let id = change.id {
-                    batch.requests.append(
-                        RememberedRequest(id: id, request: change.asked, reply: change.body))
-                }
-            }
-            do {
-                // On a shared store even a batch of no-ops and refusals is committed (a compare of
-                // the seq it was decided at, writing nothing): its outcomes were decided on this
-                // replica's copy, which another replica's change may have made stale.
-                if !batch.isEmpty || store.isShared { try store.commit(batch) }
-            } catch  where error.code == .moved {
-                if let failure = settleAndRestage(&pending, after: error, working: &working) {
-                    return fail(pending, failure)
-                }
-                continue
-            } catch {
-                working = state
-                logger.log(.error, "commit of \(pending.count) request(s) failed: \(error)")
-                return fail(pending, error)
-            }
-            state = working
-            return replies(to: pending, encodedEvents: batch.encodedEvents)
-        }
-        working = state
-        return fail(
-            pending,
-            StateStoreError(
-                "other replicas changed the list \(CommandHandler.maximumCommitAttempts) times while this batch was being committed"
-            ))
-    }
-
-    /// After a shared store refused a batch: answers the requests whose ids it found
-    /// remembered, catches up, and runs the others again on the newer state. Returns the error
-    /// when the state cannot catch up.
-    private func settleAndRestage(
-        _ pending: inout [Pending], after refusal: StateStoreError, working: inout CountriesState
-    ) -> StateStoreError? {
-        let remembered = Dictionary(
-            refusal.remembered.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        do {
-            state = try caughtUp(with: refusal.newerEvents)
-        } catch {
-            working = state
-            return error
-        }
-        working = state
-        for index in pending.indices where pending[index].settled == nil {
-            let change = pending[index]
-            if let id = change.id, let first = remembered[id] {
-                if let asked = first.request, asked != change.asked {
-                    pending[index].settled =
-                        refuse(CountriesError(.conflict, reusedIDMessage(first)), op: change.change.op)
-                        .encoded()
-                } else {
-                    pending[index].settled = first.reply
-                }
-                continue
-            }
-            var restaged = stage(
-                change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
-                envelope: change.envelope, on: &working)
-            restaged.settled = nil
-            pending[index] = restaged
-        }
-        return nil
-    }
-
-    /// The state after the events a shared store sent with its refusal, when they follow on
-    /// from it; else as the store says after a read of its own.
-    private func caughtUp(with events: [Event]) throws(StateStoreError) -> CountriesState {
-        var newer = state
-        for event in events {
-            guard event.seq == newer.seq + 1, (try? newer.replay(event)) != nil else {
-                return try store.catchUp(state)
-            }
-        }
-        // The events came with the refusal, at its revision: the store may have moved since,
-        // but that only means the next try is refused again, never a wrong commit.
-        return events.isEmpty ? try store.catchUp(state) : newer
-    }
-
-    /// Every pending request refused after a failed commit.
-    private func fail(_ pending: [Pending], _ error: StateStoreError) -> [Outgoing] {
-        let failure: CountriesError
-        switch error.code {
-        case .outcomeUnknown:
-            failure = CountriesError(
-                .unavailable,
-                "the store did not say whether the change was committed (\(error.description)); it may or may not have been applied: retry with the same id"
-            )
-        case .noQuorum:
-            failure = CountriesError(
-                .storageError, "\(error.description); nothing changed, retry later or on another replica")
-        case .failed, .moved:
-            failure = CountriesError(
-                .storageError,
-                "the store could not commit (\(error.description)); nothing changed, retry later")
-        }
-        var output: [Outgoing] = []
-        for change in pending {
-            if let settled = change.settled {
-                served += 1
-                output.append(.reply(envelope: change.envelope, body: settled))
-            } else {
-                refused += 1
-                output.append(.reply(envelope: change.envelope, body: Reply(error: failure).encoded()))
-            }
-        }
-        return output
-    }
-
-    /// The replies of a committed batch, in arrival order, then its events (a shared store's
-    /// events are published from its log instead, in seq order with every other replica's).
-    private func replies(to pending: [Pending], encodedEvents: [Data]) -> [Outgoing] {
-        var output: [Outgoing] = []
-        for change in pending {
-            if let settled = change.settled {
-                served += 1
-                output.append(.reply(envelope: change.envelope, body: settled))
-                continue
-            }
-            if change.reply.ok { served += 1 }
-            output.append(.reply(envelope: change.envelope, body: change.body))
-        }
-        guard !store.isShared else { return output }
-        var encoded = encodedEvents.makeIterator()
-        for change in pending where change.settled == nil {
-            if let event = change.event {
-                output.append(.publish(event, body: encoded.next() ?? event.encoded()))
-            }
-        }
-        return output
-    }
-
-    /// The request an id was first used for, for a `conflict` message: its canonical JSON,
-    /// cut short (it holds a client's name, which may be long).
-    private func describe(_ first: RememberedRequest) -> String {
-        let text = first.request.map { String(decoding: $0, as: UTF8.self) } ?? "?"
-        return CountryName.quoted(text).dropFirst().dropLast().description
     }
 
     /// One page of the events after `since`: at most ``Limits/historyPageEvents``, and no more

@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 
 /// A change's request id as the store remembers it: what the change asked and the reply it got,
@@ -10,4 +11,26 @@ struct RememberedRequest: Equatable, Sendable {
     var request: Data?
     /// The reply first sent, byte for byte.
     var reply: Data
+}
+
+extension RememberedRequest {
+    /// The answer to a change sent under this id: its first reply, or `conflict` when the id
+    /// was first used for another change (`asked` is ``CountriesCore/Change/canonicalForm``).
+    func answer(toChangeAsking asked: Data?) -> Result<Data, CountriesError> {
+        if let first = request, first != asked {
+            return .failure(
+                CountriesError(
+                    .conflict,
+                    "this id was used for another request (\(describedRequest)); use a new id for a new request"
+                ))
+        }
+        return .success(reply)
+    }
+
+    /// The request the id was first used for, for a `conflict` message: its canonical JSON,
+    /// cut short (it holds a client's name, which may be long).
+    private var describedRequest: String {
+        let text = request.map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        return CountryName.quoted(text).dropFirst().dropLast().description
+    }
 }

@@ -1,0 +1,62 @@
+import CountriesCore
+import Foundation
+
+/// The commit path of a store this process owns alone (SQLite, memory): nobody else writes it,
+/// so the state in memory is the store's, an id is looked up before its change is staged, and
+/// a batch's events are published once it is committed (docs/RELIABILITY.md, section 1).
+final class LocalCommitPath: CommitPath {
+    let tally: AnswerTally
+    private let store: any StateStore
+    private let logger: Logger
+
+    init(store: any StateStore, tally: AnswerTally, logger: Logger) {
+        self.store = store
+        self.tally = tally
+        self.logger = logger
+    }
+
+    /// Only committed requests count: a change still staged in this batch may yet fail.
+    func earlyAnswer(forID id: String, asking asked: Data?) -> EarlyAnswer? {
+        do {
+            guard let first = try store.rememberedRequest(for: id) else { return nil }
+            switch first.answer(toChangeAsking: asked) {
+            case .success(let reply): return .reply(reply)
+            case .failure(let refusal): return .refusal(refusal)
+            }
+        } catch {
+            logger.log(.error, "reading request id \(id) from the store failed: \(error)")
+            // Without knowing whether it ran before, running it could apply it twice.
+            return .refusal(
+                CountriesError(
+                    .storageError,
+                    "the store could not be read to check this request id; nothing changed, retry later"))
+        }
+    }
+
+    /// The state in memory is the store's: nothing to catch up.
+    func prepareRead(_ state: inout CountriesState) -> CountriesError? { nil }
+
+    func commit(_ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState)
+        -> [Outgoing]
+    {
+        let batch = StoreBatch(staged, basis: state.seq, state: working)
+        do {
+            if !batch.isEmpty { try store.commit(batch) }
+        } catch {
+            working = state
+            logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+            return failed(staged, error)
+        }
+        state = working
+        var output = replies(to: staged)
+        var encoded = batch.encodedEvents.makeIterator()
+        for change in staged {
+            if let event = change.event {
+                output.append(.publish(event, body: encoded.next() ?? event.encoded()))
+            }
+        }
+        return output
+    }
+}
+
+@available(*, unavailable) extension LocalCommitPath: Sendable {}

@@ -1,0 +1,128 @@
+import CountriesCore
+import Foundation
+
+/// The commit path of a store replicas share (etcd): another replica may have moved it, so
+/// every outcome stands only once the store confirmed the state it was decided on. A batch is
+/// committed as a compare of the seq it was staged at (even a batch of no-ops and refusals,
+/// which writes nothing), its ids are checked in that same transaction, and a refusal because
+/// the store moved means: settle the ids found remembered, catch up, decide the rest again.
+/// Events are published from the store's log, in seq order with every other replica's
+/// (docs/HA.md, "Commits"; docs/PROTOCOL.md, "Outcomes").
+final class SharedCommitPath: CommitPath {
+    let tally: AnswerTally
+    private let store: any StateStore
+    private let stager: BatchStager
+    private let logger: Logger
+
+    /// How often a batch is run again on a newer state when the store keeps moving under it
+    /// before it gives up with `storage_error`.
+    static let maximumCommitAttempts = 8
+
+    init(store: any StateStore, stager: BatchStager, tally: AnswerTally, logger: Logger) {
+        self.store = store
+        self.stager = stager
+        self.tally = tally
+        self.logger = logger
+    }
+
+    /// The commit checks ids itself (one round trip, not one per id), and its answer is the
+    /// only one another replica cannot race.
+    func earlyAnswer(forID id: String, asking asked: Data?) -> EarlyAnswer? { nil }
+
+    /// No read answers older than a change another replica acknowledged before it was sent.
+    func prepareRead(_ state: inout CountriesState) -> CountriesError? {
+        // Known already: answer now rather than after a request that will time out.
+        if let why = store.unavailability {
+            return CountriesError(.storageError, "\(why); retry later or on another replica")
+        }
+        do {
+            state = try store.catchUp(state)
+            return nil
+        } catch {
+            return CountriesError(
+                .storageError,
+                "this replica cannot tell whether it has the latest state (\(error.description)); retry later or on another replica"
+            )
+        }
+    }
+
+    func commit(_ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState)
+        -> [Outgoing]
+    {
+        var staged = staged
+        for _ in 0..<Self.maximumCommitAttempts {
+            do {
+                // Even a batch of no-ops and refusals: its outcomes were decided on this
+                // replica's copy, which another replica's change may have made stale.
+                try store.commit(StoreBatch(staged, basis: state.seq, state: working))
+            } catch  where error.code == .moved {
+                if let failure = settleAndRestage(&staged, after: error, state: &state, working: &working) {
+                    return failed(staged, failure)
+                }
+                continue
+            } catch {
+                working = state
+                logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+                return failed(staged, error)
+            }
+            state = working
+            return replies(to: staged)
+        }
+        working = state
+        return failed(
+            staged,
+            StateStoreError(
+                "other replicas changed the list \(Self.maximumCommitAttempts) times while this batch was being committed"
+            ))
+    }
+
+    /// After the store refused a batch: answers the requests whose ids it found remembered,
+    /// catches up, and runs the others again on the newer state. Returns the error when the
+    /// state cannot catch up.
+    private func settleAndRestage(
+        _ staged: inout [StagedChange], after refusal: StateStoreError, state: inout CountriesState,
+        working: inout CountriesState
+    ) -> StateStoreError? {
+        let remembered = Dictionary(
+            refusal.remembered.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        do {
+            state = try caughtUp(state, with: refusal.newerEvents)
+        } catch {
+            working = state
+            return error
+        }
+        working = state
+        for index in staged.indices where staged[index].settled == nil {
+            let change = staged[index]
+            if let id = change.id, let first = remembered[id] {
+                switch first.answer(toChangeAsking: change.asked) {
+                case .success(let reply): staged[index].settled = reply
+                case .failure(let conflict): staged[index].settled = Reply(error: conflict).encoded()
+                }
+                continue
+            }
+            staged[index] = stager.stage(
+                change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
+                envelope: change.envelope, on: &working)
+        }
+        return nil
+    }
+
+    /// The state after the events the store sent with its refusal, when they follow on from
+    /// it; else as the store says after a read of its own.
+    private func caughtUp(_ state: CountriesState, with events: [Event]) throws(StateStoreError)
+        -> CountriesState
+    {
+        var newer = state
+        for event in events {
+            guard event.seq == newer.seq + 1, (try? newer.replay(event)) != nil else {
+                return try store.catchUp(state)
+            }
+        }
+        // The events came with the refusal, at its revision: the store may have moved since,
+        // but that only means the next try is refused again, never a wrong commit.
+        return events.isEmpty ? try store.catchUp(state) : newer
+    }
+}
+
+@available(*, unavailable) extension SharedCommitPath: Sendable {}

@@ -1,0 +1,35 @@
+import CountriesCore
+import Foundation
+
+/// A change run on the working state but not committed yet: its reply, its event, and what is
+/// needed to run it again on a newer state (a shared store that moved under the batch).
+struct StagedChange {
+    /// The envelope of the request, to send the reply back on.
+    var envelope: [Data]
+    var id: String?
+    /// What the change asked (``CountriesCore/Change/canonicalForm``), remembered beside `id`.
+    var asked: Data?
+    var change: Change
+    var ifStore: String?
+    var reply: Reply
+    /// `reply` encoded once, for the request-id memory and the wire alike.
+    var body: Data
+    var event: Event?
+    /// Answered without a commit: the id was found remembered when a shared store refused the
+    /// batch (the first reply, or a `conflict`).
+    var settled: Data?
+
+    init(
+        envelope: [Data], id: String?, asked: Data?, change: Change, ifStore: String?, reply: Reply,
+        event: Event?
+    ) {
+        self.envelope = envelope
+        self.id = id
+        self.asked = asked
+        self.change = change
+        self.ifStore = ifStore
+        self.reply = reply
+        self.body = reply.encoded()
+        self.event = event
+    }
+}
