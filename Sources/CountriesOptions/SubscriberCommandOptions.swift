@@ -74,6 +74,11 @@ public struct WebOptions: SubscriberOptions {
     public let insecure = Option(
         flag: "insecure", help: "Allow a --listen that is not loopback (anyone who reaches it sees the list)."
     )
+    public let allowHost = Option(
+        repeating: "allow-host", value: "name",
+        help:
+            "A host name pages may use besides IP addresses and localhost (repeatable); any other name in Host is refused (DNS rebinding)."
+    )
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
 

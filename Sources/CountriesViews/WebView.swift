@@ -25,7 +25,8 @@ public final class WebView {
     /// Starts serving on `listen`; pages must present `token` when one is given.
     public init(
         subscription: LiveSubscription, toggles: PendingRequests<WebToggleAnswer>, toggleBudget: Duration,
-        listen: WebListenAddress, token: String?, limits: HTTPServer.Limits = .init(), signals: SignalPipe
+        listen: WebListenAddress, token: String?, guard requestGuard: WebRequestGuard,
+        limits: HTTPServer.Limits = .init(), signals: SignalPipe
     ) throws(WebViewError) {
         do {
             inbox = try WebInbox()
@@ -44,7 +45,7 @@ public final class WebView {
         let budget = Double(toggleBudget.components.seconds) + 1
         do {
             server = try HTTPServer(host: listen.host, port: listen.port, limits: limits) { request in
-                WebView.answer(request, token: token, inbox: inbox, budget: budget)
+                WebView.answer(request, token: token, guard: requestGuard, inbox: inbox, budget: budget)
             }
         } catch {
             throw WebViewError(message: error.description)
@@ -53,22 +54,34 @@ public final class WebView {
     }
 
     /// Answers one request (on a server thread).
-    static func answer(_ request: HTTPRequest, token: String?, inbox: WebInbox, budget: Double)
-        -> HTTPResponse
-    {
+    static func answer(
+        _ request: HTTPRequest, token: String?, guard requestGuard: WebRequestGuard, inbox: WebInbox,
+        budget: Double
+    ) -> HTTPResponse {
+        let changes = request.method == "POST" && request.path == "/toggle"
+        if let refusal = requestGuard.check(headers: request.headers, changes: false) {
+            return changes ? json(refusal.status, refusal.message) : .text(refusal.status, refusal.message)
+        }
         if let token {
             let presented =
                 request.query["token"] ?? request.authorization.map { String($0.dropFirst("Bearer ".count)) }
-            guard let presented, constantTimeEqual(presented, token) else {
+            guard let presented, WebRequestGuard.constantTimeEqual(presented, token) else {
                 return .text(
                     401,
                     "a token is required: open the page's address with ?token=... (countries web --token)")
             }
         }
+        // Checked after the access token: a page without it learns nothing of the change token.
+        if changes, let refusal = requestGuard.check(headers: request.headers, changes: true) {
+            return json(refusal.status, refusal.message)
+        }
         switch (request.method, request.path) {
         case ("GET", "/"), ("HEAD", "/"):
+            let nonce = WebToken.fresh()
             return .content(
-                status: 200, contentType: "text/html; charset=utf-8", body: Array(WebPageAssets.page.utf8))
+                status: 200, contentType: "text/html; charset=utf-8",
+                body: Array(WebPageAssets.page(changeToken: requestGuard.changeToken, nonce: nonce).utf8),
+                headers: ["Content-Security-Policy": WebPageAssets.contentSecurityPolicy(nonce: nonce)])
         case ("GET", "/events"):
             return .eventStream { stream in inbox.post(.opened(stream)) }
         case ("POST", "/toggle"):
@@ -82,7 +95,10 @@ public final class WebView {
             }
             return json(result.status, result.text)
         case (_, "/"), (_, "/events"), (_, "/toggle"):
-            return .text(405, "\(request.method) is not allowed on \(request.path)")
+            let allowed = ["/": "GET, HEAD", "/events": "GET", "/toggle": "POST"][request.path] ?? ""
+            return .text(
+                405, "\(request.method) is not allowed on \(request.path); use \(allowed)",
+                headers: ["Allow": allowed])
         default:
             return .text(404, "no such page: \(request.path); the table is at /")
         }
@@ -102,17 +118,6 @@ public final class WebView {
         return .content(
             status: status, contentType: "application/json", body: Array("{\"status\":\"\(escaped)\"}\n".utf8)
         )
-    }
-
-    /// Compares without stopping at the first difference, so timing does not reveal the token.
-    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let a = Array(lhs.utf8)
-        let b = Array(rhs.utf8)
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for index in 0..<max(a.count, b.count) {
-            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
-        }
-        return difference == 0
     }
 
     /// Runs until SIGINT or SIGTERM; every page's stream is ended and the server stopped on the

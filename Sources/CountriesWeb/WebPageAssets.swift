@@ -7,7 +7,25 @@
 /// on a row's button, or Space/Enter on it, posts `/toggle?index=I`; the answer's text goes to
 /// the status line. A `?token=` in the page's address is passed on to both.
 public enum WebPageAssets {
-    /// The page.
+    /// The page as served: with the change token every toggle must carry, and `nonce` on its one
+    /// style and one script, the only ones its `Content-Security-Policy` lets run
+    /// (``contentSecurityPolicy(nonce:)``).
+    public static func page(changeToken: String, nonce: String) -> String {
+        page.replacingOccurrences(
+            of: "<meta charset=\"utf-8\">",
+            with: "<meta charset=\"utf-8\">\n<meta name=\"countries-change\" content=\"\(changeToken)\">"
+        )
+        .replacingOccurrences(of: "<style>", with: "<style nonce=\"\(nonce)\">")
+        .replacingOccurrences(of: "<script>", with: "<script nonce=\"\(nonce)\">")
+    }
+
+    /// Nothing but the page itself: its own style and script (by nonce), its own `/events` and
+    /// `/toggle`, no frame around it, no form or base elsewhere.
+    public static func contentSecurityPolicy(nonce: String) -> String {
+        "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    }
+
+    /// The page without its token and nonce.
     public static let page = """
         <!doctype html>
         <html lang="en">
@@ -51,6 +69,7 @@ public enum WebPageAssets {
         "use strict";
         const token = new URLSearchParams(location.search).get("token");
         const suffix = token ? "token=" + encodeURIComponent(token) : "";
+        const changeToken = (document.querySelector('meta[name="countries-change"]') || {}).content || "";
         const body = document.getElementById("rows");
         const stateLine = document.getElementById("state");
         const statusLine = document.getElementById("status");
@@ -117,7 +136,8 @@ public enum WebPageAssets {
 
         async function toggle(index) {
           try {
-            const answer = await fetch("/toggle?index=" + index + (suffix ? "&" + suffix : ""), { method: "POST" });
+            const answer = await fetch("/toggle?index=" + index + (suffix ? "&" + suffix : ""),
+              { method: "POST", headers: { "X-Countries-Change": changeToken } });
             const result = await answer.json();
             statusLine.textContent = result.status;
           } catch (error) {

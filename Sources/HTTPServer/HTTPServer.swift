@@ -169,12 +169,23 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     _ = withUnsafeMutablePointer(to: &query) { pointer in
         MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collect, pointer)
     }
+    var headers: [String: String] = [:]
+    let collectHeader: MHD_KeyValueIterator = { box, _, key, value in
+        guard let box, let key else { return .YES }
+        let headers = box.assumingMemoryBound(to: [String: String].self)
+        headers.pointee[String(cString: key).lowercased()] = value.map { String(cString: $0) } ?? ""
+        return .YES
+    }
+    _ = withUnsafeMutablePointer(to: &headers) { pointer in
+        MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, pointer)
+    }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "",
         path: url.map { String(cString: $0) } ?? "/",
         query: query,
         lastEventID: value(connection, .HEADER_KIND, "Last-Event-ID"),
-        authorization: value(connection, .HEADER_KIND, "Authorization"))
+        authorization: value(connection, .HEADER_KIND, "Authorization"),
+        headers: headers)
     return queue(server.handler(request), on: connection, server: server)
 }
 
@@ -183,7 +194,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { _, _, _, _ in }
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, server: HTTPServer) -> MHD_Result
 {
     switch response {
-    case .content(let status, let contentType, let body):
+    case .content(let status, let contentType, let body, let headers):
         let made = body.withUnsafeBytes { raw in
             MHD_create_response_from_buffer(
                 body.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), copyTheBuffer)
@@ -192,6 +203,12 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, serv
         MHD_add_response_header(made, "Content-Type", contentType)
         MHD_add_response_header(made, "Cache-Control", "no-store")
         MHD_add_response_header(made, "X-Content-Type-Options", "nosniff")
+        // No page of this server is anyone's referrer or frame.
+        MHD_add_response_header(made, "Referrer-Policy", "no-referrer")
+        MHD_add_response_header(made, "X-Frame-Options", "DENY")
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            MHD_add_response_header(made, name, value)
+        }
         let result = MHD_queue_response(connection, UInt32(status), made)
         MHD_destroy_response(made)
         return result

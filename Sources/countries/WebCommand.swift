@@ -28,6 +28,11 @@ struct WebCommand: WebDeclaration {
             }
             return token
         }
+        for name in command[\.allowHost]
+        where WebRequestGuard.hostName(ofAuthority: name) != name.lowercased() {
+            throw command.usageError(
+                "--allow-host takes a host name without a port, like countries.example; not \(name)")
+        }
         let setup = try SubscriberSetup(command)
         let toggles = PendingRequests<WebToggleAnswer>(
             context: setup.context, endpoints: setup.options.commandEndpoints, timeout: setup.options.timeout,
@@ -38,6 +43,7 @@ struct WebCommand: WebDeclaration {
             view = try WebView(
                 subscription: setup.subscription, toggles: toggles,
                 toggleBudget: setup.options.timeout * setup.options.tries, listen: listen, token: token,
+                guard: WebRequestGuard(allowedNames: command[\.allowHost], changeToken: WebToken.fresh()),
                 signals: signals)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)

@@ -37,13 +37,33 @@ import Testing
         return try ChildProcess("/usr/bin/curl", arguments + [url])
     }
 
-    /// One whole request with curl: the body and the HTTP status.
-    func fetch(_ url: String, method: String = "GET") throws -> (status: Int, body: String) {
+    /// One whole request with curl: the body and the HTTP status (`-i` adds the headers).
+    func fetch(_ url: String, method: String = "GET", headers: [String] = [], include: Bool = false) throws
+        -> (
+            status: Int, body: String
+        )
+    {
         let run = try ChildProcess.run(
-            "/usr/bin/curl", ["-s", "-X", method, "--max-time", "10", "-w", "\n%{http_code}", url])
+            "/usr/bin/curl",
+            ["-s", "-X", method, "--max-time", "10", "-w", "\n%{http_code}"] + (include ? ["-i"] : [])
+                + headers.flatMap { ["-H", $0] } + [url])
         var lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let status = Int(lines.popLast() ?? "") ?? 0
         return (status, lines.joined(separator: "\n"))
+    }
+
+    /// A click as the page sends it: from the page's origin, with the change token the page
+    /// holds (read from the page, as its script does). `query` may add the access token.
+    func click(_ web: Web, index: Int, query: String = "") throws -> (status: Int, body: String) {
+        let page = try fetch(web.base + "/" + (query.isEmpty ? "" : "?" + query))
+        let marker = #"<meta name="countries-change" content=""#
+        guard let start = page.body.range(of: marker)?.upperBound,
+            let end = page.body[start...].firstIndex(of: "\"")
+        else { throw HarnessFailure("the page holds no change token: \(page.body.prefix(300))") }
+        let changeToken = String(page.body[start..<end])
+        return try fetch(
+            web.base + "/toggle?index=\(index)" + (query.isEmpty ? "" : "&" + query), method: "POST",
+            headers: ["Origin: \(web.base)", "X-Countries-Change: \(changeToken)"])
     }
 
     @Test(.timeLimit(.minutes(1))) func streamCarriesSeqsAndResumesWithLastEventID() throws {
@@ -73,7 +93,7 @@ import Testing
         #expect(first.stdout.text.contains("id: 1\nevent: change\n"))
 
         // A toggle through the web process, as a click sends it.
-        let clicked = try fetch(web.base + "/toggle?index=2", method: "POST")
+        let clicked = try click(web, index: 2)
         #expect(clicked.status == 200)
         #expect(clicked.body.contains("Selected country: France (now not visited)"))
         #expect(first.stdout.waitFor(timeout: .seconds(1)) { $0.contains(#""seq":2"#) } != nil)
@@ -96,7 +116,7 @@ import Testing
         #expect(
             first.stdout.waitFor(timeout: .seconds(5)) { $0.contains(#""live":false,"line":"stale: "#) }
                 != nil)
-        let refused = try fetch(web.base + "/toggle?index=2", method: "POST")
+        let refused = try click(web, index: 2)
         #expect(refused.status == 409)
         #expect(refused.body.contains("not toggled"))
     }
@@ -195,9 +215,54 @@ import Testing
         #expect(try fetch(web.base + "/toggle?index=2", method: "POST").status == 401)
         #expect(try fetch(web.base + "/toggle?index=2&token=wrong", method: "POST").status == 401)
         #expect(try fetch(web.base + "/?token=s3cret-token").status == 200)
-        let toggled = try fetch(web.base + "/toggle?index=2&token=s3cret-token", method: "POST")
+        let toggled = try click(web, index: 2, query: "token=s3cret-token")
         #expect(toggled.status == 200)
         #expect(toggled.body.contains("Selected country: France (now visited)"))
+    }
+
+    /// The audit's attacks on the default setup (loopback, no token): a page on another site
+    /// posting a toggle (a hidden form, `fetch` in no-cors mode, curl with its Origin), and DNS
+    /// rebinding (the attacker's name in `Host`). Each is refused and nothing changes; the page
+    /// itself still toggles, and an operator's `--allow-host` name is served.
+    @Test(.timeLimit(.minutes(1))) func anotherSiteOrARebindingNameChangesAndReadsNothing() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let web = try Web(following: service, extra: ["--allow-host", "table.example"])
+        defer { web.stop() }
+        let port = URL(string: web.base)?.port ?? 0
+        let toggle = web.base + "/toggle?index=2"
+        // Another site's form or fetch: its Origin, and no change token.
+        #expect(try fetch(toggle, method: "POST", headers: ["Origin: http://evil.example"]).status == 403)
+        #expect(try fetch(toggle, method: "POST", headers: ["Origin: null"]).status == 403)
+        #expect(try fetch(toggle, method: "POST", headers: ["Sec-Fetch-Site: cross-site"]).status == 403)
+        #expect(try fetch(toggle, method: "POST").status == 403, "no Origin, no Sec-Fetch-Site")
+        // The right Origin without the page's change token (a guess) is refused too.
+        let guessed = try fetch(
+            toggle, method: "POST", headers: ["Origin: \(web.base)", "X-Countries-Change: 0000"])
+        #expect(guessed.status == 403 && guessed.body.contains("reload the page"), "\(guessed)")
+        // DNS rebinding: every path under the attacker's name is refused before anything is read.
+        for path in ["/", "/events", "/toggle?index=2"] {
+            let rebound = try fetch(
+                web.base + path, method: path.hasPrefix("/toggle") ? "POST" : "GET",
+                headers: ["Host: evil.example:\(port)"])
+            #expect(rebound.status == 403, "\(path): \(rebound)")
+            #expect(!rebound.body.contains("France"), "\(path) leaked the list")
+        }
+        #expect(try fetch(web.base + "/", headers: ["Host: table.example:\(port)"]).status == 200)
+        #expect(try fetch(web.base + "/", headers: ["Host: localhost:\(port)"]).status == 200)
+        let list = try service.run(["list", "--json"])
+        #expect(list.stdout.contains(#""seq":0"#), "an attack changed the list: \(list.stdout)")
+
+        // The page's own answer: its policy, and no referrer; the page itself still toggles.
+        let page = try fetch(web.base + "/", include: true)
+        #expect(page.body.contains("Content-Security-Policy: default-src 'none'; script-src 'nonce-"))
+        #expect(page.body.contains("frame-ancestors 'none'"))
+        #expect(page.body.contains("Referrer-Policy: no-referrer"))
+        #expect(page.body.contains("<script nonce=\""))
+        let wrongMethod = try fetch(web.base + "/toggle", method: "GET", include: true)
+        #expect(wrongMethod.status == 405 && wrongMethod.body.contains("Allow: POST"), "\(wrongMethod)")
+        #expect(try click(web, index: 2).status == 200)
     }
 
     @Test(.timeLimit(.minutes(1))) func aListenThatIsNotLoopbackIsRefusedWithoutInsecure() throws {
