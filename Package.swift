@@ -51,7 +51,8 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // An HTTP server with bounded Server-Sent Events streams; it knows nothing of countries.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPServer", dependencies: ["CMicroHTTPD", "SystemSupport"], swiftSettings: strictSettings),
         .target(name: "ArgumentParsing", swiftSettings: strictSettings),
         .target(name: "SystemSupport", swiftSettings: strictSettings),
         // The project's one JSON codec: a strict parser and a byte-exact writer.
@@ -107,7 +108,9 @@ let package = Package(
             name: "countries",
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
-                "CountriesTerminal", "CountriesViews", "CountriesOptions", "SystemSupport", "ZeroMQ",
+                "CountriesTerminal", "CountriesViews", "CountriesOptions", "CountriesWeb", "HTTPServer",
+                "SystemSupport",
+                "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

@@ -70,7 +70,9 @@ public struct WebOptions: SubscriberOptions {
     }
     public let token = Option(
         "token", value: "file",
-        help: "A file whose first line every page must present (open the page with ?token=...).")
+        help:
+            "A private file (mode 0600) whose first line every page must present: open the page once with ?token=..., and it is kept in a cookie."
+    )
     public let insecure = Option(
         flag: "insecure", help: "Allow a --listen that is not loopback (anyone who reaches it sees the list)."
     )
@@ -78,7 +80,22 @@ public struct WebOptions: SubscriberOptions {
         repeating: "allow-host", value: "name",
         help:
             "A host name pages may use besides IP addresses and localhost (repeatable); any other name in Host is refused (DNS rebinding)."
-    )
+    ).map { (names, command) throws(UsageError) -> [String] in
+        for name in names where WebRequestGuard.hostName(ofAuthority: name) != name.lowercased() {
+            throw command.usageError(
+                "--allow-host takes a host name without a port, like countries.example; not \(name)")
+        }
+        return names
+    }
+    public let connectionsPerAddress = Option(
+        integer: "connections-per-address", value: "n",
+        help:
+            "The most connections one client address may hold (each open page holds one); raise it for pages behind a proxy.",
+        default: 256
+    ).map { (count, command) throws(UsageError) -> Int in
+        guard count >= 1 else { throw command.usageError("--connections-per-address must be at least 1") }
+        return count
+    }
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
 

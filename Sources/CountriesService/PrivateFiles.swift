@@ -66,6 +66,6 @@ public struct PrivateFileError: Error, Equatable, Sendable, CustomStringConverti
     public var description: String {
         let who = mode & 0o044 != 0 ? "readable" : "writable"
         return
-            "\(path) is \(who) by group or others (mode \(PrivateFiles.octal(mode))); a secret key must be private: run `chmod 600 \(path)`"
+            "\(path) is \(who) by group or others (mode \(PrivateFiles.octal(mode))); a secret must be private: run `chmod 600 \(path)`"
     }
 }

@@ -11,8 +11,8 @@ final class WebInbox: Sendable {
     enum Item {
         /// A page opened its event stream.
         case opened(EventStream)
-        /// A page asked to toggle the row at this index.
-        case toggle(index: Int, answer: WebToggleAnswer)
+        /// A page asked to toggle the country of this name (the row the user saw).
+        case toggle(name: String, answer: WebToggleAnswer)
     }
 
     private let queue: WakeupQueue<Item>
@@ -34,30 +34,21 @@ final class WebInbox: Sendable {
     func drain() -> [Item] { queue.drain() }
 }
 
-/// The answer to one page's toggle, which its HTTP thread waits for (made by the web view; public
-/// only because it tags the view's requests).
-public final class WebToggleAnswer: @unchecked Sendable {
-    // @unchecked: `result` is only touched under `condition`'s lock.
-    private let condition = NSCondition()
-    private var result: (status: Int, text: String)?
-    /// The row asked for, once known (for the failure text).
-    var name = ""
+/// The answer to one page's toggle: its request waits, holding no thread, until the loop
+/// finishes it (made by the web view; public only because it tags the view's requests).
+public final class WebToggleAnswer: Sendable {
+    private let responder: HTTPResponder
+    /// The country asked for (for the failure text).
+    let name: String
+
+    init(name: String, responder: HTTPResponder) {
+        self.name = name
+        self.responder = responder
+    }
 
     /// Gives the answer (an HTTP status and the status line); the first one counts.
     public func finish(status: Int, text: String) {
-        condition.lock()
-        if result == nil { result = (status, text) }
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits at most `seconds` for the answer.
-    func wait(seconds: Double) -> (status: Int, text: String)? {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while result == nil, condition.wait(until: deadline) {}
-        return result
+        responder.respond(WebView.json(status, text))
     }
 }
 

@@ -17,14 +17,12 @@ public final class WebView {
     let toggles: PendingRequests<WebToggleAnswer>
     let inbox: WebInbox
     let server: HTTPServer
-    /// How long a page's toggle may wait for its answer (the requests' whole retry budget).
-    let toggleBudget: Duration
     /// The address pages open.
     public let address: String
 
     /// Starts serving on `listen`; pages must present `token` when one is given.
     public init(
-        subscription: LiveSubscription, toggles: PendingRequests<WebToggleAnswer>, toggleBudget: Duration,
+        subscription: LiveSubscription, toggles: PendingRequests<WebToggleAnswer>,
         listen: WebListenAddress, token: String?, guard requestGuard: WebRequestGuard,
         limits: HTTPServer.Limits = .init(), signals: SignalPipe
     ) throws(WebViewError) {
@@ -36,16 +34,14 @@ public final class WebView {
             throw WebViewError(message: "\(error)")
         }
         self.toggles = toggles
-        self.toggleBudget = toggleBudget
         loop = SubscriptionLoop(
             subscription: subscription, requests: toggles,
             fileDescriptors: [signals.fileDescriptor, inbox.fileDescriptor]
         )
         let inbox = inbox
-        let budget = Double(toggleBudget.components.seconds) + 1
         do {
             server = try HTTPServer(host: listen.host, port: listen.port, limits: limits) { request in
-                WebView.answer(request, token: token, guard: requestGuard, inbox: inbox, budget: budget)
+                WebView.answer(request, token: token, guard: requestGuard, inbox: inbox)
             }
         } catch {
             throw WebViewError(message: error.description)
@@ -53,22 +49,39 @@ public final class WebView {
         address = "http://\(listen.authority(port: server.port))/"
     }
 
-    /// Answers one request (on a server thread).
+    /// Answers one request (on a server thread; it never blocks).
     static func answer(
-        _ request: HTTPRequest, token: String?, guard requestGuard: WebRequestGuard, inbox: WebInbox,
-        budget: Double
+        _ request: HTTPRequest, token: String?, guard requestGuard: WebRequestGuard, inbox: WebInbox
     ) -> HTTPResponse {
         let changes = request.method == "POST" && request.path == "/toggle"
+        func refuse(_ status: Int, _ message: String) -> HTTPResponse {
+            changes ? json(status, message) : .text(status, message)
+        }
         if let refusal = requestGuard.check(headers: request.headers, changes: false) {
-            return changes ? json(refusal.status, refusal.message) : .text(refusal.status, refusal.message)
+            return refuse(refusal.status, refusal.message)
         }
         if let token {
-            let presented =
-                request.query["token"] ?? request.authorization.map { String($0.dropFirst("Bearer ".count)) }
-            guard let presented, WebRequestGuard.constantTimeEqual(presented, token) else {
-                return .text(
+            let cookie = WebToken.cookieName(host: request.headers["host"])
+            switch WebToken.presented(headers: request.headers, query: request.query, cookieName: cookie) {
+            case .none:
+                return refuse(
                     401,
                     "a token is required: open the page's address with ?token=... (countries web --token)")
+            case .notBearer:
+                return refuse(401, "Authorization takes the Bearer scheme: Authorization: Bearer TOKEN")
+            case .token(let presented):
+                guard WebRequestGuard.constantTimeEqual(presented, token) else {
+                    return refuse(
+                        401,
+                        "the token is not this web process's; open the address it printed with ?token=...")
+                }
+            }
+            if request.method == "GET", request.path == "/", request.query["token"] != nil {
+                // The token leaves the address (history, screenshots, shoulders) for a cookie
+                // the page's script cannot read and other sites' requests never carry.
+                return .content(
+                    status: 303, contentType: "text/plain; charset=utf-8", body: Array("see /\n".utf8),
+                    headers: ["Location": "/", "Set-Cookie": WebToken.setCookie(token, name: cookie)])
             }
         }
         // Checked after the access token: a page without it learns nothing of the change token.
@@ -85,15 +98,13 @@ public final class WebView {
         case ("GET", "/events"):
             return .eventStream { stream in inbox.post(.opened(stream)) }
         case ("POST", "/toggle"):
-            guard let text = request.query["index"], let index = Int(text), index >= 0 else {
-                return json(400, "give the row as /toggle?index=I")
+            // The name the user saw, not a position: the list may have changed under the page.
+            guard let name = request.query["name"], !name.isEmpty else {
+                return json(400, "give the country as /toggle?name=NAME (the name the page shows)")
             }
-            let answer = WebToggleAnswer()
-            inbox.post(.toggle(index: index, answer: answer))
-            guard let result = answer.wait(seconds: budget) else {
-                return json(503, "not toggled: no answer in time; try again")
+            return .later { responder in
+                inbox.post(.toggle(name: name, answer: WebToggleAnswer(name: name, responder: responder)))
             }
-            return json(result.status, result.text)
         case (_, "/"), (_, "/events"), (_, "/toggle"):
             let allowed = ["/": "GET, HEAD", "/events": "GET", "/toggle": "POST"][request.path] ?? ""
             return .text(
@@ -153,24 +164,23 @@ public final class WebView {
                 for item in inbox.drain() {
                     switch item {
                     case .opened(let stream):
-                        if stream.send(model.opened(lastEventID: stream.lastEventID)) { pages.append(stream) }
-                    case .toggle(let index, let answer):
+                        let messages = model.opened(lastEventID: stream.lastEventID)
+                        if messages.allSatisfy({ stream.send($0) }) { pages.append(stream) }
+                    case .toggle(let name, let answer):
                         guard model.link == .live, let replica = model.replica else {
                             answer.finish(
                                 status: 409,
                                 text: "not toggled: the table is \(model.stateLine); try again when live")
                             continue
                         }
-                        guard index < replica.count else {
-                            answer.finish(status: 404, text: "not toggled: there is no row \(index)")
+                        guard replica.rows.contains(where: { $0.name == name }) else {
+                            answer.finish(status: 404, text: "not toggled: \(name) is no longer in the list")
                             continue
                         }
-                        let row = replica.rows[index]
-                        answer.name = row.name
                         // A fresh id per click: the retries of this one toggle cannot apply twice.
                         // Pinned to the store the page shows: a replica of another store refuses it.
                         let request = Request(
-                            id: RequestID.make(), command: .change(.toggle(.name(row.name))),
+                            id: RequestID.make(), command: .change(.toggle(.name(name))),
                             ifStore: loop.subscription.store)
                         finish(toggles.send(request, tag: answer, now: now))
                     }

@@ -36,6 +36,9 @@ public struct WebPageModel: Sendable {
     public let kept: Int
     /// The kept `change` events, oldest first, with consecutive seqs ending at the replica's.
     private var recent: [(seq: UInt64, message: [UInt8])] = []
+    /// The snapshot event of the replica now, made once and shared by every page that opens
+    /// (one array, not one copy per page).
+    private var snapshotMessage: [UInt8]?
 
     /// Creates a model that keeps the last `kept` changes for resuming pages.
     public init(kept: Int = 1024) {
@@ -61,6 +64,7 @@ public struct WebPageModel: Sendable {
         let storeChanged = newStore != store
         replica = new
         store = newStore
+        if new != previous || storeChanged { snapshotMessage = nil }
         if let new, new != previous || storeChanged {
             if let previous, !storeChanged, fitsOneByOne(applied, from: previous.seq, to: new.seq) {
                 for event in applied {
@@ -72,7 +76,9 @@ public struct WebPageModel: Sendable {
                 if recent.count > kept { recent.removeFirst(recent.count - kept) }
             } else {
                 recent = []
-                out += snapshot(new)
+                let message = snapshot(new)
+                snapshotMessage = message
+                out += message
             }
         }
         if newLink != link || storeChanged {
@@ -82,21 +88,23 @@ public struct WebPageModel: Sendable {
         return out
     }
 
-    /// What a page that just opened its stream gets: everything after `lastEventID` when it is
-    /// kept (no gap), else a snapshot; then the state line.
-    public func opened(lastEventID: String?) -> [UInt8] {
-        var out = Array("retry: 1000\n\n".utf8)
+    /// What a page that just opened its stream gets, as messages to queue in order: everything
+    /// after `lastEventID` when it is kept (no gap), else the snapshot; then the state line.
+    public mutating func opened(lastEventID: String?) -> [[UInt8]] {
+        var out = [Array("retry: 1000\n\n".utf8)]
         if let replica {
             let last = lastEventID.flatMap { UInt64($0.filter { $0 != " " }) }
             if let last, last == replica.seq {
                 // Nothing missed.
             } else if let last, last < replica.seq, let first = recent.first, first.seq <= last + 1 {
-                for entry in recent where entry.seq > last { out += entry.message }
+                out.append(recent.filter { $0.seq > last }.flatMap(\.message))
             } else {
-                out += snapshot(replica)
+                let message = snapshotMessage ?? snapshot(replica)
+                snapshotMessage = message
+                out.append(message)
             }
         }
-        return out + stateMessage
+        return out + [stateMessage]
     }
 
     /// The `state` event for the link now.

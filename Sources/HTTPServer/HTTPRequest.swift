@@ -1,3 +1,5 @@
+import Foundation
+
 /// One request as the server's handler sees it: no body (the server refuses any), the path,
 /// the query arguments and the headers it was asked for.
 public struct HTTPRequest: Sendable {
@@ -28,19 +30,21 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// What the handler answers.
-public enum HTTPResponse: Sendable {
-    /// A whole body, with headers of its own beside the server's (`Allow`,
-    /// `Content-Security-Policy`, ...).
-    case content(status: Int, contentType: String, body: [UInt8], headers: [String: String] = [:])
-    /// A Server-Sent Events stream; the server calls `opened` with the new stream, on the
-    /// connection's thread, before any byte is sent.
-    case eventStream(opened: @Sendable (EventStream) -> Void)
-
-    /// A plain-text answer.
-    public static func text(_ status: Int, _ text: String, headers: [String: String] = [:]) -> HTTPResponse {
-        .content(
-            status: status, contentType: "text/plain; charset=utf-8", body: Array((text + "\n").utf8),
-            headers: headers)
+extension HTTPRequest {
+    /// The query arguments of a request target (`/path?a=1&b=%2B`), percent-decoded as RFC 3986
+    /// says: `+` stays a plus (a token may hold one), and an argument that is not valid UTF-8
+    /// once decoded is kept as sent. A name given twice keeps its last value.
+    public static func queryArguments(of target: String) -> [String: String] {
+        guard let mark = target.firstIndex(of: "?") else { return [:] }
+        var arguments: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(
+            separator: "&", omittingEmptySubsequences: true)
+        {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            let value = parts.count > 1 ? String(parts[1]) : ""
+            arguments[name.removingPercentEncoding ?? name] = value.removingPercentEncoding ?? value
+        }
+        return arguments
     }
 }

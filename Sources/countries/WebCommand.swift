@@ -1,10 +1,12 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesOptions
+import CountriesService
 import CountriesViews
 import CountriesWeb
 import Foundation
 @preconcurrency import Glibc
+import HTTPServer
 import SystemSupport
 
 /// `countries web`: the live table in browsers (``WebView``), one more subscriber like `watch`.
@@ -21,17 +23,18 @@ struct WebCommand: WebDeclaration {
             )
         }
         let token = try command[\.token].map { path in
+            // The token is a secret like a key: a file others may read (or replace) is refused.
+            do {
+                try PrivateFiles.checkSecretKey(path)
+            } catch {
+                throw CommandFailure(message: "\(error)", exitCode: ExitCode.config)
+            }
             guard let token = WebToken.read(from: path) else {
                 throw CommandFailure(
                     message: "cannot read a token from \(path): give a file whose first line is the token",
                     exitCode: ExitCode.usage)
             }
             return token
-        }
-        for name in command[\.allowHost]
-        where WebRequestGuard.hostName(ofAuthority: name) != name.lowercased() {
-            throw command.usageError(
-                "--allow-host takes a host name without a port, like countries.example; not \(name)")
         }
         let setup = try SubscriberSetup(command)
         let toggles = PendingRequests<WebToggleAnswer>(
@@ -41,9 +44,9 @@ struct WebCommand: WebDeclaration {
         let view: WebView
         do {
             view = try WebView(
-                subscription: setup.subscription, toggles: toggles,
-                toggleBudget: setup.options.timeout * setup.options.tries, listen: listen, token: token,
+                subscription: setup.subscription, toggles: toggles, listen: listen, token: token,
                 guard: WebRequestGuard(allowedNames: command[\.allowHost], changeToken: WebToken.fresh()),
+                limits: HTTPServer.Limits(connectionsPerAddress: command[\.connectionsPerAddress]),
                 signals: signals)
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.unavailable)

@@ -45,7 +45,7 @@ import Testing
     @Test func anotherStoreAtTheSameSeqIsASnapshotAndEveryStateNamesTheStore() {
         var model = WebPageModel()
         _ = model.update(replica: state(3), store: "a", link: .live, applied: [])
-        let resumed = text(model.opened(lastEventID: "3"))
+        let resumed = text(model.opened(lastEventID: "3").flatMap { $0 })
         #expect(!resumed.contains("snapshot"))
         #expect(resumed.contains(#"data: {"live":true,"line":"live","store":"a"}"#))
 
@@ -81,8 +81,8 @@ import Testing
     }
 
     @Test func connectingIsStaleWithNoRows() {
-        let model = WebPageModel()
-        let out = text(model.opened(lastEventID: nil))
+        var model = WebPageModel()
+        let out = text(model.opened(lastEventID: nil).flatMap { $0 })
         #expect(!out.contains("snapshot"))
         #expect(out.contains("\"live\":false,\"line\":\"stale: connecting to the service\""))
     }
@@ -93,12 +93,12 @@ import Testing
         _ = model.update(
             replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)])
         _ = model.update(replica: state(6), link: .live, applied: [toggle(6, visited: false)])
-        let out = text(model.opened(lastEventID: "5"))
+        let out = text(model.opened(lastEventID: "5").flatMap { $0 })
         #expect(!out.contains("snapshot"))
         #expect(!out.contains("id: 5\n"))
         #expect(out.contains("id: 6\nevent: change"))
         #expect(out.hasSuffix("event: state\ndata: {\"live\":true,\"line\":\"live\"}\n\n"))
-        let upToDate = text(model.opened(lastEventID: "6"))
+        let upToDate = text(model.opened(lastEventID: "6").flatMap { $0 })
         #expect(!upToDate.contains("id:"))
     }
 
@@ -108,10 +108,10 @@ import Testing
         _ = model.update(
             replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)])
         _ = model.update(replica: state(6), link: .live, applied: [toggle(6, visited: false)])
-        #expect(text(model.opened(lastEventID: "4")).contains("id: 6\nevent: snapshot"))
-        #expect(text(model.opened(lastEventID: "99")).contains("id: 6\nevent: snapshot"))
-        #expect(text(model.opened(lastEventID: "junk")).contains("id: 6\nevent: snapshot"))
-        #expect(text(model.opened(lastEventID: nil)).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: "4").flatMap { $0 }).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: "99").flatMap { $0 }).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: "junk").flatMap { $0 }).contains("id: 6\nevent: snapshot"))
+        #expect(text(model.opened(lastEventID: nil).flatMap { $0 }).contains("id: 6\nevent: snapshot"))
     }
 
     @Test func addedRemovedAndResetRowsComeAsASnapshot() {
@@ -126,7 +126,7 @@ import Testing
             ))
         #expect(out.hasPrefix("id: 5\nevent: snapshot"))
         // Resuming from before the snapshot takes the snapshot, not a gap.
-        #expect(text(model.opened(lastEventID: "4")).contains("event: snapshot"))
+        #expect(text(model.opened(lastEventID: "4").flatMap { $0 }).contains("event: snapshot"))
     }
 
     @Test func namesAreEscapedInTheJSON() {

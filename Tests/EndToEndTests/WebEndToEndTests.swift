@@ -53,17 +53,18 @@ import Testing
     }
 
     /// A click as the page sends it: from the page's origin, with the change token the page
-    /// holds (read from the page, as its script does). `query` may add the access token.
-    func click(_ web: Web, index: Int, query: String = "") throws -> (status: Int, body: String) {
-        let page = try fetch(web.base + "/" + (query.isEmpty ? "" : "?" + query))
+    /// holds (read from the page, as its script does). `credentials` are headers both requests
+    /// carry (the access token's cookie or `Authorization`).
+    func click(_ web: Web, name: String, credentials: [String] = []) throws -> (status: Int, body: String) {
+        let page = try fetch(web.base + "/", headers: credentials)
         let marker = #"<meta name="countries-change" content=""#
         guard let start = page.body.range(of: marker)?.upperBound,
             let end = page.body[start...].firstIndex(of: "\"")
         else { throw HarnessFailure("the page holds no change token: \(page.body.prefix(300))") }
         let changeToken = String(page.body[start..<end])
         return try fetch(
-            web.base + "/toggle?index=\(index)" + (query.isEmpty ? "" : "&" + query), method: "POST",
-            headers: ["Origin: \(web.base)", "X-Countries-Change: \(changeToken)"])
+            web.base + "/toggle?name=\(name)", method: "POST",
+            headers: ["Origin: \(web.base)", "X-Countries-Change: \(changeToken)"] + credentials)
     }
 
     @Test(.timeLimit(.minutes(1))) func streamCarriesSeqsAndResumesWithLastEventID() throws {
@@ -93,7 +94,7 @@ import Testing
         #expect(first.stdout.text.contains("id: 1\nevent: change\n"))
 
         // A toggle through the web process, as a click sends it.
-        let clicked = try click(web, index: 2)
+        let clicked = try click(web, name: "France")
         #expect(clicked.status == 200)
         #expect(clicked.body.contains("Selected country: France (now not visited)"))
         #expect(first.stdout.waitFor(timeout: .seconds(1)) { $0.contains(#""seq":2"#) } != nil)
@@ -116,7 +117,7 @@ import Testing
         #expect(
             first.stdout.waitFor(timeout: .seconds(5)) { $0.contains(#""live":false,"line":"stale: "#) }
                 != nil)
-        let refused = try click(web, index: 2)
+        let refused = try click(web, name: "France")
         #expect(refused.status == 409)
         #expect(refused.body.contains("not toggled"))
     }
@@ -205,19 +206,84 @@ import Testing
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox)
         defer { service.stop() }
+        // A token with a `+` (a query decoder that reads it as a space would refuse it), in a
+        // file written on Windows (CRLF), private as a key must be.
         let tokenFile = sandbox.file("token")
-        try "s3cret-token\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try "s3cret+token\r\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
         let web = try Web(following: service, extra: ["--token", tokenFile])
         defer { web.stop() }
 
         #expect(try fetch(web.base + "/").status == 401)
         #expect(try fetch(web.base + "/events").status == 401)
-        #expect(try fetch(web.base + "/toggle?index=2", method: "POST").status == 401)
-        #expect(try fetch(web.base + "/toggle?index=2&token=wrong", method: "POST").status == 401)
-        #expect(try fetch(web.base + "/?token=s3cret-token").status == 200)
-        let toggled = try click(web, index: 2, query: "token=s3cret-token")
+        #expect(try fetch(web.base + "/toggle?name=France", method: "POST").status == 401)
+        #expect(try fetch(web.base + "/toggle?name=France&token=wrong", method: "POST").status == 401)
+        let scheme = try fetch(web.base + "/", headers: ["Authorization: s3cret+token"])
+        #expect(scheme.status == 401 && scheme.body.contains("Bearer"), "\(scheme)")
+        #expect(try fetch(web.base + "/", headers: ["Authorization: Bearer s3cret+token"]).status == 200)
+        #expect(try fetch(web.base + "/", headers: ["Authorization: bearer s3cret+token"]).status == 200)
+
+        // A token typed in the address is traded for a cookie only this server's pages carry,
+        // out of the script's reach, and the address is cleaned.
+        let traded = try fetch(web.base + "/?token=s3cret%2Btoken", include: true)
+        #expect(traded.status == 303, "\(traded)")
+        #expect(traded.body.contains("Location: /\r"), "\(traded)")
+        let port = URL(string: web.base)?.port ?? 0
+        #expect(
+            traded.body.contains(
+                "Set-Cookie: countries-token-\(port)=s3cret%2Btoken; Path=/; HttpOnly; SameSite=Strict"),
+            "\(traded)")
+        #expect(try fetch(web.base + "/?token=s3cret+token").status == 303, "a raw + is a plus")
+        let cookie = "Cookie: countries-token-\(port)=s3cret%2Btoken"
+        #expect(try fetch(web.base + "/", headers: [cookie]).status == 200)
+        let stream = try ChildProcess(
+            "/usr/bin/curl", ["-sN", "--max-time", "3", "-H", cookie, web.base + "/events"])
+        #expect(
+            stream.stdout.waitFor(timeout: .seconds(5) * testSlowdown) { $0.contains("event: snapshot") }
+                != nil)
+        stream.stop()
+        let toggled = try click(web, name: "France", credentials: [cookie])
         #expect(toggled.status == 200)
         #expect(toggled.body.contains("Selected country: France (now visited)"))
+    }
+
+    /// A token file others may read is refused as a secret key is; a token file with nothing
+    /// on its first line too.
+    @Test(.timeLimit(.minutes(1))) func aTokenFileOthersMayReadIsRefused() throws {
+        let sandbox = try Sandbox()
+        let tokenFile = sandbox.file("token")
+        try "s3cret\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o644)
+        let shared = try Countries.run([
+            "web", "--listen", "127.0.0.1:\(try freeTCPPort())", "--token", tokenFile,
+        ])
+        #expect(shared.exitCode == 78)
+        #expect(shared.stderr.contains("chmod 600"), "\(shared.stderr)")
+        try "\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
+        let empty = try Countries.run([
+            "web", "--listen", "127.0.0.1:\(try freeTCPPort())", "--token", tokenFile,
+        ])
+        #expect(empty.exitCode == 64, "\(empty.stderr)")
+    }
+
+    /// A click names the country the user saw: with a row removed under the page, the click on
+    /// France toggles France, and a name no longer listed is refused with a message.
+    @Test(.timeLimit(.minutes(1))) func aClickTogglesTheCountryShownNotARowPosition() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let web = try Web(following: service)
+        defer { web.stop() }
+        _ = try service.run(["remove", "United States"])
+        let toggled = try click(web, name: "France")
+        #expect(toggled.status == 200 && toggled.body.contains("France (now visited)"), "\(toggled)")
+        let list = try service.run(["list", "--json"])
+        #expect(list.stdout.contains(#"{"index":1,"name":"France","visited":true}"#), "\(list.stdout)")
+        #expect(list.stdout.contains(#"{"index":2,"name":"Italy","visited":false}"#), "\(list.stdout)")
+        let gone = try click(web, name: "United%20States")
+        #expect(gone.status == 404 && gone.body.contains("United States is no longer in the list"), "\(gone)")
+        #expect(try click(web, name: "").status == 400)
     }
 
     /// The audit's attacks on the default setup (loopback, no token): a page on another site
@@ -231,7 +297,7 @@ import Testing
         let web = try Web(following: service, extra: ["--allow-host", "table.example"])
         defer { web.stop() }
         let port = URL(string: web.base)?.port ?? 0
-        let toggle = web.base + "/toggle?index=2"
+        let toggle = web.base + "/toggle?name=France"
         // Another site's form or fetch: its Origin, and no change token.
         #expect(try fetch(toggle, method: "POST", headers: ["Origin: http://evil.example"]).status == 403)
         #expect(try fetch(toggle, method: "POST", headers: ["Origin: null"]).status == 403)
@@ -242,7 +308,7 @@ import Testing
             toggle, method: "POST", headers: ["Origin: \(web.base)", "X-Countries-Change: 0000"])
         #expect(guessed.status == 403 && guessed.body.contains("reload the page"), "\(guessed)")
         // DNS rebinding: every path under the attacker's name is refused before anything is read.
-        for path in ["/", "/events", "/toggle?index=2"] {
+        for path in ["/", "/events", "/toggle?name=France"] {
             let rebound = try fetch(
                 web.base + path, method: path.hasPrefix("/toggle") ? "POST" : "GET",
                 headers: ["Host: evil.example:\(port)"])
@@ -262,7 +328,7 @@ import Testing
         #expect(page.body.contains("<script nonce=\""))
         let wrongMethod = try fetch(web.base + "/toggle", method: "GET", include: true)
         #expect(wrongMethod.status == 405 && wrongMethod.body.contains("Allow: POST"), "\(wrongMethod)")
-        #expect(try click(web, index: 2).status == 200)
+        #expect(try click(web, name: "France").status == 200)
     }
 
     @Test(.timeLimit(.minutes(1))) func aListenThatIsNotLoopbackIsRefusedWithoutInsecure() throws {
@@ -286,7 +352,7 @@ import Testing
             "/usr/bin/curl",
             [
                 "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--data-binary", "x=1",
-                web.base + "/toggle?index=2",
+                web.base + "/toggle?name=France",
             ])
         #expect(body.stdout == "413")
         // A request line far over the per-connection memory bound is refused, not stored.

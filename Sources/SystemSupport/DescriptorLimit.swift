@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#else
+    import Darwin
+#endif
+
+/// The process's limit on open file descriptors (`RLIMIT_NOFILE`), which bounds how many
+/// connections a server can hold.
+public enum DescriptorLimit {
+    /// Raises the soft limit to at least `wanted` where the hard limit allows, and returns the
+    /// soft limit now in force (never lowers it).
+    public static func raise(toAtLeast wanted: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+        let current = Int(clamping: limit.rlim_cur)
+        guard current < wanted else { return current }
+        let target = min(rlim_t(wanted), limit.rlim_max)
+        var raised = limit
+        raised.rlim_cur = target
+        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 else { return current }
+        return Int(clamping: target)
+    }
+}
