@@ -118,7 +118,8 @@ let package = Package(
         .executableTarget(
             name: "countries-bench",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "ZeroMQ",
+                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "SystemSupport",
+                "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

@@ -80,7 +80,7 @@ public enum WebPageAssets {
         <h1>Countries</h1>
         <p>State: <span id="state" class="stale" role="status">stale: connecting to the web process</span>
         <span id="summary"></span></p>
-        <p><label for="filter">Filter</label><input id="filter" type="search" autocomplete="off"
+        <p><label for="filter">Filter</label><input id="filter" type="search"
           placeholder="name contains…"> <span id="shown"></span></p>
         <p id="status" aria-live="polite"></p>
         </header>

@@ -13,7 +13,7 @@ let usage = """
       --quick      small counts (CI proves the bench works; nothing about speed is asserted)
       --json       print the results as JSON on stdout (progress still goes to stderr)
       --svg FILE   write the latency chart (p50/p99 against the floor and Redis) to FILE
-      --only LIST  comma-separated scenarios: floor,toggle,redis,replicated,fanout,late,render,cli,memory
+      --only LIST  comma-separated scenarios: floor,toggle,redis,replicated,fanout,late,render,cli,memory,web
       --summarize  print the targets' verdicts on the median ratios of earlier --json runs
                    (scripts/bench --runs N does this)
     """
@@ -619,6 +619,43 @@ if wanted("render") {
         note:
             "\(Int(result.burstEventsPerSecond)) events/s absorbed, \(String(format: "%.0f", result.microsecondsPerFrame)) µs per frame"
     )
+}
+
+// MARK: web pages
+
+if wanted("web") {
+    do {
+        let pages = quick ? 200 : 10_000
+        let toggles = quick ? 3 : 20
+        let service = try ServiceUnderTest(binary: binary, context: context)
+        defer { service.stop() }
+        let result = try runWebPages(binary: binary, service: service, pages: pages, toggles: toggles)
+        let name = "web: \(result.pages) pages on one web process"
+        report.add(
+            name, "pages live", Double(result.opened), "pages", valueLimit: Double(result.pages),
+            lowerIsBetter: false, target: "all")
+        report.add(
+            name, "CLI toggle to every page, p99", result.fanOut.p99 / 1000, "ms", valueLimit: 1000,
+            target: "< 1 s", extraCondition: result.missed == 0,
+            note:
+                "p50 \(String(format: "%.0f", result.fanOut.p50 / 1000)) ms over \(toggles) toggles; \(result.missed) missed"
+        )
+        if let open = result.openKiB {
+            report.add(
+                name, "web process RSS", Double(open) / 1024, "MiB", valueLimit: 256, target: "< 256 MiB",
+                note: result.idleKiB.map { "idle \($0 / 1024) MiB" })
+        }
+        report.add(
+            name, "fresh GET / (whole page), max of 20", result.freshGet.max / 1000, "ms", valueLimit: 100,
+            target: "< 100 ms", note: "p50 \(String(format: "%.1f", result.freshGet.p50 / 1000)) ms")
+        report.add(
+            "web: one address at its limit (256)", "another address's GET /", result.otherAddressGet ?? .nan,
+            "ms",
+            valueLimit: 100, target: "answered, < 100 ms; the held address refused",
+            extraCondition: result.limitHeld)
+    } catch {
+        failed("web", error)
+    }
 }
 
 // MARK: CLI

@@ -96,26 +96,29 @@ struct ConnectionBoundsTests {
     }
 
     @Test func anAnswerThatComesLaterHoldsNoThread() throws {
-        let waiting = Box<[HTTPResponder]>([])
+        // Each waiting request by its client's number (the server may take them in any order).
+        let waiting = Box<[Int: HTTPResponder]>([:])
         let server = try HTTPServer(
             host: "127.0.0.1", port: 0, limits: HTTPServer.Limits(connectionsPerAddress: 0, threads: 1)
         ) { request in
-            if request.path == "/later" {
-                return .later { responder in waiting.update { $0.append(responder) } }
+            if request.path == "/later", let number = request.query["n"].flatMap({ Int($0) }) {
+                return .later { responder in waiting.update { $0[number] = responder } }
             }
             return .text(200, "page")
         }
         defer { server.stop() }
         let clients = try (0..<100).map { _ in try RawConnection(port: server.port) }
-        for client in clients { client.send("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") }
+        for (number, client) in clients.enumerated() {
+            client.send("GET /later?n=\(number) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        }
         #expect(eventually { waiting.value.count == 100 })
         // One event-loop thread, 100 requests waiting: a fresh request is still answered.
         let fresh = try timedGet(port: server.port)
         #expect(fresh != nil)
         let responders = waiting.value
         let answerer = Thread {
-            for (index, responder) in responders.enumerated() where index < 50 {
-                responder.respond(.text(200, "later \(index)"))
+            for (number, responder) in responders where number < 50 {
+                responder.respond(.text(200, "later \(number)"))
             }
         }
         answerer.start()

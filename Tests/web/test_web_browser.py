@@ -10,123 +10,50 @@ installs the first two and scripts/test the third. Every process it starts is st
 """
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from webharness import Harness, eventually, free_port, require_browser, rows, state  # noqa: E402
+
 BINARY = sys.argv[1]
 SCREENSHOT = sys.argv[sys.argv.index("--screenshot") + 1] if "--screenshot" in sys.argv else None
-
-CHROMIUM = shutil.which("chromium")
-DRIVER = shutil.which("chromedriver")
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service as DriverService
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-except ImportError:
-    webdriver = None
-if not (CHROMIUM and DRIVER and webdriver):
-    print("web browser test: SKIPPED: needs chromium and chromedriver (scripts/bootstrap) and selenium "
-          "(python3 -m pip install selenium)")
-    sys.exit(0)
+require_browser("web browser test")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 import zmq  # noqa: E402  (scripts/test installs pyzmq)
 
-failures = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
-    if not condition:
-        failures.append(name)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def eventually(condition, within=5.0, every=0.05):
-    deadline = time.monotonic() + within
-    while True:
-        value = condition()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(every)
-
-
-scratch = tempfile.mkdtemp(prefix="cweb")
-command = f"ipc://{scratch}/cmd"
-events = f"ipc://{scratch}/ev"
+harness = Harness(BINARY, "web browser test")
+check = harness.check
+command = harness.command
 port = free_port()
 address = f"http://127.0.0.1:{port}/"
-processes = []
-
-
-def start(*arguments):
-    process = subprocess.Popen([BINARY, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    processes.append(process)
-    return process
 
 
 def serve(*extra):
-    service = start("serve", "--in-memory", "--command", command, "--events", events, "--heartbeat-ms", "100",
-                    *extra)
-    eventually(lambda: subprocess.run([BINARY, "count", "--command", command, "--timeout", "200", "--retries", "1"],
-                                      capture_output=True).returncode == 0, within=15)
-    return service
+    return harness.serve(*extra)
 
 
 def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+    harness.stop(process)
 
 
 def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=640,460"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=DriverService(DRIVER), options=options)
-
-
-def rows(driver):
-    return driver.execute_script(
-        "return [...document.querySelectorAll('#rows tr')].map(r => [r.dataset.index, r.dataset.name ?? null, r.dataset.visited ?? null])")
-
-
-def state(driver):
-    return driver.find_element(By.ID, "state").text
+    return harness.browser()
 
 
 def start_web():
-    process = start("web", "--listen", f"127.0.0.1:{port}", "--command", command, "--events", events,
-                    "--heartbeat-ms", "100", "--timeout", "1000", "--retries", "2")
-    eventually(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, within=10)
-    return process
+    return harness.web(port)
 
 
-drivers = []
 service = None
 try:
     service = serve()
-    web = start("web", "--listen", f"127.0.0.1:{port}", "--command", command, "--events", events,
-                "--heartbeat-ms", "100", "--timeout", "1000", "--retries", "2")
+    web = start_web()
     page = browser()
-    drivers.append(page)
-    eventually(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, within=10)
     page.get(address)
 
     check("the page says live", eventually(lambda: state(page) == "live", within=10), state(page))
@@ -181,7 +108,6 @@ try:
                      within=15), f"{state(page)}; {len(rows(page))} rows; {rows(page)[:1]}")
 
     second = browser()
-    drivers.append(second)
     second.get(address)
     eventually(lambda: state(second) == "live", within=10)
     context = zmq.Context()
@@ -203,16 +129,5 @@ try:
           f"{time.monotonic() - started:.1f} s; {rows(page)[:7]} vs {expected[:7]}")
     print(f"1,000 toggles and both pages equal to the service's list after {time.monotonic() - started:.1f} s")
 finally:
-    for driver in drivers:
-        try:
-            driver.quit()
-        except Exception:
-            pass
-    for process in reversed(processes):
-        stop(process)
-    shutil.rmtree(scratch, ignore_errors=True)
-
-if failures:
-    print(f"web browser test: {len(failures)} failed: {', '.join(failures)}")
-    sys.exit(1)
-print("web browser test: all passed")
+    harness.close()
+harness.finish()
