@@ -157,8 +157,10 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, serv
             return queue(.text(503, "the web process is stopping; try again"), on: connection, server: server)
         }
         let box = Unmanaged.passRetained(StreamBox(stream: stream, server: server)).toOpaque()
-        // MHD_SIZE_UNKNOWN: a chunked response as long as the stream lasts.
-        let made = MHD_create_response_from_callback(UInt64.max, 16_384, readStream, box, freeStream)
+        // MHD_SIZE_UNKNOWN: a chunked response as long as the stream lasts. The block size is
+        // small: each response allocates (and zeroes) it, though a chunked body is read into the
+        // connection's own buffer; 16 KiB cost 160 MiB at 10,000 pages.
+        let made = MHD_create_response_from_callback(UInt64.max, 1_024, readStream, box, freeStream)
         guard let made else {
             Unmanaged<StreamBox>.fromOpaque(box).release()
             server.watch.forget(stream)

@@ -187,6 +187,12 @@ try:
     check("and a toggle of the last row reaches it",
           eventually(lambda: page.execute_script(
               "return document.querySelector('#rows tr[data-index=\"9999\"]').dataset.visited") == "true", within=5))
+    # A removal is a new snapshot (4 MB, far over the 256 KiB a page may have queued): the
+    # page takes it and stays open.
+    harness.run("remove", "0", "--command", harness.command)
+    check("a snapshot over the per-page bound reaches the page",
+          eventually(lambda: state(page) == "live" and len(rows(page)) == 9_999, within=30),
+          f"{state(page)}; {len(rows(page))} rows")
     wraps = page.execute_script(
         "const cell = document.querySelector('#rows tr[data-index=\"0\"] td.name');"
         " return cell.scrollWidth <= cell.clientWidth + 1")
