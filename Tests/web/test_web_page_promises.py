@@ -153,8 +153,22 @@ try:
     shown = [r[1] for r, visible in zip(rows(page), page.execute_script(
         "return [...document.querySelectorAll('#rows tr')].map(r => !r.hidden)")) if visible]
     check("the filter narrows the rows", 0 < len(shown) < 8 and all("an" in n.lower() for n in shown), shown)
-    box.clear()
-    box.send_keys(Keys.BACKSPACE)
+    box.send_keys(Keys.BACKSPACE, Keys.BACKSPACE)
+    check("an empty filter shows every row", eventually(lambda: page.execute_script(
+        "return [...document.querySelectorAll('#rows tr')].every(r => !r.hidden)"), within=2))
+
+    # Focus stays on its row across stale and back (the rows are skeletons meanwhile).
+    page.find_element(By.CSS_SELECTOR, '#rows tr[data-index="3"] button').click()
+    for process in list(harness.processes):
+        if "serve" in process.args:
+            process.kill()
+            process.wait(5)
+    check("the page turns stale", eventually(lambda: state(page).startswith("stale"), within=10), state(page))
+    harness.serve()
+    check("and live again", eventually(lambda: state(page) == "live", within=20), state(page))
+    check("with the focus back on the row it was on", eventually(lambda: page.execute_script(
+        "const tr = document.activeElement.closest('tr'); return tr ? tr.dataset.index : null") == "3", within=3),
+        page.execute_script("return document.activeElement.outerHTML.slice(0, 100)"))
 
     if Axe is not None:
         axe = Axe(page)
