@@ -33,13 +33,24 @@ struct WriterLock {
     static func acquire(storePath: String?) throws(ServiceError) -> WriterLock? {
         guard let store = storePath, store != ":memory:" else { return nil }
         let path = path(forStore: store)
+        let file: LockFile
         do {
-            let file = try LockFile.acquire(path)
-            file.write("pid \(getpid())\n")
-            return WriterLock(file: file)
+            file = try LockFile.acquire(path)
         } catch {
             throw ServiceError(error.code, message(for: error, store: store))
         }
+        file.write("pid \(getpid())\n")
+        // The lock is named by path, and a hard link is a second path to the same file: two
+        // services through two names would both write it and lose each other's changes.
+        var info = stat()
+        if stat(store, &info) == 0, info.st_nlink > 1 {
+            file.release()
+            throw ServiceError(
+                .storeInUse,
+                "store \(store): the file has \(info.st_nlink) names (hard links), so two services could write it under two names and lose each other's acknowledged changes; keep one name (`find / -xdev -samefile \(store)` lists them; remove the others), or use `cp` for a separate copy"
+            )
+        }
+        return WriterLock(file: file)
     }
 
     /// Adds the bound endpoints to the holder's record.

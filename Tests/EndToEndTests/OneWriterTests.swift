@@ -56,6 +56,41 @@ struct OneWriterTests {
         }
     }
 
+    /// A hard link is a second name for the same file, which a lock named by path cannot see:
+    /// before, `ln a.db b.db` and a serve on each ran two writers that both acknowledged seq 2,
+    /// and a restart on a.db lost what b had acknowledged. A store with two names is refused.
+    @Test func aStoreWithASecondHardLinkIsRefused() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("a.db")
+        let first = try Service(in: sandbox, options: ["--db", db])
+        defer { first.stop(signal: SIGKILL) }
+        #expect(try first.run(["toggle", "France"]).exitCode == 0)
+        let other = sandbox.file("b.db")
+        #expect(link(db, other) == 0)
+        func serve(_ store: String) throws -> Execution {
+            try Countries.run(
+                [
+                    "serve", "--db", store, "--command", "ipc://" + sandbox.file("c2"), "--events",
+                    "ipc://" + sandbox.file("e2"),
+                ], timeout: .seconds(10))
+        }
+        let second = try serve(other)
+        #expect(second.exitCode == 73, "\(second)")
+        #expect(
+            second.stderr.contains("2 names (hard links)") && second.stderr.contains("-samefile"), "\(second)"
+        )
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("c2")), "it bound its endpoint")
+        #expect(first.process.isRunning)
+        first.stop(signal: SIGTERM)
+        // Nor does either name start alone while both exist; with one name left, it serves.
+        #expect(try serve(db).exitCode == 73)
+        #expect(unlink(other) == 0)
+        let alone = try Service(in: sandbox, options: ["--db", db])
+        defer { alone.stop(signal: SIGKILL) }
+        let list = try alone.run(["list", "--json"])
+        #expect(list.stdout.contains("\"seq\":1"), "\(list)")
+    }
+
     @Test func servicesRacingForOneStoreLeaveExactlyOneWriter() throws {
         let sandbox = try Sandbox()
         let db = sandbox.file("countries.db")
