@@ -1,7 +1,7 @@
 import Foundation
 
 /// One request as the server's handler sees it: no body (the server refuses any), the path,
-/// the query arguments and the headers it was asked for.
+/// the query arguments (by ``queryArguments(of:)``) and every header.
 public struct HTTPRequest: Sendable {
     /// The method, as sent (`GET`, `POST`, ...).
     public var method: String
@@ -9,23 +9,16 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// The query arguments, decoded.
     public var query: [String: String]
-    /// The request's `Last-Event-ID` header, if any.
-    public var lastEventID: String?
-    /// The request's `Authorization` header, if any.
-    public var authorization: String?
     /// Every header, keyed by its name in lowercase (a name sent twice keeps its last value).
     public var headers: [String: String]
 
     /// Creates a request.
     public init(
-        method: String, path: String, query: [String: String] = [:], lastEventID: String? = nil,
-        authorization: String? = nil, headers: [String: String] = [:]
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:]
     ) {
         self.method = method
         self.path = path
         self.query = query
-        self.lastEventID = lastEventID
-        self.authorization = authorization
         self.headers = headers
     }
 }

@@ -85,8 +85,6 @@ let accessHandler: MHD_AccessHandlerCallback = {
         method: method.map { String(cString: $0) } ?? "",
         path: url.map { String(cString: $0) } ?? "/",
         query: HTTPRequest.queryArguments(of: progress.target),
-        lastEventID: value(connection, .HEADER_KIND, "Last-Event-ID"),
-        authorization: value(connection, .HEADER_KIND, "Authorization"),
         headers: headers(connection))
     let response = server.handler(request)
     guard case .later(let start) = response else { return queue(response, on: connection, server: server) }
