@@ -122,40 +122,6 @@ import Testing
         #expect(refused.body.contains("not toggled"))
     }
 
-    /// A raw event-stream connection (200 curl processes would measure curl).
-    private final class RawPage {
-        let fd: Int32
-        private(set) var text = ""
-
-        init(port: Int) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard connected == 0 else { throw HarnessFailure("connect failed: errno \(errno)") }
-            let request = "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
-            _ = request.withCString { send(fd, $0, strlen($0), 0) }
-        }
-
-        /// Reads what has arrived, without waiting.
-        func poll() {
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-                guard count > 0 else { return }
-                text += String(decoding: buffer[0..<count], as: UTF8.self)
-            }
-        }
-
-        deinit { close(fd) }
-    }
-
     /// 200 open pages: each gets a toggle, the service still answers the command line at once,
     /// and the web process stays small (the issue's bound: 200 pages slow neither the service
     /// nor each other).
@@ -167,10 +133,11 @@ import Testing
         defer { web.stop() }
         let port = try #require(Int(web.base.split(separator: ":").last ?? ""))
         let idle = web.process.residentKilobytes ?? 0
-        let pages = try (0..<200).map { _ in try RawPage(port: port) }
+        // Raw connections: 200 curl processes would measure curl.
+        let pages = try (0..<200).map { _ in try RawConnection.page(port: port) }
         #expect(
             eventually(within: .seconds(20)) {
-                for page in pages { page.poll() }
+                for page in pages { page.drainAll() }
                 return pages.allSatisfy { $0.text.contains(#""live":true"#) }
             }, "\(pages.filter { !$0.text.contains(#""live":true"#) }.count) pages not live")
 
@@ -186,7 +153,7 @@ import Testing
         #expect(try service.run(["toggle", "France"]).exitCode == 0)
         #expect(
             eventually(within: .seconds(2)) {
-                for page in pages { page.poll() }
+                for page in pages { page.drainAll() }
                 return pages.allSatisfy { $0.text.contains(#""seq":1,"index":2"#) }
             }, "\(pages.filter { !$0.text.contains(#""seq":1,"index":2"#) }.count) pages missed seq 1")
         let fanOut = ContinuousClock.now - toggled

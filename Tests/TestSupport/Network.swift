@@ -38,15 +38,21 @@ private func ephemeralPortRangeStart() -> Int {
     return first
 }
 
+/// The IPv4 socket address `host`:`port` (`host` a dotted literal).
+func ipv4Address(_ host: String, port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr(host)
+    return address
+}
+
 /// Whether 127.0.0.1:`port` can be bound now (no SO_REUSEADDR, so a lingering socket counts).
 private func isFreeTCPPort(_ port: Int) throws -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw HarnessFailure("socket(2) failed") }
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var address = ipv4Address("127.0.0.1", port: port)
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

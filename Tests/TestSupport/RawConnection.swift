@@ -1,33 +1,28 @@
 import Foundation
 @preconcurrency import Glibc
-import TestSupport
 
 /// A raw TCP connection to a test server, from a chosen loopback address, that sends what it is
 /// told and reads only when asked: a page that stops reading, a slowloris client, a tab that
 /// closes.
-final class RawConnection {
-    let fd: Int32
+public final class RawConnection {
+    /// The socket.
+    public let fd: Int32
 
     /// Connects to 127.0.0.1:`port` from `source` (any 127.x.y.z address is this machine's).
-    init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
+    public init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer {
             // A small receive buffer, so the kernel holds little of what the page does not read.
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr(source)
+        var local = ipv4Address(source, port: 0)
         let bound = withUnsafePointer(to: &local) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard bound == 0 else { throw HarnessFailure("bind to \(source) failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = ipv4Address("127.0.0.1", port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -37,26 +32,28 @@ final class RawConnection {
     }
 
     /// Opens the event stream at `path`.
-    static func page(port: Int, path: String = "/events", receiveBuffer: Int32? = nil) throws -> RawConnection
+    public static func page(port: Int, path: String = "/events", receiveBuffer: Int32? = nil) throws
+        -> RawConnection
     {
         let connection = try RawConnection(port: port, receiveBuffer: receiveBuffer)
         connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
         return connection
     }
 
-    func send(_ text: String) {
+    /// Sends `text` as it is.
+    public func send(_ text: String) {
         _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
 
     /// Everything read so far.
-    private(set) var bytes: [UInt8] = []
+    public private(set) var bytes: [UInt8] = []
     /// Whether the server closed the connection.
-    private(set) var closedByServer = false
+    public private(set) var closedByServer = false
 
     /// Reads whatever has arrived (non-blocking); the byte count, 0 at end of stream, nil when
     /// nothing is there yet.
     @discardableResult
-    func drain() -> Int? {
+    public func drain() -> Int? {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
         if count < 0 {
@@ -70,11 +67,12 @@ final class RawConnection {
     }
 
     /// Reads until nothing more is there now.
-    func drainAll() {
+    public func drainAll() {
         while let count = drain(), count > 0 {}
     }
 
-    var text: String { String(decoding: bytes, as: UTF8.self) }
+    /// Everything read so far, as UTF-8.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 
     deinit { close(fd) }
 }
