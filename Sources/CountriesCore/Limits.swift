@@ -27,6 +27,15 @@ public enum Limits {
     public static let historyPageBytes = 64 * 1024
     /// Events kept for `history`.
     public static let retainedEvents = 10_000
-    /// Request ids (with their replies) remembered for exactly-once retries.
+    /// Request ids of changes (with their replies) remembered for exactly-once retries: at
+    /// least this many of the newest, and every id younger than ``requestIDMinimumAge``.
     public static let retainedRequestIDs = 10_000
+    /// The age floor of a change's request id: longer than any client's retries outlast
+    /// (`countries` gives up after about 6 s). A burst of changes does not push an id out
+    /// sooner, unless it passes ``maximumRequestIDs`` or ``maximumRequestIDBytesKept``.
+    public static let requestIDMinimumAge: Duration = .seconds(600)
+    /// The most request ids a store keeps, however young: what bounds a burst.
+    public static let maximumRequestIDs = 100_000
+    /// The most bytes of ids, requests and replies a store keeps, however young.
+    public static let maximumRequestIDBytesKept = 64 << 20
 }

@@ -83,8 +83,13 @@ extension StoreBatch {
                 events.append(event)
                 encodedEvents.append(event.encoded())
             }
-            if let id = change.id {
+            guard let id = change.id else { continue }
+            // Only a change is remembered: retrying a refusal or a no-op decides it again, on a
+            // state at least as new, which is as safe as the first time.
+            if change.event != nil {
                 requests.append(RememberedRequest(id: id, request: change.asked, reply: change.body))
+            } else {
+                checkedIDs.append(id)
             }
         }
     }

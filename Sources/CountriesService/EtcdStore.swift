@@ -434,10 +434,23 @@ final class EtcdStore: StateStore {
             // What moved the store past the basis, so catching up costs no second round trip.
             .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
         ]
-        // The ids: none may be remembered in a live generation; they go into the generation the
-        // window says, and a commit that opens one deletes the generation before the current.
+        // The ids: none may be remembered in a live generation; changes' ids go into the
+        // generation the window says, and a commit that opens one deletes the generation before
+        // the current. Refusals' and no-ops' ids are checked, not written.
         let live = liveGenerations
         var written = generation
+        let checked = batch.requests.map(\.id) + batch.checkedIDs
+        if !checked.isEmpty {
+            compare.append(.value(layout.idsGeneration, equals: generation.encoded))
+            failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
+            for id in checked {
+                for number in live {
+                    let key = layout.request(id, generation: number)
+                    compare.append(.createRevision(key, equals: 0))
+                    failure.append(.range(EtcdRangeRequest(key: key)))
+                }
+            }
+        }
         if !batch.requests.isEmpty {
             let values = batch.requests.map(EtcdLayout.encode)
             let bytes = zip(batch.requests, values).reduce(0) { $0 + $1.0.id.utf8.count + $1.1.count }
@@ -445,19 +458,12 @@ final class EtcdStore: StateStore {
                 generation, adding: values.count, bytes: bytes,
                 nowMilliseconds: RequestIDWindow.nowMilliseconds)
             written = next
-            compare.append(.value(layout.idsGeneration, equals: generation.encoded))
-            failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
             success.append(.put(layout.idsGeneration, next.encoded))
             if opened, generation.number > 0 {
                 let expired = layout.generationPrefix(generation.number - 1)
                 success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
             }
             for (remembered, value) in zip(batch.requests, values) {
-                for number in live {
-                    let key = layout.request(remembered.id, generation: number)
-                    compare.append(.createRevision(key, equals: 0))
-                    failure.append(.range(EtcdRangeRequest(key: key)))
-                }
                 success.append(.put(layout.request(remembered.id, generation: next.number), value))
             }
         }
@@ -509,7 +515,7 @@ final class EtcdStore: StateStore {
                 let events = range.kvs.compactMap(layout.event(in:))
                 if !range.more && events.count == range.kvs.count { newer = events }
             default:
-                let id = batch.requests[(index - 3) / live.count].id
+                let id = checked[(index - 3) / live.count]
                 if let remembered = EtcdLayout.decodeRequest(id: id, kv.value),
                     !found.contains(where: { $0.id == id })
                 {

@@ -2,8 +2,8 @@ import CountriesCore
 import Foundation
 
 /// The `--in-memory` store without SQLite: the same semantics and limits as ``Store`` (the last
-/// ``Limits/retainedEvents`` events, the last ``Limits/retainedRequestIDs`` request ids), gone
-/// with the process. A commit cannot fail.
+/// ``Limits/retainedEvents`` events, the request ids ``RequestIDRetention`` keeps), gone with
+/// the process. A commit cannot fail.
 final class MemoryStore: StateStore {
     let path = ":memory:"
     /// New for every start: the seqs of an in-memory store die with it.
@@ -16,14 +16,20 @@ final class MemoryStore: StateStore {
     /// The retained events, oldest first; `events[head...]` are live.
     private var events: [Event] = []
     private var eventsHead = 0
-    /// Remembered requests by id, with the order they were remembered in (oldest first from
-    /// `requestOrderHead`).
-    private var remembered: [String: RememberedRequest] = [:]
-    private var requestOrder: [String] = []
-    private var requestOrderHead = 0
+    /// Remembered requests by id, with the ordinal they were remembered at.
+    private var remembered: [String: (ordinal: Int64, request: RememberedRequest)] = [:]
+    private var lastOrdinal: Int64 = 0
+    /// Which ids are kept, by count and age (the same rule as ``Store``).
+    private var retention: RequestIDRetention
+    private let clock: @Sendable () -> Int64
 
-    init(seed: [Country]) {
+    init(
+        seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
+        clock: @escaping @Sendable () -> Int64 = { RequestIDWindow.nowMilliseconds }
+    ) {
         countries = seed
+        self.retention = retention
+        self.clock = clock
     }
 
     /// A commit here is a few assignments: nothing to share, so a batch's replies need not
@@ -32,7 +38,11 @@ final class MemoryStore: StateStore {
 
     func loadState() throws(StoreError) -> CountriesState { CountriesState(countries: countries, seq: seq) }
 
-    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? { remembered[id] }
+    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
+        guard let found = remembered[id], retention.keeps(ordinal: found.ordinal, nowMilliseconds: clock())
+        else { return nil }
+        return found.request
+    }
 
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
         if since > currentSeq { return nil }
@@ -68,22 +78,15 @@ final class MemoryStore: StateStore {
                 eventsHead = 0
             }
         }
+        let now = clock()
         for request in batch.requests {
-            if remembered.updateValue(request, forKey: request.id) != nil {
-                // Re-remembered: it moves to the newest place, as INSERT OR REPLACE does.
-                if let old = requestOrder[requestOrderHead...].firstIndex(of: request.id) {
-                    requestOrder.remove(at: old)
-                }
-            }
-            requestOrder.append(request.id)
+            lastOrdinal += 1
+            remembered[request.id] = (lastOrdinal, request)
+            retention.remember(ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
         }
-        while requestOrder.count - requestOrderHead > Limits.retainedRequestIDs {
-            remembered[requestOrder[requestOrderHead]] = nil
-            requestOrderHead += 1
-        }
-        if requestOrderHead > Limits.retainedRequestIDs {
-            requestOrder.removeFirst(requestOrderHead)
-            requestOrderHead = 0
+        let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
+        for entry in retention.forget(forgettable) where remembered[entry.id]?.ordinal == entry.ordinal {
+            remembered[entry.id] = nil
         }
     }
 }

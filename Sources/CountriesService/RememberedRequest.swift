@@ -14,6 +14,9 @@ struct RememberedRequest: Equatable, Sendable {
 }
 
 extension RememberedRequest {
+    /// What it takes in a store: its id, request and reply.
+    var bytes: Int { id.utf8.count + (request?.count ?? 0) + reply.count }
+
     /// The answer to a change sent under this id: its first reply, or `conflict` when the id
     /// was first used for another change (`asked` is ``CountriesCore/Change/canonicalForm``).
     func answer(toChangeAsking asked: Data?) -> Result<Data, CountriesError> {

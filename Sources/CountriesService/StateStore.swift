@@ -74,7 +74,12 @@ struct StoreBatch {
     /// The events' encodings when the handler made them already (it publishes the same bytes);
     /// empty, or one per event.
     var encodedEvents: [Data] = []
+    /// The ids of the batch's changes, remembered with their replies.
     var requests: [RememberedRequest] = []
+    /// The ids of the batch's refusals and no-ops: not remembered (they changed nothing, and must
+    /// not push a change's id out), but a shared store checks them like `requests`, since one
+    /// may be the retry of a change another replica committed.
+    var checkedIDs: [String] = []
     /// The seq of the state the batch was computed from.
     var basis: UInt64 = 0
     /// The state after the batch (a shared store snapshots it now and then).

@@ -39,7 +39,6 @@ final class Store: StateStore {
     private let selectEvents: Statement
     private let selectOldestEvent: Statement
     private let deleteRequest: Statement
-    private let selectTrimmedRequests: Statement
     private let selectRequestTail: Statement
 
     /// How many seqs (and request ordinals) go by between writes of the rows and deletes of
@@ -55,13 +54,22 @@ final class Store: StateStore {
     private var ordinals: [String: Int64] = [:]
     /// The last ordinal given to a remembered request.
     private var lastOrdinal: Int64 = 0
+    /// Which ids are kept, by count and age.
+    private var retention: RequestIDRetention
+    /// Now, in milliseconds since 1970: when an id was remembered, and whether it is old.
+    private let clock: @Sendable () -> Int64
 
     /// Opens (or creates, from `seed`) the store at `path`, or an in-memory one for `nil`.
     ///
     /// Throws a ``StoreError`` that says what is wrong with the file and what to do.
-    init(path: String?, seed: [Country]) throws(StoreError) {
+    init(
+        path: String?, seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
+        clock: @escaping @Sendable () -> Int64 = { RequestIDWindow.nowMilliseconds }
+    ) throws(StoreError) {
         let path = path ?? ":memory:"
         self.path = path
+        self.retention = retention
+        self.clock = clock
         do {
             if path != ":memory:" {
                 let directory = (path as NSString).deletingLastPathComponent
@@ -106,14 +114,15 @@ final class Store: StateStore {
             trimEvents = try database.prepare("DELETE FROM events WHERE seq <= ?1")
             saveSeq = try database.prepare("UPDATE meta SET value = ?1 WHERE key = 'seq'")
             insertRequest = try database.prepare(
-                "INSERT INTO requests(ordinal, id, request, reply) VALUES (?1, ?2, ?3, ?4)")
+                "INSERT INTO requests(ordinal, id, request, reply, at) VALUES (?1, ?2, ?3, ?4, ?5)")
             trimRequests = try database.prepare("DELETE FROM requests WHERE ordinal <= ?1")
             selectRequest = try database.prepare("SELECT request, reply FROM requests WHERE ordinal = ?1")
             deleteRequest = try database.prepare("DELETE FROM requests WHERE ordinal = ?1")
-            selectTrimmedRequests = try database.prepare(
-                "SELECT ordinal, id FROM requests WHERE ordinal <= ?1")
             selectRequestTail = try database.prepare(
-                "SELECT ordinal, id FROM requests WHERE ordinal > ?1 ORDER BY ordinal")
+                """
+                SELECT ordinal, id, at, length(id) + ifnull(length(request), 0) + length(reply)
+                FROM requests WHERE ordinal > ?1 ORDER BY ordinal
+                """)
             selectEvents = try database.prepare(
                 "SELECT body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
@@ -189,7 +198,7 @@ final class Store: StateStore {
     }
 
     /// The schema this version writes.
-    static let schemaVersion: Int64 = 3
+    static let schemaVersion: Int64 = 4
 
     /// The steps from schema 1 onwards, in order, each with the schema it belongs to. A store at
     /// schema N runs every step of a schema above N. Add a step here (and raise
@@ -212,6 +221,9 @@ final class Store: StateStore {
             ALTER TABLE requests_3 RENAME TO requests;
             """
         ),
+        // When each id was remembered, so ids are kept by age as well as count (ids from before
+        // have none, and count as old).
+        (4, "ALTER TABLE requests ADD COLUMN at INTEGER"),
     ]
 
     /// Runs the steps `from` lacks and records the new schema; inside the caller's transaction,
@@ -312,8 +324,8 @@ extension Store {
 
     /// The request remembered under this id, with its first reply, if it is remembered.
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        // Rows older than the last retainedRequestIDs wait for the next trim, forgotten already.
-        guard let ordinal = ordinals[id], ordinal > lastOrdinal - Int64(Limits.retainedRequestIDs) else {
+        // Rows the retention lets go wait for the next trim, forgotten already.
+        guard let ordinal = ordinals[id], retention.keeps(ordinal: ordinal, nowMilliseconds: clock()) else {
             return nil
         }
         let rows = try running { () throws(SQLiteError) in try selectRequest.rows([.integer(ordinal)]) }
@@ -372,7 +384,8 @@ extension Store {
         let writesRows = newLastSeq - rowsSeq >= interval
         var ordinal = lastOrdinal
         var remembered: [(id: String, ordinal: Int64)] = []
-        var forgotten: [(id: String, ordinal: Int64)] = []
+        let now = clock()
+        let forgetting = trimmedRequests(adding: batch.requests, nowMilliseconds: now)
         do {
             try database.transaction {
                 for (index, event) in batch.events.enumerated() {
@@ -402,21 +415,11 @@ extension Store {
                     try insertRequest.run([
                         .integer(ordinal), .text(request.id),
                         request.request.map { .blob([UInt8]($0)) } ?? .null,
-                        .blob([UInt8](request.reply)),
+                        .blob([UInt8](request.reply)), .integer(now),
                     ])
                     remembered.append((request.id, ordinal))
                 }
-                if ordinal / Int64(interval) != lastOrdinal / Int64(interval) {
-                    let keepAbove = ordinal - Int64(Limits.retainedRequestIDs)
-                    if keepAbove > 0 {
-                        for row in try selectTrimmedRequests.rows([.integer(keepAbove)]) {
-                            guard row.count == 2, case .integer(let old) = row[0], case .text(let id) = row[1]
-                            else { continue }
-                            forgotten.append((id, old))
-                        }
-                        try trimRequests.run([.integer(keepAbove)])
-                    }
-                }
+                if let through = forgetting.through { try trimRequests.run([.integer(through)]) }
             }
         } catch let error as SQLiteError {
             throw StateStoreError(error.description)
@@ -424,8 +427,13 @@ extension Store {
             throw StateStoreError("commit failed: \(error)")
         }
         // Committed: memory follows the file.
-        for (id, old) in forgotten where ordinals[id] == old { ordinals[id] = nil }
-        for (id, new) in remembered { ordinals[id] = new }
+        for entry in retention.forget(forgetting.count) where ordinals[entry.id] == entry.ordinal {
+            ordinals[entry.id] = nil
+        }
+        for (request, (id, new)) in zip(batch.requests, remembered) {
+            ordinals[id] = new
+            retention.remember(ordinal: new, id: id, bytes: request.bytes, milliseconds: now)
+        }
         lastOrdinal = ordinal
         if writesRows {
             rowsSeq = newLastSeq
@@ -460,12 +468,29 @@ extension Store {
             lastSeq = event.seq
         }
         for row in try selectRequestTail.rows([.integer(0)]) {
-            guard row.count == 2, case .integer(let ordinal) = row[0], case .text(let id) = row[1] else {
+            guard row.count == 4, case .integer(let ordinal) = row[0], case .text(let id) = row[1],
+                case .integer(let bytes) = row[3]
+            else {
                 throw StoreError(.corrupt, path: path, "a remembered request id is damaged")
             }
+            // Ids from before schema 4 have no time: they count as old.
+            let at: Int64
+            if case .integer(let stored) = row[2] { at = stored } else { at = 0 }
             ordinals[id] = ordinal
             lastOrdinal = ordinal
+            retention.remember(ordinal: ordinal, id: id, bytes: Int(bytes), milliseconds: at)
         }
+    }
+
+    /// The ids a commit of `requests` at `now` deletes: none until ``rowsInterval`` of them may
+    /// go (a commit between writes only the pages it appends to), unless a maximum is passed.
+    private func trimmedRequests(adding requests: [RememberedRequest], nowMilliseconds now: Int64)
+        -> (count: Int, through: Int64?)
+    {
+        let (count, required) = retention.forgettable(
+            nowMilliseconds: now, adding: requests.count, addingBytes: requests.reduce(0) { $0 + $1.bytes })
+        guard required || count >= Int(Store.rowsInterval) else { return (0, nil) }
+        return (count, retention.ordinalForgotten(through: count))
     }
 
     /// Runs one SQLite call for a ``StateStore`` method: its failure in the store's terms.

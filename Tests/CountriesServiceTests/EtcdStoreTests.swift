@@ -120,6 +120,20 @@ struct EtcdStoreTests {
         } catch {
             #expect(error.code == .moved && error.remembered.map(\.id) == ["id-99"])
         }
+        // So is the id of a refusal or no-op, which is checked but not written: on this
+        // replica's stale copy, the retry of a committed change may decide "not found".
+        var refusal = StoreBatch()
+        refusal.basis = 0
+        refusal.checkedIDs = ["id-98", "never-used"]
+        do {
+            try store.commit(refusal)
+            Issue.record("a refusal under a remembered id stood")
+        } catch {
+            #expect(error.code == .moved && error.remembered.map(\.id) == ["id-98"])
+        }
+        refusal.checkedIDs = ["never-used"]
+        try store.commit(refusal)
+        #expect(try store.rememberedRequest(for: "never-used") == nil, "a refusal's id is not remembered")
     }
 
     /// A store from before generations (ids at `requests/<id>`, no generation key): its ids are

@@ -12,11 +12,68 @@ import Testing
 
     private let seed = SeedList.standard
 
-    private func make(_ kind: Kind) throws -> any StateStore {
+    /// A store that keeps ids by count only, unless a `clock` makes ages count.
+    private func make(_ kind: Kind, clock: TestClock? = nil) throws -> any StateStore {
+        let retention = clock == nil ? RequestIDRetention.countOnly : RequestIDRetention()
+        let now = (clock ?? TestClock(hoursAhead: 0)).now
         switch kind {
-        case .memory: return MemoryStore(seed: seed)
-        case .sqlite: return try Store(path: nil, seed: seed)
+        case .memory: return MemoryStore(seed: seed, retention: retention, clock: now)
+        case .sqlite: return try Store(path: nil, seed: seed, retention: retention, clock: now)
         }
+    }
+
+    /// Commits one id per batch, `r-<from>` to `r-<to - 1>`.
+    private func rememberIDs(_ range: Range<Int>, on store: any StateStore) throws {
+        for number in range {
+            var one = StoreBatch()
+            one.requests = [RememberedRequest(id: "r-\(number)", reply: Data([1]))]
+            try store.commit(one)
+        }
+    }
+
+    /// Ids younger than the age floor outlast the count floor: a burst of changes pushes no id
+    /// out that a client may still retry. Once old, they go down to the count again.
+    @Test(arguments: Kind.allCases)
+    func youngIDsAreKeptBeyondTheCount(kind: Kind) throws {
+        let clock = TestClock(hoursAhead: 0)
+        let store = try make(kind, clock: clock)
+        let total = Limits.retainedRequestIDs + 2_000
+        try rememberIDs(0..<total, on: store)
+        #expect(try store.rememberedReply(for: "r-0") == Data([1]), "an id of this minute is kept")
+        clock.advance(by: Limits.requestIDMinimumAge - .seconds(1))
+        #expect(try store.rememberedReply(for: "r-0") == Data([1]), "not old yet")
+        clock.advance(by: .seconds(1))
+        #expect(try store.rememberedReply(for: "r-0") == nil, "old, and beyond the newest 10,000")
+        #expect(try store.rememberedReply(for: "r-1999") == nil)
+        #expect(try store.rememberedReply(for: "r-2000") == Data([1]), "among the newest 10,000")
+        try rememberIDs(total..<total + 300, on: store)
+        #expect(try store.rememberedReply(for: "r-2299") == nil)
+        #expect(try store.rememberedReply(for: "r-2300") == Data([1]))
+    }
+
+    /// However young, ids are kept up to a maximum in count and in bytes: a burst is bounded.
+    @Test(arguments: Kind.allCases)
+    func aBurstIsBoundedByTheMaximum(kind: Kind) throws {
+        var retention = RequestIDRetention()
+        retention.minimumCount = 10
+        retention.maximumCount = 40
+        retention.maximumBytes = 1_000
+        let clock = TestClock(hoursAhead: 0)
+        let store: any StateStore =
+            switch kind {
+            case .memory: MemoryStore(seed: seed, retention: retention, clock: clock.now)
+            case .sqlite: try Store(path: nil, seed: seed, retention: retention, clock: clock.now)
+            }
+        try rememberIDs(0..<100, on: store)
+        #expect(try store.rememberedReply(for: "r-59") == nil)
+        #expect(try store.rememberedReply(for: "r-60") == Data([1]), "the newest 40")
+        var big = StoreBatch()
+        big.requests = [RememberedRequest(id: "big", reply: Data(repeating: 7, count: 900))]
+        try store.commit(big)
+        #expect(try store.rememberedReply(for: "big")?.count == 900)
+        // 903 bytes and 19 ids of 5 bytes fit in 1,000.
+        #expect(try store.rememberedReply(for: "r-80") == nil, "1,000 bytes hold the big reply and 19 ids")
+        #expect(try store.rememberedReply(for: "r-81") == Data([1]))
     }
 
     private func batch(_ changes: [Change], on state: inout CountriesState) throws -> StoreBatch {

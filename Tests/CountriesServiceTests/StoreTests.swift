@@ -118,7 +118,7 @@ import Testing
 
     @Test func requestIDsAreTrimmedToTheRetainedNumber() throws {
         let scratch = try Scratch()
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try Store(path: scratch.path, seed: seed, retention: .countOnly)
         let total = Limits.retainedRequestIDs + 3
         var first = StoreBatch()
         first.requests = (0..<total - 1).map {
@@ -134,6 +134,32 @@ import Testing
         }
         #expect(try store.rememberedReply(for: "id-3") == Data("reply 3".utf8))
         #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
+    }
+
+    /// An id's age is stored with it: after a restart a young id is still kept beyond the count
+    /// floor, and an id from before ages were stored (schema 3) counts as old.
+    @Test func idsKeepTheirAgeAcrossARestart() throws {
+        let scratch = try Scratch()
+        let clock = TestClock(hoursAhead: 0)
+        do {
+            let store = try Store(path: scratch.path, seed: seed, clock: clock.now)
+            var burst = StoreBatch()
+            burst.requests = (0..<Limits.retainedRequestIDs + 5).map {
+                RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
+            }
+            try store.commit(burst)
+        }
+        let reopened = try Store(path: scratch.path, seed: seed, clock: clock.now)
+        #expect(try reopened.rememberedReply(for: "id-0") == Data("reply 0".utf8), "young: kept")
+        clock.advance(by: Limits.requestIDMinimumAge)
+        #expect(try reopened.rememberedReply(for: "id-4") == nil, "old and beyond the count")
+        #expect(try reopened.rememberedReply(for: "id-5") == Data("reply 5".utf8))
+
+        let database = try Database(path: scratch.path, mode: .readWrite)
+        try database.execute("UPDATE requests SET at = NULL")
+        let legacy = try Store(path: scratch.path, seed: seed, clock: TestClock(hoursAhead: 0).now)
+        #expect(try legacy.rememberedReply(for: "id-4") == nil, "no age: old")
+        #expect(try legacy.rememberedReply(for: "id-5") == Data("reply 5".utf8))
     }
 
     /// Handles one request on a handler over `store`; its reply.
@@ -230,7 +256,7 @@ import Testing
         #expect(try schema(of: scratch.path) == .integer(2))
 
         let store = try Store(path: scratch.path, seed: seed)
-        #expect(try schema(of: scratch.path) == .integer(3))
+        #expect(try schema(of: scratch.path) == .integer(Store.schemaVersion))
         let tables = try Database(path: scratch.path).prepare(
             "SELECT sql FROM sqlite_master WHERE name = 'requests'"
         ).rows()

@@ -147,4 +147,62 @@ struct CommitPromiseEndToEndTests {
             "id_growth requests=\(count) id_bytes=\(idBytes) store_bytes before=\(before) after=\(after) growth=\(growth)"
         )
     }
+
+    /// The issue's reproduction: 12,000 toggles of a missing name, each under a fresh id (all
+    /// `not_found`), then the retry of an acknowledged toggle under its id. Refusals used to be
+    /// remembered and pushed the change's id out of the last 10,000, so the retry applied it a
+    /// second time (seq 2). Now only changes are remembered, and kept by age as well as count.
+    @Test func refusalsDoNotPushAnAcknowledgedChangesIDOut() throws {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let service = ReliabilityService(scratch: scratch, logLevel: "error")
+        defer { service.stop() }
+        try service.start()
+        let dealer = try Dealer(endpoint: service.commandEndpoint)
+        defer { dealer.close() }
+
+        let toggle = #"{"op":"toggle","name":"France","id":"acknowledged-1"}"#
+        let first = try dealer.pipeline([toggle])[0]
+        #expect(first.error == nil && first.seq == 1, "\(first)")
+        var codes: [String: Int] = [:]
+        let refusals = 12_000
+        for start in stride(from: 0, to: refusals, by: 500) {
+            let bodies = (start..<start + 500).map {
+                #"{"op":"toggle","name":"Atlantis","id":"refused-\#($0)"}"#
+            }
+            for reply in try dealer.pipeline(bodies) { codes[reply.error?.code ?? "ok", default: 0] += 1 }
+        }
+        #expect(codes == ["not_found": refusals], "\(codes)")
+        let retry = try dealer.pipeline([toggle, #"{"op":"list"}"#])
+        #expect(retry[0] == first, "the retry gets the first reply: \(retry[0])")
+        #expect(retry[1].seq == 1, "applied once: \(retry[1])")
+        #expect(retry[1].countries?.first(where: { $0.name == "France" })?.visited == true)
+        ReliabilitySizes.report(
+            "id_window refusals=\(refusals) retry_seq=\(retry[0].seq.map(String.init) ?? "none") list_seq=\(retry[1].seq.map(String.init) ?? "none")"
+        )
+    }
+
+    /// Ids are kept by age as well as count: 10,500 changes in a few seconds do not push out the
+    /// id of the first, which a client may still be retrying.
+    @Test func aBurstOfChangesKeepsAYoungIDRemembered() throws {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let service = ReliabilityService(scratch: scratch, logLevel: "error")
+        defer { service.stop() }
+        try service.start()
+        let dealer = try Dealer(endpoint: service.commandEndpoint)
+        defer { dealer.close() }
+
+        let toggle = #"{"op":"toggle","name":"France","id":"first-of-a-burst"}"#
+        let first = try dealer.pipeline([toggle])[0]
+        let changes = Limits.retainedRequestIDs + 500
+        for start in stride(from: 0, to: changes, by: 500) {
+            let bodies = (start..<start + 500).map { #"{"op":"toggle","name":"Italy","id":"burst-\#($0)"}"# }
+            for reply in try dealer.pipeline(bodies) { #expect(reply.error == nil, "\(reply)") }
+        }
+        let retry = try dealer.pipeline([toggle])[0]
+        #expect(retry == first, "the retry gets the first reply: \(retry)")
+        ReliabilitySizes.report(
+            "id_age changes_after=\(changes) retry_seq=\(retry.seq.map(String.init) ?? "none")")
+    }
 }
