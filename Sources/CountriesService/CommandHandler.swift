@@ -11,6 +11,15 @@ final class CommandHandler {
     private(set) var state: CountriesState
     /// Connected subscribers, kept up to date by the socket loop.
     var subscribers = 0
+    /// Replies each peer has not read yet, when the socket loop counts them: a peer holding
+    /// ``maximumUnreadReplyBytes`` or more is refused until it reads.
+    var unreadReplies: UnreadReplies?
+    var maximumUnreadReplyBytes = Int.max
+    /// The encoded `list` reply of the state at `seq`: a flood of `list`s between changes
+    /// encodes the list once.
+    private var listReply: (seq: UInt64, body: Data)?
+    /// A guess at the `list` reply's bytes at `seq`, for the loop's batch budget.
+    private var listBytesGuess: (seq: UInt64, bytes: Int)?
 
     private let store: any StateStore
     private let stager: BatchStager
@@ -99,6 +108,19 @@ final class CommandHandler {
                     .reply(envelope: incoming.envelope, body: tally.refuse(error, op: op).encoded()))
             }
 
+            if let unreadReplies {
+                flush()  // the replies before it count too
+                let unread = unreadReplies.unread(by: UnreadReplies.peer(of: incoming.envelope))
+                if unread >= maximumUnreadReplyBytes {
+                    refuseNow(
+                        CountriesError(
+                            .tooLarge,
+                            "\(unread) bytes of replies to this client are still unread (at most \(maximumUnreadReplyBytes) may wait); nothing changed: read them, then send more"
+                        ), op: nil)
+                    continue
+                }
+            }
+
             /// Before the first read of the batch, the commit path's say; false when it
             /// refused (the refusal is the reply).
             func readyToRead() -> Bool {
@@ -168,6 +190,10 @@ final class CommandHandler {
                 {
                     flush()
                 }
+            case .query(.list):
+                guard readyToRead() else { continue }
+                tally.countServed()
+                output.append(.reply(envelope: incoming.envelope, body: encodedList()))
             case .query(let query):
                 guard readyToRead() else { continue }
                 let reply = answer { () throws(CountriesError) in
@@ -189,6 +215,31 @@ final class CommandHandler {
             }
         }
         flush()
+    }
+
+    /// The `list` reply of the current state, encoded once per seq.
+    private func encodedList() -> Data {
+        if let listReply, listReply.seq == state.seq { return listReply.body }
+        var reply: Reply
+        do {
+            reply = try state.answer(.list)
+        } catch {
+            return Reply(error: error).encoded()  // a list has nothing to refuse
+        }
+        reply.store = store.identity
+        let body = reply.encoded()
+        listReply = (state.seq, body)
+        return body
+    }
+
+    /// A guess at the `list` reply's bytes now (exact once it was encoded at this seq).
+    var estimatedListBytes: Int {
+        if let listReply, listReply.seq == state.seq { return listReply.body.count }
+        if let listBytesGuess, listBytesGuess.seq == state.seq { return listBytesGuess.bytes }
+        // A row is its name and about 40 bytes of JSON around it.
+        let bytes = state.countries.reduce(64) { $0 + $1.name.utf8.count + 40 }
+        listBytesGuess = (state.seq, bytes)
+        return bytes
     }
 
     /// An event from the store's log (a shared store), applied when it is the next one: the

@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import ZeroMQ
@@ -48,20 +49,33 @@ struct IncomingRequest {
     ///
     /// It runs on every request the loop reads: `memchr` and `memcmp` over the frame's bytes,
     /// not the generic `Data.firstRange(of:)`, which was 6 % of a durable service's CPU samples.
-    var mayBeHistory: Bool {
+    var mayBeHistory: Bool { mayContain(IncomingRequest.historyNeedle) }
+
+    /// What the reply may take, estimated without decoding the body, for the batch's byte
+    /// budget: a page of `history`, a whole list (`list`, `reset`: `listBytes`), or nothing
+    /// worth counting. A false positive only ends a batch early.
+    func estimatedReplyBytes(listBytes: Int) -> Int {
+        if mayBeHistory { return Limits.historyPageBytes }
+        if mayContain(IncomingRequest.listNeedle) || mayContain(IncomingRequest.resetNeedle) {
+            return listBytes
+        }
+        return 0
+    }
+
+    /// Whether a body frame holds `needle`.
+    private func mayContain(_ needle: [UInt8]) -> Bool {
         body.contains { frame in
-            frame.withUnsafeBytes { bytes in IncomingRequest.containsHistory(bytes) }
+            frame.withUnsafeBytes { bytes in IncomingRequest.contains(needle, in: bytes) }
         }
     }
 
-    /// Whether `bytes` hold "history" (glibc's `memmem` is a GNU extension Swift does not import).
-    private static func containsHistory(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let needle = historyNeedle
+    /// Whether `bytes` hold `needle` (glibc's `memmem` is a GNU extension Swift does not import).
+    private static func contains(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
         guard let start = bytes.baseAddress, bytes.count >= needle.count else { return false }
         return needle.withUnsafeBytes { buffer in
             guard let word = buffer.baseAddress else { return false }
             var offset = 0
-            // Candidates: each "h" early enough for the whole word to fit.
+            // Candidates: each first letter early enough for the whole word to fit.
             while let hit = memchr(start + offset, Int32(needle[0]), bytes.count - needle.count + 1 - offset)
             {
                 if memcmp(hit, word, needle.count) == 0 { return true }
@@ -73,4 +87,6 @@ struct IncomingRequest {
     }
 
     private static let historyNeedle: [UInt8] = Array("history".utf8)
+    private static let listNeedle: [UInt8] = Array("list".utf8)
+    private static let resetNeedle: [UInt8] = Array("reset".utf8)
 }

@@ -39,6 +39,14 @@ public struct ServiceConfiguration: Sendable {
     /// Replies held per command peer that does not read them (ZMQ_SNDHWM); past it the ROUTER
     /// drops that peer's replies, nobody else's. A page of `history` is at most 64 KiB.
     public var replyHighWaterMark: Int32 = 1_000
+    /// Bytes of replies one command peer may leave unread: past it, its requests are refused
+    /// (`too_large`, nothing changed) until it reads. One reply always goes out, however big
+    /// (a `list` of the longest list is about 16 MB), so a peer holds at most this plus one.
+    public var maximumUnreadReplyBytes = 32 << 20
+    /// Bytes of replies one batch is expected to make (`list`, `reset`, `history` estimated
+    /// before they are read): a batch stops taking requests past it, so another client's
+    /// request waits behind at most this much work (docs/RELIABILITY.md, "Bounds per peer").
+    public var maximumBatchReplyBytes = 8 << 20
     /// CURVE encryption and client allow-lists; nil serves plaintext.
     public var security: ServerSecurity?
     /// Whether plaintext tcp endpoints that are not loopback are allowed (`--insecure`).

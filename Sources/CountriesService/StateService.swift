@@ -22,6 +22,8 @@ public final class StateService {
     private let commands: Socket
     private let events: Socket
     private let handler: CommandHandler
+    /// Bytes of replies each command peer has not taken yet.
+    private let unreadReplies = UnreadReplies()
     private let logger: Logger
     private let startedAt = ContinuousClock.now
     /// One writer per store: held from before the binds until ``run(stopOn:)`` ends.
@@ -112,6 +114,8 @@ public final class StateService {
         } catch {
             throw ServiceError(.store, error.description)
         }
+        handler.unreadReplies = unreadReplies
+        handler.maximumUnreadReplyBytes = configuration.maximumUnreadReplyBytes
         let loadedSeq = handler.state.seq
         publishedSeq = loadedSeq
         if let etcd = storeConfiguration.etcd, let health {
@@ -244,7 +248,11 @@ public final class StateService {
     private func readBatch(into batch: inout [IncomingRequest]) {
         let authenticated = sockets.authenticates
         var costly = 0
-        while batch.count < configuration.maximumBatch && costly < configuration.maximumHistoryPerBatch {
+        var replyBytes = 0
+        let listBytes = handler.estimatedListBytes
+        while batch.count < configuration.maximumBatch && costly < configuration.maximumHistoryPerBatch
+            && replyBytes < configuration.maximumBatchReplyBytes
+        {
             let message: ReceivedMessage?
             do {
                 message = try commands.receiveMessage(
@@ -256,6 +264,7 @@ public final class StateService {
             guard let message else { return }
             let request = IncomingRequest(message, authenticated: authenticated)
             if request.mayBeHistory { costly += 1 }
+            replyBytes += request.estimatedReplyBytes(listBytes: listBytes)
             batch.append(request)
         }
     }
@@ -265,8 +274,15 @@ public final class StateService {
             switch item {
             case .reply(let envelope, let body):
                 do {
-                    // ROUTER drops a reply to a peer that has gone; it never blocks.
-                    try commands.send(envelope, then: body, dontWait: true)
+                    // ROUTER drops a reply to a peer that has gone; it never blocks. What the peer
+                    // has not taken is counted until libzmq lets it go.
+                    let peer = UnreadReplies.peer(of: envelope)
+                    let bytes = body.count
+                    let unread = unreadReplies
+                    unread.add(bytes, for: peer)
+                    try commands.send(envelope, then: body, dontWait: true) {
+                        unread.release(bytes, for: peer)
+                    }
                 } catch {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }

@@ -106,6 +106,52 @@ public final class Socket {
         try send(count: 2, dontWait: dontWait) { $0 == 0 ? first : last }
     }
 
+    /// Sends `head`'s frames then `last` as one message, like ``send(_:then:dontWait:)``, and
+    /// calls `released` once libzmq no longer holds `last`: written to the connection, dropped
+    /// (a peer gone, a full queue), or not sent at all (then before this returns or throws).
+    /// `last` is copied once, into a buffer libzmq sends from and frees; `released` runs on one
+    /// of libzmq's I/O threads, so a caller can count what a peer has not taken yet.
+    @discardableResult
+    public func send(
+        _ head: [Data], then last: Data, dontWait: Bool = false,
+        released: @escaping @Sendable () -> Void
+    ) throws(ZMQError) -> Bool {
+        let handle = try openHandle("send")
+        let flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
+        for (index, frame) in head.enumerated() {
+            while true {
+                let rc = frame.withUnsafeBytes { bytes in
+                    zmq_send(handle, bytes.baseAddress, bytes.count, flags | ZMQ_SNDMORE)
+                }
+                if rc >= 0 { break }
+                let code = zmq_errno()
+                if index == 0 && (code == EAGAIN || code == EINTR) {
+                    released()
+                    return false
+                }
+                if code == EINTR { continue }
+                released()
+                throw ZMQError(code: code, operation: "send(frame \(index + 1) of \(head.count + 1))")
+            }
+        }
+        var message = zmq_msg_t()
+        let release = ReleasedBuffer(copying: last, released: released)
+        let hint = Unmanaged.passRetained(release).toOpaque()
+        guard zmq_msg_init_data(&message, release.pointer, last.count, ReleasedBuffer.free, hint) == 0 else {
+            Unmanaged<ReleasedBuffer>.fromOpaque(hint).release()
+            release.run()
+            throw ZMQError(code: zmq_errno(), operation: "zmq_msg_init_data")
+        }
+        while true {
+            if zmq_msg_send(&message, handle, flags) >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR && !head.isEmpty { continue }
+            zmq_msg_close(&message)  // frees the buffer and calls `released`
+            if head.isEmpty && (code == EAGAIN || code == EINTR) { return false }
+            throw ZMQError(code: code, operation: "send(frame \(head.count + 1) of \(head.count + 1))")
+        }
+    }
+
     /// Sends frames `frame(0)` to `frame(count - 1)` as one multipart message.
     private func send(count: Int, dontWait: Bool, frame: (Int) -> Data) throws(ZMQError) -> Bool {
         let handle = try openHandle("send")

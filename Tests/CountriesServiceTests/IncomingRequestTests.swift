@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 import Testing
 
@@ -34,5 +35,17 @@ import Testing
         }
         #expect(found == 0)
         #expect(elapsed < .milliseconds(400), "\(elapsed) for 2,000 scans of 64 KiB")
+    }
+
+    /// The batch's byte budget guesses each reply before decoding: a page of history, a whole
+    /// list for `list` and `reset`, nothing for the rest.
+    @Test func repliesAreEstimatedForTheBatchBudget() {
+        #expect(request([#"{"op":"list"}"#]).estimatedReplyBytes(listBytes: 9_000) == 9_000)
+        #expect(request([#"{"op":"reset","id":"x"}"#]).estimatedReplyBytes(listBytes: 9_000) == 9_000)
+        #expect(
+            request([#"{"op":"history","since":0}"#]).estimatedReplyBytes(listBytes: 9_000)
+                == Limits.historyPageBytes)
+        #expect(request([#"{"op":"toggle","index":1}"#]).estimatedReplyBytes(listBytes: 9_000) == 0)
+        #expect(request([#"{"op":"count"}"#]).estimatedReplyBytes(listBytes: 9_000) == 0)
     }
 }

@@ -73,8 +73,15 @@ final class ReliabilityService {
     /// How many times it has been started.
     private(set) var starts = 0
 
-    init(scratch: ReliabilityScratch, heartbeatMilliseconds: Int = 100, logLevel: String = "warning") {
+    /// Further `serve` arguments (a `--seed`, say).
+    let extraArguments: [String]
+
+    init(
+        scratch: ReliabilityScratch, heartbeatMilliseconds: Int = 100, logLevel: String = "warning",
+        extraArguments: [String] = []
+    ) {
         self.scratch = scratch
+        self.extraArguments = extraArguments
         commandEndpoint = "ipc://\(scratch.file("cmd"))"
         eventsEndpoint = "ipc://\(scratch.file("evt"))"
         storePath = scratch.file("countries.db")
@@ -91,7 +98,7 @@ final class ReliabilityService {
             [
                 "serve", "--command", commandEndpoint, "--events", eventsEndpoint, "--db", storePath,
                 "--heartbeat-ms", "\(heartbeatMilliseconds)", "--log-level", logLevel,
-            ], stdout: scratch.file("serve.out"), stderr: scratch.file("serve.err"))
+            ] + extraArguments, stdout: scratch.file("serve.out"), stderr: scratch.file("serve.err"))
         self.child = child
         starts += 1
         let probe = try ReliabilityPirate(endpoint: commandEndpoint)

@@ -1,0 +1,36 @@
+import Foundation
+import Synchronization
+
+/// Bytes of replies each command peer has not taken yet: counted when a reply is handed to
+/// libzmq and given back when libzmq lets it go (written to the connection, or dropped). The
+/// ROUTER's own bound counts replies, and one `list` of the longest list is 16 MB; this counts
+/// bytes, so a peer that pipelines requests and reads nothing is refused once it holds
+/// ``ServiceConfiguration/maximumUnreadReplyBytes`` (docs/RELIABILITY.md, "Bounds per peer").
+///
+/// Shared with libzmq's I/O threads, which give bytes back.
+final class UnreadReplies: Sendable {
+    private let bytes = Mutex<[Data: Int]>([:])
+
+    /// The peer a reply goes to: its routing id, the envelope's first frame.
+    static func peer(of envelope: [Data]) -> Data { envelope.first ?? Data() }
+
+    /// Bytes handed to libzmq for `peer` and not let go yet.
+    func unread(by peer: Data) -> Int { bytes.withLock { $0[peer] ?? 0 } }
+
+    /// Counts `count` bytes handed to libzmq for `peer`.
+    func add(_ count: Int, for peer: Data) {
+        bytes.withLock { $0[peer, default: 0] += count }
+    }
+
+    /// Gives back `count` bytes libzmq let go; a peer with none left is forgotten, so the
+    /// table holds only peers with replies in flight.
+    func release(_ count: Int, for peer: Data) {
+        bytes.withLock { table in
+            let left = (table[peer] ?? 0) - count
+            table[peer] = left > 0 ? left : nil
+        }
+    }
+
+    /// Peers with replies in flight.
+    var peers: Int { bytes.withLock { $0.count } }
+}

@@ -1,0 +1,75 @@
+import CountriesCore
+import Foundation
+import Testing
+
+@testable import CountriesService
+
+/// What one peer may leave unread is counted in bytes, and the handler refuses a peer past it
+/// while it answers everyone else (docs/RELIABILITY.md, "Bounds per peer").
+@Suite struct UnreadRepliesTests {
+    private func request(_ body: String, from peer: String) -> IncomingRequest {
+        IncomingRequest(envelope: [Data(peer.utf8), Data()], body: [Data(body.utf8)])
+    }
+
+    @Test func bytesAreCountedPerPeerAndForgottenWhenTaken() {
+        let unread = UnreadReplies()
+        let peer = Data("a".utf8)
+        unread.add(100, for: peer)
+        unread.add(50, for: peer)
+        unread.add(7, for: Data("b".utf8))
+        #expect(unread.unread(by: peer) == 150)
+        unread.release(100, for: peer)
+        unread.release(50, for: peer)
+        #expect(unread.unread(by: peer) == 0)
+        #expect(unread.peers == 1, "a peer with nothing in flight is not kept")
+    }
+
+    @Test func aPeerPastTheBoundIsRefusedAndOthersAreAnswered() throws {
+        let handler = try CommandHandler(
+            store: MemoryStore(seed: SeedList.standard), seed: SeedList.standard,
+            logger: Logger(level: .error) { _ in }
+        ) { CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: []) }
+        let unread = UnreadReplies()
+        handler.unreadReplies = unread
+        handler.maximumUnreadReplyBytes = 1_000
+        unread.add(999, for: Data("slow".utf8))
+        let under = handler.handle([request(#"{"op":"list"}"#, from: "slow")])
+        unread.add(1, for: Data("slow".utf8))
+        let replies = handler.handle([
+            request(#"{"op":"toggle","index":0}"#, from: "slow"), request(#"{"op":"count"}"#, from: "other"),
+        ])
+        guard case .reply(_, let listed)? = under.first, case .reply(_, let refused)? = replies.first,
+            case .reply(_, let counted)? = replies.last
+        else {
+            Issue.record("expected replies: \(under) \(replies)")
+            return
+        }
+        #expect(try Reply.decode(listed).countries?.count == SeedList.standard.count, "under the bound")
+        let refusal = try Reply.decode(refused)
+        #expect(refusal.error?.code == "too_large")
+        #expect(
+            refusal.error?.message.contains("1000 bytes of replies to this client are still unread") == true)
+        #expect(handler.state.seq == 0, "nothing changed")
+        #expect(try Reply.decode(counted).count == SeedList.standard.count)
+    }
+
+    @Test func aListIsEncodedOncePerSeq() throws {
+        let handler = try CommandHandler(
+            store: MemoryStore(seed: SeedList.standard), seed: SeedList.standard,
+            logger: Logger(level: .error) { _ in }
+        ) { CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: []) }
+        let bodies = handler.handle([
+            request(#"{"op":"list"}"#, from: "a"), request(#"{"op":"list"}"#, from: "b"),
+            request(#"{"op":"toggle","index":1}"#, from: "a"), request(#"{"op":"list"}"#, from: "b"),
+        ]).compactMap { outgoing -> Data? in
+            if case .reply(_, let body) = outgoing { return body }
+            return nil
+        }
+        #expect(bodies.count == 4)
+        #expect(bodies[0] == bodies[1])
+        #expect(try Reply.decode(bodies[3]).seq == 1, "a new seq is a new list")
+        #expect(try Reply.decode(bodies[3]).countries?[1].visited == true)
+        #expect(handler.estimatedListBytes == bodies[3].count, "exact once encoded")
+        #expect(handler.served == 4)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import ZeroMQ
+
+/// A send that says when libzmq lets its last frame go: what the service counts a peer's unread
+/// replies with.
+@Suite("Sends with a release")
+struct ReleasedSendTests {
+    /// Counts releases from libzmq's threads.
+    final class Releases: Sendable {
+        private let count = Mutex(0)
+        var value: Int { count.withLock { $0 } }
+        func bump() { count.withLock { $0 += 1 } }
+
+        /// Waits (bounded, scaled) until `expected` releases came.
+        func wait(for expected: Int) -> Bool { eventually { value == expected } }
+    }
+
+    @Test("The frame arrives whole, and is released once written", arguments: Transport.allCases)
+    func releasedOnceSent(over transport: Transport) throws {
+        let directory = try ScratchDirectory(prefix: "zmqr")
+        defer { directory.remove() }
+        let context = try Context()
+        let pull = try context.testSocket(.pull)
+        let push = try context.testSocket(.push)
+        try pull.bind(uniqueEndpoint(transport, in: directory))
+        try push.connect(try pull.lastEndpoint)
+        let releases = Releases()
+        let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0) })
+        #expect(try push.send([frame("head")], then: big) { releases.bump() })
+        #expect(try push.send([], then: frame("alone")) { releases.bump() })
+        let received = try #require(try pull.receive())
+        #expect(received == [frame("head"), big])
+        #expect(texts(try pull.receive()) == ["alone"])
+        #expect(releases.wait(for: 2))
+    }
+
+    @Test("A frame libzmq drops is released too")
+    func releasedWhenDropped() throws {
+        let context = try Context()
+        let router = try context.testSocket(.router)
+        try router.bind("inproc://released-dropped")
+        let releases = Releases()
+        // ROUTER drops a message to a peer it does not know, and says nothing.
+        #expect(try router.send([frame("nobody")], then: frame("lost"), dontWait: true) { releases.bump() })
+        #expect(releases.wait(for: 1))
+    }
+
+    @Test("A frame held for a peer that does not read is not released until it is taken")
+    func heldUntilTaken() throws {
+        let context = try Context()
+        let pull = try context.testSocket(.pull)
+        let push = try context.testSocket(.push)
+        try pull.setOption(.receiveHighWaterMark, 1)
+        try push.setOption(.sendHighWaterMark, 1)
+        try pull.bind("inproc://released-held")
+        try push.connect("inproc://released-held")
+        let releases = Releases()
+        #expect(try push.send([], then: frame("one"), dontWait: true) { releases.bump() })
+        sleep(for: .milliseconds(50))
+        #expect(releases.value == 0, "still queued for the peer")
+        #expect(texts(try pull.receive()) == ["one"])
+        #expect(releases.wait(for: 1), "released once the peer took it")
+    }
+}
