@@ -157,12 +157,7 @@ extension CountriesState {
     private mutating func commit(_ kind: Event.Kind) -> ChangeResult {
         seq += 1
         let event = Event(seq: seq, kind: kind)
-        var reply = Reply(seq: seq)
-        switch kind {
-        case .changed(let row), .added(let row), .removed(let row): reply.country = row
-        case .reset(let rows): reply.countries = rows
-        }
-        return ChangeResult(reply: reply, event: event)
+        return ChangeResult(reply: Reply(answering: event), event: event)
     }
 }
 

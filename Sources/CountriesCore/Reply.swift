@@ -72,6 +72,17 @@ public struct Reply: Equatable, Sendable {
         self.events = events
     }
 
+    /// The reply to the change that made `event`: its seq, and the row it touched (the rows,
+    /// for a reset). One definition, so a store can make a reset's reply again from its event
+    /// rather than keep the list twice.
+    public init(answering event: Event) {
+        self.init(seq: event.seq)
+        switch event.kind {
+        case .changed(let row), .added(let row), .removed(let row): country = row
+        case .reset(let rows): countries = rows
+        }
+    }
+
     /// Creates a failure reply.
     public init(error: CountriesError) {
         self.ok = false

@@ -86,8 +86,9 @@ extension StoreBatch {
             guard let id = change.id else { continue }
             // Only a change is remembered: retrying a refusal or a no-op decides it again, on a
             // state at least as new, which is as safe as the first time.
-            if change.event != nil {
-                requests.append(RememberedRequest(id: id, request: change.asked, reply: change.body))
+            if let event = change.event {
+                requests.append(
+                    RememberedRequest(id: id, request: change.asked, reply: change.body, eventSeq: event.seq))
             } else {
                 checkedIDs.append(id)
             }

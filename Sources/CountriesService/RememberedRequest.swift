@@ -11,6 +11,9 @@ struct RememberedRequest: Equatable, Sendable {
     var request: Data?
     /// The reply first sent, byte for byte.
     var reply: Data
+    /// The seq of the event the change made: a store may keep a reset's reply as a reference to
+    /// its event instead of the list a second time.
+    var eventSeq: UInt64? = nil
 }
 
 extension RememberedRequest {

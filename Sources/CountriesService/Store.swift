@@ -40,6 +40,8 @@ final class Store: StateStore {
     private let selectOldestEvent: Statement
     private let deleteRequest: Statement
     private let selectRequestTail: Statement
+    private let selectEventBody: Statement
+    private let storeReplyInline: Statement
 
     /// How many seqs (and request ordinals) go by between writes of the rows and deletes of
     /// what is no longer kept: a commit between them writes only the pages it appends to.
@@ -58,6 +60,9 @@ final class Store: StateStore {
     private var retention: RequestIDRetention
     /// Now, in milliseconds since 1970: when an id was remembered, and whether it is old.
     private let clock: @Sendable () -> Int64
+    /// Remembered resets whose reply is kept as a reference to their event, in seq order:
+    /// before that event is deleted, its reply is written in full.
+    private var resetReferences: [(ordinal: Int64, seq: UInt64)] = []
 
     /// Opens (or creates, from `seed`) the store at `path`, or an in-memory one for `nil`.
     ///
@@ -114,13 +119,18 @@ final class Store: StateStore {
             trimEvents = try database.prepare("DELETE FROM events WHERE seq <= ?1")
             saveSeq = try database.prepare("UPDATE meta SET value = ?1 WHERE key = 'seq'")
             insertRequest = try database.prepare(
-                "INSERT INTO requests(ordinal, id, request, reply, at) VALUES (?1, ?2, ?3, ?4, ?5)")
+                "INSERT INTO requests(ordinal, id, request, reply, at, event) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+            )
             trimRequests = try database.prepare("DELETE FROM requests WHERE ordinal <= ?1")
-            selectRequest = try database.prepare("SELECT request, reply FROM requests WHERE ordinal = ?1")
+            selectRequest = try database.prepare(
+                "SELECT request, reply, event FROM requests WHERE ordinal = ?1")
+            selectEventBody = try database.prepare("SELECT body FROM events WHERE seq = ?1")
+            storeReplyInline = try database.prepare(
+                "UPDATE requests SET reply = ?2, event = NULL WHERE ordinal = ?1")
             deleteRequest = try database.prepare("DELETE FROM requests WHERE ordinal = ?1")
             selectRequestTail = try database.prepare(
                 """
-                SELECT ordinal, id, at, length(id) + ifnull(length(request), 0) + length(reply)
+                SELECT ordinal, id, at, length(id) + ifnull(length(request), 0) + length(reply), event
                 FROM requests WHERE ordinal > ?1 ORDER BY ordinal
                 """)
             selectEvents = try database.prepare(
@@ -224,6 +234,9 @@ final class Store: StateStore {
         // When each id was remembered, so ids are kept by age as well as count (ids from before
         // have none, and count as old).
         (4, "ALTER TABLE requests ADD COLUMN at INTEGER"),
+        // A reset's reply is the list it put back, which its event holds already: kept as the
+        // event's seq (and an empty reply) while the event is kept.
+        (4, "ALTER TABLE requests ADD COLUMN event INTEGER"),
     ]
 
     /// Runs the steps `from` lacks and records the new schema; inside the caller's transaction,
@@ -329,9 +342,12 @@ extension Store {
             return nil
         }
         let rows = try running { () throws(SQLiteError) in try selectRequest.rows([.integer(ordinal)]) }
-        guard let row = rows.first, row.count == 2, case .blob(let reply) = row[1] else { return nil }
+        guard let row = rows.first, row.count == 3, case .blob(let reply) = row[1] else { return nil }
         var request: Data?
         if case .blob(let bytes) = row[0] { request = Data(bytes) }
+        if case .integer(let seq) = row[2] {
+            return RememberedRequest(id: id, request: request, reply: try resetReply(atSeq: UInt64(seq)))
+        }
         return RememberedRequest(id: id, request: request, reply: Data(reply))
     }
 
@@ -384,6 +400,8 @@ extension Store {
         let writesRows = newLastSeq - rowsSeq >= interval
         var ordinal = lastOrdinal
         var remembered: [(id: String, ordinal: Int64)] = []
+        var referenced: [(ordinal: Int64, seq: UInt64)] = []
+        var inlined = 0
         let now = clock()
         let forgetting = trimmedRequests(adding: batch.requests, nowMilliseconds: now)
         do {
@@ -403,7 +421,15 @@ extension Store {
                     // Never an event the rows still need replayed.
                     let rowsAt = writesRows ? newLastSeq : rowsSeq
                     let keepFrom = min(Int64(newLastSeq) - Int64(Limits.retainedEvents), Int64(rowsAt))
-                    if keepFrom > 0 { try trimEvents.run([.integer(keepFrom)]) }
+                    if keepFrom > 0 {
+                        // A reset whose id outlives its event gets its reply written in full.
+                        for reference in resetReferences where reference.seq <= UInt64(keepFrom) {
+                            let reply = try resetReply(atSeq: reference.seq)
+                            try storeReplyInline.run([.integer(reference.ordinal), .blob([UInt8](reply))])
+                            inlined += 1
+                        }
+                        try trimEvents.run([.integer(keepFrom)])
+                    }
                 }
                 for request in batch.requests {
                     if let earlier = remembered.last(where: { $0.id == request.id })?.ordinal
@@ -412,12 +438,15 @@ extension Store {
                         try deleteRequest.run([.integer(earlier)])
                     }
                     ordinal += 1
+                    let reference = resetReference(of: request, in: batch)
                     try insertRequest.run([
                         .integer(ordinal), .text(request.id),
                         request.request.map { .blob([UInt8]($0)) } ?? .null,
-                        .blob([UInt8](request.reply)), .integer(now),
+                        .blob(reference == nil ? [UInt8](request.reply) : []), .integer(now),
+                        reference.map { .integer(Int64($0)) } ?? .null,
                     ])
                     remembered.append((request.id, ordinal))
+                    if let reference { referenced.append((ordinal, reference)) }
                 }
                 if let through = forgetting.through { try trimRequests.run([.integer(through)]) }
             }
@@ -430,9 +459,15 @@ extension Store {
         for entry in retention.forget(forgetting.count) where ordinals[entry.id] == entry.ordinal {
             ordinals[entry.id] = nil
         }
+        resetReferences.removeFirst(inlined)
+        if let through = forgetting.through { resetReferences.removeAll { $0.ordinal <= through } }
+        resetReferences += referenced
         for (request, (id, new)) in zip(batch.requests, remembered) {
             ordinals[id] = new
-            retention.remember(ordinal: new, id: id, bytes: request.bytes, milliseconds: now)
+            let stored =
+                referenced.contains { $0.ordinal == new }
+                ? request.bytes - request.reply.count : request.bytes
+            retention.remember(ordinal: new, id: id, bytes: stored, milliseconds: now)
         }
         lastOrdinal = ordinal
         if writesRows {
@@ -468,7 +503,7 @@ extension Store {
             lastSeq = event.seq
         }
         for row in try selectRequestTail.rows([.integer(0)]) {
-            guard row.count == 4, case .integer(let ordinal) = row[0], case .text(let id) = row[1],
+            guard row.count == 5, case .integer(let ordinal) = row[0], case .text(let id) = row[1],
                 case .integer(let bytes) = row[3]
             else {
                 throw StoreError(.corrupt, path: path, "a remembered request id is damaged")
@@ -479,7 +514,36 @@ extension Store {
             ordinals[id] = ordinal
             lastOrdinal = ordinal
             retention.remember(ordinal: ordinal, id: id, bytes: Int(bytes), milliseconds: at)
+            if case .integer(let seq) = row[4] { resetReferences.append((ordinal, UInt64(seq))) }
         }
+    }
+
+    /// The seq to keep `request`'s reply as: its event's, when the event is a reset in `batch`
+    /// whose reply, made again from it, is the reply byte for byte; else nil (kept in full).
+    private func resetReference(of request: RememberedRequest, in batch: StoreBatch) -> UInt64? {
+        guard let seq = request.eventSeq,
+            let event = batch.events.first(where: { $0.seq == seq }), case .reset = event.kind
+        else { return nil }
+        return Store.reply(answering: event, identity: identity) == request.reply ? seq : nil
+    }
+
+    /// The reply of the remembered reset that made the event at `seq`, made again from it.
+    private func resetReply(atSeq seq: UInt64) throws(StateStoreError) -> Data {
+        let rows = try running { () throws(SQLiteError) in try selectEventBody.rows([.integer(Int64(seq))]) }
+        guard case .blob(let bytes)? = rows.first?.first, let event = try? Event.decode(Data(bytes)),
+            event.seq == seq
+        else {
+            throw StateStoreError(
+                "event \(seq), which holds the reply of a remembered reset, is missing or damaged")
+        }
+        return Store.reply(answering: event, identity: identity)
+    }
+
+    /// The reply a change that made `event` got from this store.
+    private static func reply(answering event: Event, identity: String) -> Data {
+        var reply = Reply(answering: event)
+        reply.store = identity
+        return reply.encoded()
     }
 
     /// The ids a commit of `requests` at `now` deletes: none until ``rowsInterval`` of them may

@@ -205,4 +205,39 @@ struct CommitPromiseEndToEndTests {
         ReliabilitySizes.report(
             "id_age changes_after=\(changes) retry_seq=\(retry.seq.map(String.init) ?? "none")")
     }
+
+    /// The issue's reproduction: 20 resets of a 10,000-name list grew the store from 1.2 to
+    /// 64.5 MB, each keeping the list twice (its event and its remembered reply). Now the reply
+    /// is kept by reference to the event; the retry of the first reset still gets its reply.
+    @Test func resetsKeepTheirListOnce() throws {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let seed = scratch.file("ten-thousand.txt")
+        let names = (0..<Limits.maximumCountries).map { "Country number \($0)" }
+        try Data((names.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: seed))
+        let service = ReliabilityService(
+            scratch: scratch, logLevel: "error", extraArguments: ["--seed", seed])
+        defer { service.stop() }
+        try service.start()
+        let dealer = try Dealer(endpoint: service.commandEndpoint)
+        defer { dealer.close() }
+
+        let before = storeBytes(service.storePath)
+        let resets = 20
+        var replies: [Reply] = []
+        for number in 0..<resets {
+            replies += try dealer.pipeline([#"{"op":"reset","id":"reset-\#(number)"}"#])
+        }
+        let after = storeBytes(service.storePath)
+        let listBytes = try dealer.pipeline([#"{"op":"list"}"#])[0].encoded().count
+        let retry = try dealer.pipeline([#"{"op":"reset","id":"reset-0"}"#])[0]
+        #expect(retry == replies[0], "the retry gets the first reply")
+        #expect(replies.allSatisfy { $0.countries?.count == Limits.maximumCountries })
+        let growth = after - before
+        ReliabilitySizes.report(
+            "reset_growth resets=\(resets) list_bytes=\(listBytes) store_bytes before=\(before) after=\(after) growth=\(growth) per_reset=\(growth / resets)"
+        )
+        // Each reset keeps its event (about the list's bytes); before, its reply too.
+        #expect(growth < resets * listBytes * 3 / 2, "the store grew by \(growth) bytes")
+    }
 }
