@@ -140,6 +140,23 @@ extension ParsedValues where Options == ServeOptions {
         }
     }
 
+    /// `--pidfile`, refused when it names the store's own file or one beside it (`-wal`, `-shm`,
+    /// `.lock`): with no store yet, the pid file would stand where the store is to be created.
+    /// (``PidFile`` refuses an existing store whatever its path: it is not a pid file.)
+    public func pidFilePath() throws(UsageError) -> String? {
+        guard let pidFile = self[\.pidfile] else { return nil }
+        guard !self[\.inMemory], self[\.etcd] == nil else { return pidFile }
+        let db = self[\.db]
+        let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
+        let storeFiles = [db, db + "-wal", db + "-shm", db + ".lock"].map(absolute)
+        guard !storeFiles.contains(absolute(pidFile)) else {
+            throw usageError(
+                "--pidfile \(pidFile) is one of the store's files (--db \(db)); give the pid file a path of its own, like countries.pid"
+            )
+        }
+        return pidFile
+    }
+
     /// TLS files and the etcd user from `--etcd-cacert`, `--etcd-cert`, `--etcd-key`,
     /// `--etcd-user` and the password (`--etcd-password-file`, else `environmentPassword`, the
     /// value of `COUNTRIES_ETCD_PASSWORD`). Secret files must be private, as key files are.
