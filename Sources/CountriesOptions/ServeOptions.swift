@@ -79,7 +79,7 @@ public struct ServeOptions: OptionGroup {
     public let seed = Option(
         "seed", value: "list",
         help:
-            "The list a new store starts from and `reset` puts back: default, world, or a FILE (JSON array or one name per line).",
+            "The list a new store starts from and `reset` puts back: default, world, or a FILE (a JSON array when it starts with [, else one name per line).",
         default: "default")
     public let heartbeat = Option(
         integer: "heartbeat-ms", value: "ms", help: "Heartbeat period.",
@@ -114,7 +114,7 @@ public struct ServeOptions: OptionGroup {
     public let pidfile = Option(
         "pidfile", value: "path",
         help:
-            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit."
+            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit. Never written over a file that is not a stale pid file."
     )
 
     public init() {}
