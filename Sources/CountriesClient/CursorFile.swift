@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import JSON
@@ -55,7 +56,9 @@ public struct CursorFile {
             value = try JSONParser.parseLocating(data, maximumNesting: 2)
         } catch {
             switch error.failure {
-            case .duplicateKey(let key): throw ContentError(description: "\"\(key)\" is given twice")
+            case .duplicateKey(let key):
+                // Quoted as names are: a key is echoed to a terminal.
+                throw ContentError(description: "\(CountryName.quoted(key)) is given twice")
             case .notJSON where error.atEnd: throw ContentError(description: "it ends early")
             case .notJSON:
                 throw ContentError(description: "not JSON at line \(error.line), column \(error.column)")
