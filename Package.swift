@@ -72,7 +72,7 @@ let package = Package(
         ),
         .target(
             name: "CountriesClient",
-            dependencies: ["CountriesCore", "ZeroMQ"],
+            dependencies: ["CountriesCore", "JSON", "ZeroMQ"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -1,5 +1,7 @@
+import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import JSON
 
 /// A position (store and seq) kept in a file, so a side-effect runner that is restarted goes
 /// on where it stopped (`countries on-change --cursor FILE`).
@@ -23,22 +25,69 @@ public struct CursorFile {
     }
 
     /// The saved position, or nil when there is no file yet.
+    ///
+    /// Read with the project's strict JSON parser: a file that is not exactly a cursor (not
+    /// JSON, a key given twice, `seq` not a whole number from 0 to 2^64-1, `store` not a
+    /// string) is refused rather than guessed at; other keys are ignored.
     public func read() throws(Failure) -> EventFeed.Position? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Failure(description: "cannot read the cursor file \(path); check its permissions")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let seqNumber = object["seq"] as? NSNumber, seqNumber.int64Value >= 0,
-            seqNumber.doubleValue == Double(seqNumber.int64Value)
-        else {
+        do {
+            return try Self.position(from: data)
+        } catch {
             throw Failure(
                 description:
-                    "the cursor file \(path) is not {\"seq\": N, \"store\": \"ID\"}; move it aside to start from now"
+                    "the cursor file \(path) is not {\"seq\": N, \"store\": \"ID\"} (\(error.description)); move it aside to start from now"
             )
         }
-        let store = object["store"] as? String
-        return EventFeed.Position(store: store, seq: seqNumber.uint64Value)
+    }
+
+    /// What is wrong with a cursor's contents.
+    struct ContentError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The position a cursor file's contents hold.
+    static func position(from data: Data) throws(ContentError) -> EventFeed.Position {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parseLocating(data, maximumNesting: 2)
+        } catch {
+            switch error.failure {
+            case .duplicateKey(let key):
+                // Quoted as names are: a key is echoed to a terminal.
+                throw ContentError(description: "\(CountryName.quoted(key)) is given twice")
+            case .notJSON where error.atEnd: throw ContentError(description: "it ends early")
+            case .notJSON:
+                throw ContentError(description: "not JSON at line \(error.line), column \(error.column)")
+            case .tooDeep:
+                throw ContentError(description: "arrays or objects nest too deep at line \(error.line)")
+            }
+        }
+        guard case .object(let fields) = value else {
+            throw ContentError(description: "it holds \(value.typeName), not an object")
+        }
+        let seq: UInt64
+        switch fields["seq"] {
+        case .integer(let number)? where number >= 0: seq = UInt64(number)
+        case .unsigned(let number)?: seq = number
+        case nil: throw ContentError(description: "\"seq\" is missing")
+        case let other?:
+            let shown: String
+            switch other {
+            case .integer(let number): shown = "\(number)"
+            case .number(let number): shown = "\(number)"
+            default: shown = other.typeName
+            }
+            throw ContentError(description: "\"seq\" is \(shown), not a whole number from 0 to \(UInt64.max)")
+        }
+        switch fields["store"] {
+        case nil, .null?: return EventFeed.Position(store: nil, seq: seq)
+        case .string(let store)?: return EventFeed.Position(store: store, seq: seq)
+        case let other?: throw ContentError(description: "\"store\" is \(other.typeName), not a string")
+        }
     }
 
     /// Replaces the file with `position`, atomically and durably.

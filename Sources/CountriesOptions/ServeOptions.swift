@@ -79,7 +79,7 @@ public struct ServeOptions: OptionGroup {
     public let seed = Option(
         "seed", value: "list",
         help:
-            "The list a new store starts from and `reset` puts back: default, world, or a FILE (JSON array or one name per line).",
+            "The list a new store starts from and `reset` puts back: default, world, or a FILE (a JSON array when it starts with [, else one name per line).",
         default: "default")
     public let heartbeat = Option(
         integer: "heartbeat-ms", value: "ms", help: "Heartbeat period.",
@@ -114,7 +114,7 @@ public struct ServeOptions: OptionGroup {
     public let pidfile = Option(
         "pidfile", value: "path",
         help:
-            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit."
+            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit. Never written over a file that is not a stale pid file."
     )
 
     public init() {}
@@ -138,6 +138,23 @@ extension ParsedValues where Options == ServeOptions {
                 throw SeedFileError("seed file \(name): \(error.message)")
             }
         }
+    }
+
+    /// `--pidfile`, refused when it names the store's own file or one beside it (`-wal`, `-shm`,
+    /// `.lock`): with no store yet, the pid file would stand where the store is to be created.
+    /// (``PidFile`` refuses an existing store whatever its path: it is not a pid file.)
+    public func pidFilePath() throws(UsageError) -> String? {
+        guard let pidFile = self[\.pidfile] else { return nil }
+        guard !self[\.inMemory], self[\.etcd] == nil else { return pidFile }
+        let db = self[\.db]
+        let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
+        let storeFiles = [db, db + "-wal", db + "-shm", db + ".lock"].map(absolute)
+        guard !storeFiles.contains(absolute(pidFile)) else {
+            throw usageError(
+                "--pidfile \(pidFile) is one of the store's files (--db \(db)); give the pid file a path of its own, like countries.pid"
+            )
+        }
+        return pidFile
     }
 
     /// TLS files and the etcd user from `--etcd-cacert`, `--etcd-cert`, `--etcd-key`,

@@ -16,7 +16,9 @@ public final class LockFile {
     public let path: String
     private var descriptor: Int32
 
-    private init(path: String, descriptor: Int32) {
+    /// Adopts `descriptor`, open on the file at `path` and already locked (``PidFile`` makes
+    /// and places its file itself, so that it never opens another file for writing).
+    init(path: String, descriptor: Int32) {
         self.path = path
         self.descriptor = descriptor
     }
@@ -65,17 +67,30 @@ public final class LockFile {
         if written == bytes.count { _ = ftruncate(descriptor, off_t(bytes.count)) }
     }
 
-    /// Removes the file (if it is still this one) and drops the lock; later calls do nothing.
-    public func release() {
+    /// Removes the file (if it is still this one and, when `expected` is given, still holds
+    /// exactly that text) and drops the lock; later calls do nothing.
+    public func release(ifItHolds expected: String? = nil) {
         guard descriptor >= 0 else { return }
-        if Self.fileStatus(descriptor, stillAt: path) != nil { unlink(path) }
+        if Self.fileStatus(descriptor, stillAt: path) != nil,
+            expected.map({ Self.contents(descriptor, upTo: $0.utf8.count + 1) == $0 }) ?? true
+        {
+            unlink(path)
+        }
         close(descriptor)
         descriptor = -1
     }
 
+    /// The first `limit` bytes of the file open as `descriptor`, as text (nil when unreadable).
+    static func contents(_ descriptor: Int32, upTo limit: Int) -> String? {
+        var buffer = [UInt8](repeating: 0, count: max(limit, 1))
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self)
+    }
+
     /// The status of the file open as `descriptor` when it is still the one at `path` (not
     /// removed or replaced since it was opened); nil otherwise.
-    private static func fileStatus(_ descriptor: Int32, stillAt path: String) -> stat? {
+    static func fileStatus(_ descriptor: Int32, stillAt path: String) -> stat? {
         var open = stat()
         var current = stat()
         guard fstat(descriptor, &open) == 0, stat(path, &current) == 0, open.st_dev == current.st_dev,
@@ -88,10 +103,7 @@ public final class LockFile {
     /// again for a moment before giving up on it.
     private static func holderText(_ descriptor: Int32) -> String {
         for attempt in 0..<20 {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                let text = String(decoding: buffer[..<count], as: UTF8.self)
+            if let text = contents(descriptor, upTo: 4096), !text.isEmpty {
                 if text.hasSuffix("\n") || attempt == 19 { return text }
             }
             usleep(10_000)

@@ -33,6 +33,46 @@ public struct JSONParser {
         case tooDeep
     }
 
+    /// A ``Failure`` and where in the input it was found (``parseLocating(_:maximumNesting:)``).
+    public struct LocatedFailure: Error, Equatable, Sendable {
+        /// What is wrong.
+        public let failure: Failure
+        /// The byte offset of what is wrong (the input's length when it ended too soon): the
+        /// unexpected byte, the start of a bad string or of a key given twice, the array or object
+        /// one level too deep.
+        public let offset: Int
+        /// The 1-based line of `offset`; a line ends at LF, CR LF or CR.
+        public let line: Int
+        /// The 1-based column of `offset` in its line, in Unicode scalars (a byte-order mark
+        /// does not count), as editors show it.
+        public let column: Int
+        /// Whether the input ended before the value did (an unclosed array or string).
+        public let atEnd: Bool
+
+        /// The failure at `offset` in `bytes`, with its line and column.
+        init(_ failure: Failure, at offset: Int, in bytes: UnsafeRawBufferPointer) {
+            self.failure = failure
+            self.offset = offset
+            atEnd = offset >= bytes.count
+            var line = 1
+            var lineStart = 0
+            var index = 0
+            let end = min(offset, bytes.count)
+            if end >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { lineStart = 3 }
+            while index < end {
+                let byte = bytes[index]
+                index += 1
+                if byte == 0x0A || (byte == 0x0D && (index == bytes.count || bytes[index] != 0x0A)) {
+                    line += 1
+                    lineStart = index
+                }
+            }
+            self.line = line
+            // One column per scalar: count the bytes that start one (not UTF-8 continuations).
+            column = 1 + (lineStart..<end).count { bytes[$0] & 0xC0 != 0x80 }
+        }
+    }
+
     /// Parses one JSON value that fills `data` (whitespace around it allowed), refusing arrays and
     /// objects nested deeper than `maximumNesting` (the outermost counting as 1).
     public static func parse(
@@ -50,12 +90,35 @@ public struct JSONParser {
         _ bytes: UnsafeRawBufferPointer, maximumNesting: Int = defaultMaximumNesting
     ) throws(Failure) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
+        return try parser.document()
+    }
+
+    /// Parses as ``parse(_:maximumNesting:)-swift.type.method`` does, and says where a failure is:
+    /// for files people edit (seed files), where "not JSON" alone leaves them searching.
+    public static func parseLocating(
+        _ data: Data, maximumNesting: Int = defaultMaximumNesting
+    ) throws(LocatedFailure) -> JSONValue {
+        let parsed = data.withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
+            return Result { () throws(LocatedFailure) in
+                do throws(Failure) {
+                    return try parser.document()
+                } catch {
+                    throw LocatedFailure(error, at: parser.position, in: bytes)
+                }
+            }
+        }
+        return try parsed.get()
+    }
+
+    /// The value that fills the input, from its start.
+    private mutating func document() throws(Failure) -> JSONValue {
         // A UTF-8 byte-order mark, as JSONDecoder skips it.
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { parser.position = 3 }
-        parser.skipWhitespace()
-        let value = try parser.value(depth: 0)
-        parser.skipWhitespace()
-        guard parser.position == bytes.count else { throw .notJSON }
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
+        skipWhitespace()
+        let value = try value(depth: 0)
+        skipWhitespace()
+        guard position == bytes.count else { throw .notJSON }
         return value
     }
 
@@ -127,17 +190,23 @@ public struct JSONParser {
         if depth == 1 { fields.reserveCapacity(8) }
         while true {
             guard peek() == UInt8(ascii: "\"") else { throw .notJSON }
+            let keyStart = position
             let key = try string()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
             let element = try value(depth: depth)
-            if fields.updateValue(element, forKey: key) != nil { throw .duplicateKey(key) }
+            if fields.updateValue(element, forKey: key) != nil {
+                position = keyStart  // where a located failure points: the second key
+                throw .duplicateKey(key)
+            }
             skipWhitespace()
-            guard let next = peek() else { throw .notJSON }
+            // Checked before moving on, so a failure's position is the byte that is wrong.
+            guard let next = peek(), next == UInt8(ascii: "}") || next == UInt8(ascii: ",") else {
+                throw .notJSON
+            }
             position += 1
             if next == UInt8(ascii: "}") { return .object(fields) }
-            guard next == UInt8(ascii: ",") else { throw .notJSON }
             skipWhitespace()
         }
     }
@@ -154,10 +223,11 @@ public struct JSONParser {
         while true {
             elements.append(try value(depth: depth))
             skipWhitespace()
-            guard let next = peek() else { throw .notJSON }
+            guard let next = peek(), next == UInt8(ascii: "]") || next == UInt8(ascii: ",") else {
+                throw .notJSON
+            }
             position += 1
             if next == UInt8(ascii: "]") { return .array(elements) }
-            guard next == UInt8(ascii: ",") else { throw .notJSON }
             skipWhitespace()
         }
     }
@@ -171,7 +241,10 @@ public struct JSONParser {
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = try validated(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+                guard let text = validated(UnsafeRawBufferPointer(rebasing: bytes[start..<position])) else {
+                    position = start - 1  // where a located failure points: the string
+                    throw .notJSON
+                }
                 position += 1
                 return text
             }
@@ -188,7 +261,10 @@ public struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 let text = collected.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
-                guard let text else { throw .notJSON }
+                guard let text else {
+                    position = start - 1  // where a located failure points: the string
+                    throw .notJSON
+                }
                 return text
             case UInt8(ascii: "\\"):
                 try escape(into: &collected)
@@ -201,11 +277,8 @@ public struct JSONParser {
         throw .notJSON
     }
 
-    private func validated(_ raw: UnsafeRawBufferPointer) throws(Failure) -> String {
-        guard let text = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
-            throw .notJSON
-        }
-        return text
+    private func validated(_ raw: UnsafeRawBufferPointer) -> String? {
+        String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self)
     }
 
     private mutating func escape(into collected: inout [UInt8]) throws(Failure) {

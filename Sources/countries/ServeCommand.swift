@@ -38,6 +38,7 @@ struct ServeCommand: ServeDeclaration {
         }
         configuration.allowsInsecureEndpoints = command[\.insecure]
         configuration.security = try command.serverSecurity()
+        let pidFilePath = try command.pidFilePath()
 
         let logger = Logger(level: command[\.logLevel], format: command[\.logFormat])
         // SIGHUP reloads the allow-lists; SIGINT and SIGTERM stop the service.
@@ -46,7 +47,7 @@ struct ServeCommand: ServeDeclaration {
         // touches nothing; removed at any exit but SIGKILL (whose stale file the next one takes).
         let pidFile: PidFile?
         do {
-            pidFile = try command[\.pidfile].map(PidFile.claim)
+            pidFile = try pidFilePath.map(PidFile.claim)
         } catch {
             throw CommandFailure(message: "\(error)", exitCode: ExitCode.cantCreate)
         }

@@ -51,4 +51,16 @@ import Testing
             return error.message.hasPrefix("seed file \(path): ")
         }
     }
+
+    @Test func jsonThatDoesNotParseNamesTheFileAndLine() throws {
+        let path = NSTemporaryDirectory() + "seed-\(UUID().uuidString).json"
+        try Data("[\n \"France\",\n \"Italy\",\n]\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect {
+            try Self.seed(path)
+        } throws: { error in
+            guard let error = error as? SeedFileError else { return false }
+            return error.message.hasPrefix("seed file \(path): line 4, column 1: not valid JSON")
+        }
+    }
 }

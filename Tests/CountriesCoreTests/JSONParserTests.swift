@@ -136,6 +136,68 @@ import Testing
         }
     }
 
+    /// Where ``JSONParser/parseLocating(_:maximumNesting:)`` says the input is wrong.
+    private func located(_ bytes: [UInt8], nesting: Int = JSONParser.defaultMaximumNesting)
+        -> JSONParser.LocatedFailure?
+    {
+        do {
+            _ = try JSONParser.parseLocating(Data(bytes), maximumNesting: nesting)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func located(_ text: String, nesting: Int = JSONParser.defaultMaximumNesting) -> (
+        failure: JSONParser.Failure, line: Int, column: Int, atEnd: Bool
+    )? {
+        located(Array(text.utf8), nesting: nesting).map { ($0.failure, $0.line, $0.column, $0.atEnd) }
+    }
+
+    @Test func aFailurePointsAtTheLineAndColumnOfWhatIsWrong() throws {
+        // The issue's seed: a trailing comma, found at the ] on line 4.
+        let trailing = try #require(located("[\n \"France\",\n \"Italy\",\n]"))
+        #expect(trailing.failure == .notJSON && trailing.line == 4 && trailing.column == 1)
+        // The byte that is wrong, not the one after it.
+        #expect(located("[1 2]")! == (.notJSON, 1, 4, false))
+        #expect(located(#"{"a":1 "b":2}"#)! == (.notJSON, 1, 8, false))
+        #expect(located(#"{"a":1,}"#)! == (.notJSON, 1, 8, false))
+        #expect(located("{} x")! == (.notJSON, 1, 4, false))
+        #expect(located("[tru]")! == (.notJSON, 1, 2, false))
+        // CR LF and lone CR end lines; columns count scalars, not bytes; a BOM is no column.
+        #expect(located("[\r\n1,\r\n\r2 3]")! == (.notJSON, 4, 3, false))
+        #expect(located("[\"é😀\", x]")! == (.notJSON, 1, 8, false))
+        #expect(located("\u{FEFF}[x]")! == (.notJSON, 1, 2, false))
+        #expect(located("[\n\t\"a\tb\"]")! == (.notJSON, 2, 4, false), "a raw tab in a string")
+        // A string that is not UTF-8 is pointed at from its opening quote.
+        let badUTF8 = try #require(located(Array("[1,\n \"a".utf8) + [0xFF] + Array("\"]".utf8)))
+        #expect(badUTF8.failure == .notJSON && badUTF8.line == 2 && badUTF8.column == 2)
+        // A key given twice: at the second one; one level too deep: at its bracket.
+        #expect(located("[{\"a\":1,\n  \"a\":2}]")! == (.duplicateKey("a"), 2, 3, false))
+        #expect(located("[[[1]]]", nesting: 2)! == (.tooDeep, 1, 3, false))
+        // Input that ends early says so, at its last line.
+        #expect(located("[\"France\",\n\"Ita")! == (.notJSON, 2, 5, true))
+        #expect(located("")! == (.notJSON, 1, 1, true))
+        #expect(located("[1,\n")! == (.notJSON, 2, 1, true))
+    }
+
+    @Test func parseLocatingAgreesWithParse() {
+        for text in Self.corpus {
+            let bytes = Array(text.utf8)
+            let plain = bytes.withUnsafeBytes { buffer in
+                Result { () throws(JSONParser.Failure) in try JSONParser.parse(buffer) }
+            }
+            let locating = Result { () throws(JSONParser.LocatedFailure) in
+                try JSONParser.parseLocating(Data(bytes))
+            }
+            switch (plain, locating) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(text)")
+            case (.failure(let a), .failure(let b)): #expect(a == b.failure, "\(text)")
+            default: Issue.record("\(text): \(plain) but \(locating)")
+            }
+        }
+    }
+
     @Test func randomMutationsOfRequestsAgreeWithJSONDecoder() {
         let seeds = [
             #"{"op":"toggle","index":12,"id":"r-1","if_seq":7}"#,

@@ -114,6 +114,78 @@ import Testing
         }
     }
 
+    private static let fixTheJSON =
+        "; a file that starts with [ is read as a JSON array: fix the JSON, or write one name per line without brackets or quotes"
+
+    @Test func jsonThatDoesNotParseIsRefusedWithItsLineNotReadAsText() {
+        // The issue's file: a trailing comma made four countries named "[", "\"France\",", ...
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "line 4, column 1: not valid JSON (a comma before ] or }, a missing comma or quote?)"
+                    + Self.fixTheJSON)
+        ) {
+            try parse("[\n \"France\",\n \"Italy\",\n]\n")
+        }
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "line 2, column 11: not valid JSON (a comma before ] or }, a missing comma or quote?)"
+                    + Self.fixTheJSON)
+        ) {
+            try parse("\u{FEFF}  \r\n[\"France\" \"Italy\"]")
+        }
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "line 2: the file ends before the JSON does (an unclosed [, { or string?)" + Self.fixTheJSON)
+        ) {
+            try parse("[\"France\",\n\"Italy\"")
+        }
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "line 1, column 38: the key \"name\" is given twice in one object" + Self.fixTheJSON)
+        ) {
+            try parse(#"[{"name": "France", "visited": true, "name": "Italy"}]"#)
+        }
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "line 1, column 17: arrays or objects nest more than 16 levels deep" + Self.fixTheJSON)
+        ) {
+            try parse("[" + String(repeating: "[", count: 16) + String(repeating: "]", count: 17))
+        }
+    }
+
+    @Test func jsonThatIsNotAnArrayIsRefused() {
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "a JSON seed is an array, like [\"France\", \"Italy\"]; this file holds an object")
+        ) {
+            try parse(#"{"countries": ["France"]}"#)
+        }
+        #expect(throws: CountriesError.self) { try parse("{France}") }
+    }
+
+    @Test func textLinesThatLookLikeJSONAreRefused() throws {
+        // A JSON list after a comment is text: its lines must not become countries.
+        #expect(
+            throws: CountriesError(
+                .badRequest,
+                "line 2: \"[\" looks like JSON, but the file is read as one name per line because its first character is not [; write names without brackets or quotes, or make the whole file one JSON array"
+            )
+        ) {
+            try parse("# my list\n[\n\"France\",\n]")
+        }
+        for line in ["\"France\"", "]", "{\"name\": \"France\"}", "}"] {
+            #expect(throws: CountriesError.self, "\(line)") { try parse("France\n  \(line)\nItaly") }
+        }
+        // Brackets and quotes inside a name are fine; only the start decides.
+        #expect(try parse("Côte d'Ivoire\nKorea [South]\nThe \"Land\"").count == 3)
+    }
+
     @Test func notUTF8() {
         #expect(throws: CountriesError(.badRequest, "the seed file is neither a JSON array nor UTF-8 text")) {
             try SeedList.parse(Data([0x46, 0xFF, 0x0A]))

@@ -229,19 +229,88 @@ struct OneWriterTests {
         }
     }
 
-    @Test func aStalePidFileIsTakenOver() throws {
+    @Test func aStalePidFileIsTakenOverAndALiveProgramsIsNot() throws {
         let sandbox = try Sandbox()
         let pidFile = sandbox.file("countries.pid")
-        // A pid file left by a SIGKILL names a pid that may well be alive again (here: init).
+        // Another program's pid file, whose process runs (init): not ours to replace or remove.
         try "1\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
+        let refused = try Countries.run(
+            [
+                "serve", "--in-memory", "--pidfile", pidFile, "--command", sandbox.commandEndpoint,
+                "--events",
+                sandbox.eventsEndpoint,
+            ], timeout: .seconds(10))
+        #expect(refused.exitCode == 73, "\(refused)")
+        #expect(refused.stderr.contains("names process 1, which is running"), "\(refused)")
+        #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "1\n")
+
+        // A pid file whose process is gone (above any pid_max) is taken over.
+        try "2147483647\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
         let service = try Service(in: sandbox, options: ["--in-memory", "--pidfile", pidFile])
         defer { service.stop(signal: SIGKILL) }
         #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(service.process.pid)\n")
 
+        // So is the one a SIGKILL leaves: nothing holds its lock and its process is gone.
         service.stop(signal: SIGKILL)
         let next = try Service(in: sandbox, options: ["--in-memory", "--pidfile", pidFile])
         defer { next.stop(signal: SIGKILL) }
         #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(next.process.pid)\n")
+    }
+
+    @Test func aPidFileNeverTakesTheStoreOrAnotherFile() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("a.db")
+        do {
+            let service = try Service(in: sandbox, options: ["--db", db])
+            defer { service.stop(signal: SIGKILL) }
+            #expect(try service.run(["toggle", "France"]).exitCode == 0)
+            #expect(service.stop(signal: SIGTERM)?.exitCode == 0)
+        }
+        let store = FileManager.default.contents(atPath: db)
+        let names = try FileManager.default.contentsOfDirectory(atPath: sandbox.path).sorted()
+        func serve(_ options: [String]) throws -> Execution {
+            try Countries.run(
+                ["serve"] + options + [
+                    "--command", "ipc://" + sandbox.file("c2"), "--events", "ipc://" + sandbox.file("e2"),
+                ], timeout: .seconds(10))
+        }
+
+        // The case: the same path as --db, refused before anything is opened.
+        let same = try serve(["--db", db, "--pidfile", db])
+        #expect(same.exitCode == 64, "\(same)")
+        #expect(same.stderr.contains("--pidfile \(db) is one of the store's files"), "\(same)")
+        // The store by another path, or another service's: refused by what it holds.
+        let link = sandbox.file("link.pid")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: db)
+        let other = sandbox.file("notes.txt")
+        try "keep me\n".write(toFile: other, atomically: true, encoding: .utf8)
+        for (pidFile, saying) in [
+            (db, "does not hold just a process id (\(store?.count ?? 0) bytes"),
+            (link, "is a symbolic link"), (other, "does not hold just a process id (8 bytes"),
+            (sandbox.path, "is a directory"),
+        ] {
+            let refused = try serve(["--in-memory", "--pidfile", pidFile])
+            #expect(refused.exitCode == 73, "\(refused)")
+            #expect(refused.stderr.contains("--pidfile \(pidFile) \(saying)"), "\(refused)")
+            #expect(refused.stderr.contains("nothing was changed"), "\(refused)")
+        }
+        #expect(FileManager.default.contents(atPath: db) == store, "the store changed")
+        #expect(try String(contentsOfFile: other, encoding: .utf8) == "keep me\n")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: sandbox.path).sorted()
+                == (names + ["link.pid", "notes.txt"]).sorted(),
+            "a file was made or removed")
+
+        // A pid file of its own is written, and removed at SIGTERM; the store serves as before.
+        let pidFile = sandbox.file("a.pid")
+        let service = try Service(in: sandbox, options: ["--db", db, "--pidfile", pidFile])
+        defer { service.stop(signal: SIGKILL) }
+        #expect(try String(contentsOfFile: pidFile, encoding: .utf8) == "\(service.process.pid)\n")
+        let list = try service.run(["list", "--json"])
+        #expect(list.exitCode == 0 && list.stdout.contains("\"seq\":1"), "\(list)")
+        #expect(service.stop(signal: SIGTERM)?.exitCode == 0)
+        #expect(!FileManager.default.fileExists(atPath: pidFile))
+        #expect(FileManager.default.fileExists(atPath: db))
     }
 
     @Test func aRefusedStoreLeavesThePidFileAlone() throws {

@@ -220,6 +220,24 @@ import Testing
         #expect(missing.exitCode == 65 && missing.stderr.contains("missing.txt"), "\(missing)")
     }
 
+    @Test func aJSONSeedThatDoesNotParseExits65WithItsLineNotFourCountries() throws {
+        let sandbox = try Sandbox()
+        // The file: the trailing comma once made countries named "[", "\"France\",", ...
+        let seed = sandbox.file("bad.json")
+        try "[\n \"France\",\n \"Italy\",\n]\n".write(toFile: seed, atomically: true, encoding: .utf8)
+        let result = try Countries.run(
+            [
+                "serve", "--in-memory", "--command", sandbox.commandEndpoint, "--events",
+                sandbox.eventsEndpoint,
+                "--seed", seed,
+            ], timeout: .seconds(10))
+        #expect(result.exitCode == 65, "\(result)")
+        #expect(
+            result.stderr.contains("seed file \(seed): line 4, column 1: not valid JSON")
+                && result.stderr.contains("fix the JSON"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("cmd")), "bound anyway")
+    }
+
     @Test func storeInAMissingDirectoryExits74() throws {
         let sandbox = try Sandbox()
         let result = try Countries.run(
