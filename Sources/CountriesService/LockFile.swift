@@ -50,6 +50,16 @@ public final class LockFile {
                 close(descriptor)
                 continue
             }
+            // Its text is cut away below: only a lock file's own, never another file reached
+            // through a second name (a hard link) or something that is not a file at all.
+            guard locked.st_mode & S_IFMT == S_IFREG, locked.st_nlink == 1 else {
+                close(descriptor)
+                throw LockFileError.notALockFile(
+                    path: path,
+                    why: locked.st_mode & S_IFMT == S_IFREG
+                        ? "it has \(locked.st_nlink) names (a hard link to another file?)"
+                        : "it is not a regular file")
+            }
             // A file left by an older version (or made by hand) may be readable by others.
             if locked.st_mode & 0o777 & ~mode != 0 { fchmod(descriptor, mode) }
             _ = ftruncate(descriptor, 0)
@@ -120,6 +130,9 @@ public enum LockFileError: Error, Equatable, Sendable {
     case held(path: String, holder: String)
     /// The file cannot be created or opened (a missing or read-only directory, say).
     case cannotCreate(path: String, errno: Int32)
+    /// Something is at the path that must not be written over: a file with a second name (its
+    /// text would be cut away through this one), or not a regular file.
+    case notALockFile(path: String, why: String)
 
     /// The holder's `key value` lines (`pid 123`, `command tcp://...`), in order.
     public var holderFields: [(key: String, value: String)] {

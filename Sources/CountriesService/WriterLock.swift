@@ -81,6 +81,9 @@ struct WriterLock {
             }
             return
                 "store \(store): cannot create its lock file \(path): \(String(cString: strerror(number))); the directory must be writable (SQLite also makes the -wal and -shm files there): make it writable, or pass another --db"
+        case .notALockFile(let path, let why):
+            return
+                "store \(store): its lock file \(path) cannot be used: \(why); nothing was changed. Remove \(path) if it is not needed, or pass another --db"
         }
     }
 }

@@ -91,6 +91,26 @@ struct OneWriterTests {
         #expect(list.stdout.contains("\"seq\":1"), "\(list)")
     }
 
+    /// The lock file's text is cut away when it is taken: a `DB.lock` that is a second name of
+    /// another file (or not a file) must be refused, not emptied through that name.
+    @Test func aLockPathThatIsAnotherFilesLinkIsRefusedAndLeftWhole() throws {
+        let sandbox = try Sandbox()
+        let db = sandbox.file("a.db")
+        let precious = sandbox.file("precious.txt")
+        let text = Data("nothing here may be lost\n".utf8)
+        try text.write(to: URL(fileURLWithPath: precious))
+        #expect(link(precious, db + ".lock") == 0)
+        let refused = try Countries.run(
+            [
+                "serve", "--db", db, "--command", "ipc://" + sandbox.file("c"), "--events",
+                "ipc://" + sandbox.file("e"),
+            ], timeout: .seconds(10))
+        #expect(refused.exitCode != 0, "\(refused)")
+        #expect(refused.stderr.contains("2 names (a hard link to another file?)"), "\(refused)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: precious)) == text, "the other file is whole")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("c")), "it bound its endpoint")
+    }
+
     @Test func servicesRacingForOneStoreLeaveExactlyOneWriter() throws {
         let sandbox = try Sandbox()
         let db = sandbox.file("countries.db")
