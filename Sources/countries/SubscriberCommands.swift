@@ -62,7 +62,7 @@ struct WatchCommand: WatchDeclaration {
     /// Prints one state: the list as one JSON line, or the table.
     private func show(_ state: CountriesState, store: String?, asJSON: Bool) {
         if asJSON {
-            Output.line(String(decoding: state.snapshotJSON(store: store), as: UTF8.self))
+            Output.json(state.snapshotJSON(store: store))
         } else {
             for line in TableText.block(state, glyphs: Output.glyphs) { Output.line(line) }
         }
