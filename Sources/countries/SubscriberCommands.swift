@@ -144,6 +144,9 @@ extension SubscriberSetup {
             case .replies, .tick: return true
             case .update(let update):
                 // What the notifications made the consumer say comes before the phase they end in.
+                for case .rejected(_, let reason) in update.notifications {
+                    Output.error("protocol violation: \(reason); dropped it, catching up from the service")
+                }
                 let goOn = try handle(update)
                 for case .phaseChanged(let phase) in update.notifications where phase != lastPhase {
                     lastPhase = phase
