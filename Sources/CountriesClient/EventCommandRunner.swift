@@ -7,6 +7,11 @@ import Foundation
 /// The command gets `COUNTRIES_SEQ`, `COUNTRIES_EVENT` (`changed`, `added`, `removed`, `reset`),
 /// `COUNTRY_INDEX`, `COUNTRY_NAME`, `COUNTRY_VISITED` in its environment and the event's JSON
 /// on its stdin.
+///
+/// `COUNTRY_NAME` is the name as the service stored it (the subscription drops events whose
+/// names break the service's rules, so it holds no control character). The JSON on stdin has
+/// what a terminal must not get raw escaped as JSON escapes (``VisibleText/escapedJSON(_:)``):
+/// it reads back as the same name, and a command that passes it on to a terminal is safe.
 public struct EventCommandRunner {
     /// The command (a bare name is looked up on PATH).
     public let executable: String
@@ -33,7 +38,7 @@ public struct EventCommandRunner {
             environment["COUNTRY_NAME"] = row.name
             environment["COUNTRY_VISITED"] = row.visited ? "true" : "false"
         }
-        launch(environment: environment, input: event.encoded(), seq: event.seq)
+        launch(environment: environment, input: VisibleText.escapedJSON(event.encoded()), seq: event.seq)
     }
 
     /// Runs the command once for the whole list, as a `reset` event.
@@ -41,7 +46,7 @@ public struct EventCommandRunner {
         let event = Event(seq: state.seq, kind: .reset(state.rows))
         launch(
             environment: ["COUNTRIES_SEQ": "\(state.seq)", "COUNTRIES_EVENT": "reset"],
-            input: event.encoded(), seq: state.seq)
+            input: VisibleText.escapedJSON(event.encoded()), seq: state.seq)
     }
 
     private static func name(of event: Event) -> String {

@@ -42,6 +42,10 @@ public struct EventFeed {
         case storeChanged(from: String, to: String)
         /// The service no longer keeps the events between the position and its state.
         case historyGone(after: UInt64, upTo: UInt64)
+        /// The service's history holds an event whose names break its own rules
+        /// (``CountriesCore/Event/validateNames()``): it is not handed over; `reason` says which,
+        /// escaped.
+        case invalidEvent(seq: UInt64, reason: String)
     }
 
     /// What the consumer acts on next.
@@ -86,7 +90,7 @@ public struct EventFeed {
         var skipThrough: UInt64?
         for (offset, notification) in notifications.enumerated() {
             switch notification {
-            case .phaseChanged:
+            case .phaseChanged, .rejected:
                 continue
             case .replaced(let seq):
                 guard offset == lastSnapshot, let replica else { continue }
@@ -144,6 +148,11 @@ public struct EventFeed {
             else { return restart(.historyGone(after: current.seq, upTo: seq)) }
             let before = reached
             for event in page.events where event.seq == reached + 1 && event.seq <= seq {
+                do {
+                    try event.validateNames()
+                } catch {
+                    return restart(.invalidEvent(seq: event.seq, reason: error.message))
+                }
                 fetched.append(event)
                 reached = event.seq
             }

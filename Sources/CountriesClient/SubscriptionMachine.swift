@@ -13,7 +13,10 @@ import CountriesCore
 /// - every ``Notification/applied(_:)`` is exactly one past the replica's previous seq, and a
 ///   ``Notification/replaced(seq:)`` precedes any other change of the replica's seq;
 /// - the phase is ``Phase/live`` only when the replica has every event the service is known to
-///   have published and the PUB channel is heard from.
+///   have published and the PUB channel is heard from;
+/// - no event whose names break the service's name rules (``CountriesCore/Event/validateNames()``)
+///   is applied, from PUB or from history: it is reported once (``Notification/rejected(seq:reason:)``)
+///   and the replica catches up from the service as after a gap.
 public struct SubscriptionMachine: Sendable {
     /// Whether the replica can be shown as live data.
     public enum Phase: Equatable, Sendable {
@@ -43,6 +46,10 @@ public struct SubscriptionMachine: Sendable {
         case applied(Event)
         /// The replica was replaced by a snapshot at this seq.
         case replaced(seq: UInt64)
+        /// An event was dropped as a protocol violation (a name the service could not have
+        /// stored); `reason` says which, with the name escaped for a terminal. Reported once per
+        /// seq; the replica catches up as after a gap.
+        case rejected(seq: UInt64, reason: String)
     }
 
     /// What one input produced: requests to send, things to show, and the states they left.
@@ -124,6 +131,9 @@ public struct SubscriptionMachine: Sendable {
     private var staleReason = ""
     /// Whether the current gap has already been named in `staleReason`.
     private var gapReported = false
+    /// The seq of the last event rejected, so that one forged event repeated (or heard from
+    /// several replicas) is reported once.
+    private var lastRejected: UInt64?
 
     /// Creates a machine; call ``start(now:)`` to get the first request.
     ///
@@ -168,6 +178,19 @@ extension SubscriptionMachine {
     /// An event arrived on the PUB channel.
     public mutating func receive(_ event: Event, now: ContinuousClock.Instant) -> Output {
         var out = Output()
+        do {
+            try event.validateNames()
+        } catch {
+            // A forgery or a corruption says nothing about the service, not even that it is
+            // alive; only that something may have happened at that seq: ask the service (once
+            // per seq, so that a repeated forgery is not a flood of requests).
+            if reject(event, error, into: &out) {
+                knownSeq = max(knownSeq, event.seq)
+                if replica != nil { catchUpNeeded = true }
+            }
+            settle(now: now, into: &out)
+            return out
+        }
         heard(now: now)
         if let named = event.store, named != pubStore {
             pubStore = named
@@ -279,6 +302,14 @@ extension SubscriptionMachine {
                         // History must be complete; a hole means it cannot be trusted.
                         snapshotNeeded = true
                         staleReason = "history skipped event \(current.seq + 1)"
+                        break
+                    }
+                    do {
+                        try event.validateNames()
+                    } catch {
+                        // The service's own history breaks its rules: only a fresh list is left.
+                        _ = reject(event, error, into: &out)
+                        snapshotNeeded = true
                         break
                     }
                     guard replay(event, on: &current, into: &out) else { break }
@@ -393,6 +424,18 @@ extension SubscriptionMachine {
     private mutating func backOff(now: ContinuousClock.Instant) {
         notBefore = now + retryDelay
         retryDelay = min(retryDelay * 2, maximumRetryDelay)
+    }
+
+    /// Reports a dropped event and names it as the reason the view is stale; false (and
+    /// nothing done) when the last event dropped had the same seq.
+    private mutating func reject(_ event: Event, _ error: CountriesError, into out: inout Output) -> Bool {
+        guard lastRejected != event.seq else { return false }
+        lastRejected = event.seq
+        staleReason = "dropped event \(event.seq): its name breaks the rules"
+        // The gap it opens is this one: keep its reason rather than "missed event N".
+        gapReported = true
+        out.notifications.append(.rejected(seq: event.seq, reason: error.message))
+        return true
     }
 
     /// Adds an event to the buffer in seq order; on overflow forgets the buffer and resyncs.

@@ -29,13 +29,12 @@ public enum CountryName {
         return name
     }
 
-    /// A name from a request, made safe to echo in a message: quoted, control characters
-    /// escaped, and cut to 60 characters.
+    /// A name from a request or the wire, made safe to echo in a message: quoted, cut to 60
+    /// scalars, and escaped as ``VisibleText`` escapes everything shown.
     public static func quoted(_ raw: String) -> String {
-        var shown = ""
-        for scalar in raw.unicodeScalars.prefix(60) {
-            shown += isForbidden(scalar) ? scalar.escaped(asASCII: true) : String(scalar)
-        }
+        var cut = String.UnicodeScalarView()
+        cut.append(contentsOf: raw.unicodeScalars.prefix(60))
+        var shown = VisibleText.escaped(String(cut))
         if raw.unicodeScalars.count > 60 { shown += "..." }
         return "\"" + shown + "\""
     }

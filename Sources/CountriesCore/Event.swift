@@ -77,3 +77,32 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
         self.store = store
     }
 }
+
+extension Event {
+    /// Throws `invalid_name` when a row of the event holds a name the service could not have
+    /// stored: one that ``CountryName/validate(_:)`` refuses or would change (trimming). Such an
+    /// event is a protocol violation (a forged or corrupted publication): a subscriber drops it
+    /// and catches up as after a gap (docs/PROTOCOL.md, "Staying in sync").
+    ///
+    /// The message names the event and the name, escaped (``CountryName/quoted(_:)``).
+    public func validateNames() throws(CountriesError) {
+        let rows: [IndexedCountry]
+        switch kind {
+        case .changed(let row), .added(let row), .removed(let row): rows = [row]
+        case .reset(let all): rows = all
+        }
+        for row in rows {
+            let why: String
+            do {
+                if try CountryName.validate(row.name) == row.name { continue }
+                why = "a country name must not start or end with white space"
+            } catch {
+                why = error.message
+            }
+            throw CountriesError(
+                .invalidName,
+                "event \(seq) (\(topic.rawValue)) names \(CountryName.quoted(row.name)), which breaks the name rules: \(why)"
+            )
+        }
+    }
+}

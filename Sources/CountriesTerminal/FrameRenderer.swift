@@ -1,9 +1,14 @@
+import CountriesCore
+
 /// Turns frames into terminal output, writing only the lines that changed since the last one.
 ///
 /// For each changed line it emits the cursor move (`CSI row;1H`), the text in its style, and
 /// erase-to-end-of-line (`CSI K`). It redraws everything (`CSI H CSI 2J`, then every non-empty
 /// line) on the first frame, when the size changed, and after ``invalidate()`` (call it on
 /// SIGWINCH, or when something else may have written to the screen).
+///
+/// The lines' texts are written as ``VisibleText`` escapes them: the view lays them out escaped
+/// already, and this is the last stop before the terminal for anything that was not.
 ///
 /// With colour off it emits no SGR sequences at all, so dumb terminals and `NO_COLOR` users see
 /// plain text; the table's `>` and `*` gutter markers still show the cursor and the highlight.
@@ -61,8 +66,8 @@ public struct FrameRenderer: Sendable {
     ) -> Bool {
         guard old.style == new.style else { return false }
         let bar = sgr(new.style) != nil && Self.isBar(new.style)
-        let oldText = bar ? DisplayWidth.pad(old.text, to: width) : old.text
-        let newText = bar ? DisplayWidth.pad(new.text, to: width) : new.text
+        let oldText = VisibleText.escaped(bar ? DisplayWidth.pad(old.text, to: width) : old.text)
+        let newText = VisibleText.escaped(bar ? DisplayWidth.pad(new.text, to: width) : new.text)
         var prefix = 0
         var columns = 0
         for (before, after) in zip(oldText, newText) {
@@ -86,10 +91,10 @@ public struct FrameRenderer: Sendable {
 
     private func append(_ line: ScreenLine, width: Int, to out: inout String) {
         guard let style = sgr(line.style) else {
-            out += line.text
+            out += VisibleText.escaped(line.text)
             return
         }
-        var text = line.text
+        var text = VisibleText.escaped(line.text)
         if Self.isBar(line.style) {
             text = DisplayWidth.pad(text, to: width)
         }

@@ -107,9 +107,10 @@ public enum LastChange {
     public static func describe(_ event: Event, age: Duration, glyphs: Glyphs = .unicode) -> String {
         let what: String
         switch event.kind {
-        case .changed(let row): what = "\(row.name) \(row.visited ? glyphs.visited : glyphs.cleared)"
-        case .added(let row): what = "added \(row.name)"
-        case .removed(let row): what = "removed \(row.name)"
+        case .changed(let row):
+            what = "\(VisibleText.escaped(row.name)) \(row.visited ? glyphs.visited : glyphs.cleared)"
+        case .added(let row): what = "added \(VisibleText.escaped(row.name))"
+        case .removed(let row): what = "removed \(VisibleText.escaped(row.name))"
         case .reset: what = "reset"
         }
         let sep = glyphs.separator

@@ -2,7 +2,8 @@ import CountriesCore
 import Foundation
 
 /// The plain-text lines of the one-shot client commands (`countries list`, `toggle`, `status`,
-/// `history`, ...) and of `countries events`, as pure functions of the reply.
+/// `history`, ...) and of `countries events`, as pure functions of the reply. Every name and
+/// value from the wire is shown as ``VisibleText`` escapes it.
 public enum ReplyText {
     /// `list`: the table (``TableText``), then `2 of 8 visited (seq 12)`.
     public static func list(_ reply: Reply, glyphs: Glyphs) -> [String] {
@@ -21,19 +22,25 @@ public enum ReplyText {
     /// `toggle` and `set`: `France: visited (seq 13)`.
     public static func changed(_ reply: Reply) -> [String] {
         guard let country = reply.country else { return [] }
-        return ["\(country.name): \(country.visited ? "visited" : "not visited") (seq \(reply.seq ?? 0))"]
+        return [
+            "\(VisibleText.escaped(country.name)): \(country.visited ? "visited" : "not visited") (seq \(reply.seq ?? 0))"
+        ]
     }
 
     /// `add`: `Added Peru at index 8 (seq 14)`.
     public static func added(_ reply: Reply) -> [String] {
         guard let country = reply.country else { return [] }
-        return ["Added \(country.name) at index \(country.index) (seq \(reply.seq ?? 0))"]
+        return [
+            "Added \(VisibleText.escaped(country.name)) at index \(country.index) (seq \(reply.seq ?? 0))"
+        ]
     }
 
     /// `remove`: `Removed Peru from index 8 (seq 15)`.
     public static func removed(_ reply: Reply) -> [String] {
         guard let country = reply.country else { return [] }
-        return ["Removed \(country.name) from index \(country.index) (seq \(reply.seq ?? 0))"]
+        return [
+            "Removed \(VisibleText.escaped(country.name)) from index \(country.index) (seq \(reply.seq ?? 0))"
+        ]
     }
 
     /// `reset`: `Reset to 8 countries (seq 16)`.
@@ -46,7 +53,7 @@ public enum ReplyText {
         switch event.kind {
         case .changed(let row), .added(let row), .removed(let row):
             return
-                "\(event.seq)  \(event.topic.rawValue)  \(row.index) \(row.name)\(row.visited ? " " + glyphs.visited : "")"
+                "\(event.seq)  \(event.topic.rawValue)  \(row.index) \(VisibleText.escaped(row.name))\(row.visited ? " " + glyphs.visited : "")"
         case .reset(let rows):
             return "\(event.seq)  \(event.topic.rawValue)  \(rows.count) countries"
         }
@@ -58,7 +65,7 @@ public enum ReplyText {
             [("seq", "\(reply.seq ?? 0)"), ("countries", "\(reply.count ?? 0)")] + (reply.status?.lines ?? [])
             + [("store id", reply.store ?? "?")]
         return rows.map { label, value in
-            "\(label):".padding(toLength: 18, withPad: " ", startingAt: 0) + value
+            "\(label):".padding(toLength: 18, withPad: " ", startingAt: 0) + VisibleText.escaped(value)
         }
     }
 }

@@ -2,16 +2,18 @@ import CountriesCore
 
 /// The table as plain lines, for `list` and for `watch` when standard output is not a
 /// terminal: no escape sequences, one country per line as `index  name  mark` (the name padded
-/// so the marks line up, nothing after an unvisited name), trailing blanks trimmed.
+/// so the marks line up, nothing after an unvisited name), trailing blanks trimmed. Names are
+/// shown as ``VisibleText`` escapes them (`Fr\u{1B}ance`), padded by what they show.
 public enum TableText {
     /// One line per row, with `glyphs`' mark for a visited country.
     public static func lines(_ rows: [IndexedCountry], glyphs: Glyphs = .unicode) -> [String] {
         let indexWidth = String(max(0, (rows.map(\.index).max() ?? 0))).count
-        let nameWidth = rows.map { DisplayWidth.of($0.name) }.max() ?? 0
-        return rows.map { row in
+        let names = rows.map { VisibleText.escaped($0.name) }
+        let nameWidth = names.map { DisplayWidth.of($0) }.max() ?? 0
+        return zip(rows, names).map { row, name in
             let line =
                 DisplayWidth.padLeft(String(row.index), to: indexWidth) + "  "
-                + DisplayWidth.pad(row.name, to: nameWidth) + "  " + (row.visited ? glyphs.visited : "")
+                + DisplayWidth.pad(name, to: nameWidth) + "  " + (row.visited ? glyphs.visited : "")
             return String(line.reversed().drop(while: { $0 == " " }).reversed())
         }
     }

@@ -1,9 +1,15 @@
+import CountriesCore
+
 /// The layout of the table screen, as a pure value: header, rows, footer, cursor, highlight and
 /// scrolling in; a ``Frame`` out.
 ///
 /// A body row reads `> 12  ✓ France`: a two-column gutter (`>` on the cursor row, `*` on the
 /// highlighted row, shown with or without colour), the index right-aligned, the mark, the
 /// name. The mark comes before the name so that truncation only ever cuts the name.
+///
+/// Every text is laid out as ``VisibleText`` escapes it (names, the stale reason, the status
+/// of `select`, the endpoints): a name from the wire cannot move the cursor or clear the
+/// screen, and widths are those of what is shown.
 public struct TableView: Equatable, Sendable {
     /// The top of the screen.
     public var header: HeaderModel
@@ -90,7 +96,12 @@ public struct TableView: Equatable, Sendable {
             + DisplayWidth.pad(row.mark, to: markWidth) + " " + row.name
         let style: LineStyle =
             isCursor ? .cursor : isHighlight ? .highlight : row.isPlaceholder ? .dim : .normal
-        return ScreenLine(DisplayWidth.truncate(text, to: width), style: style)
+        return ScreenLine(Self.fit(text, to: width), style: style)
+    }
+
+    /// `text` escaped (``VisibleText``), then cut to `width` columns.
+    private static func fit(_ text: String, to width: Int) -> String {
+        DisplayWidth.truncate(VisibleText.escaped(text), to: width)
     }
 
     /// The header and footer lines that fit, leaving at least one body row when possible.
@@ -100,15 +111,15 @@ public struct TableView: Equatable, Sendable {
         let title = ScreenLine(titleText(width: width), style: header.alert ? .alert : .header)
         let endpoints =
             header.endpoints.isEmpty
-            ? nil : ScreenLine(DisplayWidth.truncate(header.endpoints, to: width), style: .dim)
+            ? nil : ScreenLine(Self.fit(header.endpoints, to: width), style: .dim)
         var summaryText = footer.summary
         if let lastChange = footer.lastChange {
             summaryText += (summaryText.isEmpty ? "" : "   ") + "last: " + lastChange
         }
         let summary =
-            summaryText.isEmpty ? nil : ScreenLine(DisplayWidth.truncate(summaryText, to: width), style: .dim)
+            summaryText.isEmpty ? nil : ScreenLine(Self.fit(summaryText, to: width), style: .dim)
         let status = footer.status.map {
-            ScreenLine(DisplayWidth.truncate($0, to: width), style: footer.statusIsError ? .alert : .normal)
+            ScreenLine(Self.fit($0, to: width), style: footer.statusIsError ? .alert : .normal)
         }
 
         // In priority order; each is kept only if a body row still fits.
@@ -146,8 +157,8 @@ public struct TableView: Equatable, Sendable {
 
     /// The title left and the phase right-aligned; when both do not fit, they are joined and cut.
     private func titleText(width: Int) -> String {
-        let title = header.title
-        let phase = header.phase
+        let title = VisibleText.escaped(header.title)
+        let phase = VisibleText.escaped(header.phase)
         let gap = width - DisplayWidth.of(title) - DisplayWidth.of(phase)
         if phase.isEmpty { return DisplayWidth.truncate(title, to: width) }
         if gap >= 2 { return title + String(repeating: " ", count: gap) + phase }

@@ -29,10 +29,11 @@ struct EventsCommand: EventsDeclaration {
             for delivery in deliveries where printed < limit {
                 switch delivery {
                 case .event(let event):
-                    Output.line(
-                        asJSON
-                            ? String(decoding: event.encoded(), as: UTF8.self)
-                            : ReplyText.event(event, glyphs: Output.glyphs))
+                    if asJSON {
+                        Output.json(event.encoded())
+                    } else {
+                        Output.line(ReplyText.event(event, glyphs: Output.glyphs))
+                    }
                     printed += 1
                 case .restart(let state, let reason):
                     Output.error(reason.describe(now: state.seq))

@@ -62,7 +62,7 @@ struct WatchCommand: WatchDeclaration {
     /// Prints one state: the list as one JSON line, or the table.
     private func show(_ state: CountriesState, store: String?, asJSON: Bool) {
         if asJSON {
-            Output.line(String(decoding: state.snapshotJSON(store: store), as: UTF8.self))
+            Output.json(state.snapshotJSON(store: store))
         } else {
             for line in TableText.block(state, glyphs: Output.glyphs) { Output.line(line) }
         }
@@ -144,6 +144,9 @@ extension SubscriberSetup {
             case .replies, .tick: return true
             case .update(let update):
                 // What the notifications made the consumer say comes before the phase they end in.
+                for case .rejected(_, let reason) in update.notifications {
+                    Output.error("protocol violation: \(reason); dropped it, catching up from the service")
+                }
                 let goOn = try handle(update)
                 for case .phaseChanged(let phase) in update.notifications where phase != lastPhase {
                     lastPhase = phase

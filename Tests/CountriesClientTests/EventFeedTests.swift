@@ -123,3 +123,26 @@ private func seqs(_ deliveries: [EventFeed.Delivery]) -> [UInt64] {
         for: [.replaced(seq: 4)], replica: state(at: 4), store: nil, history: history(1...4))
     #expect(out == [.restart(state(at: 4), .historyGone(after: 9, upTo: 4))])
 }
+
+/// An event of the service's own history whose name breaks the rules is never handed to
+/// `events` or `on-change`: the feed restarts from the replica instead, saying why.
+@Test func historyWithANameThatBreaksTheRulesIsOneRestart() {
+    var feed = EventFeed(start: .after(.init(store: storeA, seq: 2)))
+    let replica = state(at: 6)
+    let forged = Event(
+        seq: 4, kind: .added(IndexedCountry(index: seed.count, name: "Evil\u{1B}[2J", visited: false)),
+        store: storeA)
+    let out = feed.deliveries(
+        for: [.replaced(seq: 6)], replica: replica, store: storeA,
+        history: { _ in ([visit(3), forged, visit(5), visit(6)], storeA, false) })
+    guard case .restart(let state, .invalidEvent(4, let reason)) = out.last else {
+        Issue.record("not a restart for the invalid event: \(out)")
+        return
+    }
+    #expect(state == replica)
+    #expect(reason.contains(#""Evil\u{1B}[2J""#), "\(reason)")
+    #expect(seqs(out).isEmpty, "no event before the restart is delivered on its own")
+    #expect(feed.position == .init(store: storeA, seq: 6))
+    let said = EventFeed.RestartReason.invalidEvent(seq: 4, reason: reason).describe(now: 6)
+    #expect(!said.unicodeScalars.contains(where: VisibleText.isEscaped), "\(said)")
+}

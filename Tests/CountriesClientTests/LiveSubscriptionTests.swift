@@ -32,6 +32,8 @@ private struct NotificationLog {
                 wentStale = true
             case .phaseChanged:
                 break
+            case .rejected(let seq, let reason):
+                problems.append("rejected \(seq): \(reason)")
             }
         }
     }

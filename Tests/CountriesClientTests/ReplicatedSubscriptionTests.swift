@@ -78,6 +78,8 @@ import Testing
                     if case .stale(let reason) = phase {
                         try #require(!reason.contains("restarted"), "a lagging replica is not a restart")
                     }
+                case .rejected(let seq, let reason):
+                    Issue.record("the service's event \(seq) was rejected: \(reason)")
                 }
             }
         }

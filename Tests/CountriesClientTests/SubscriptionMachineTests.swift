@@ -438,3 +438,84 @@ private func applied(_ output: Machine.Output) -> [UInt64] {
     #expect(applied(output) == [11])
     #expect(output.actions == [.requestSnapshot])
 }
+
+// MARK: - Events whose names break the service's rules (issue 22)
+
+/// Issue 22's hostile name: a title change, a screen clear, the 8-bit CSI, a bidi override, DEL.
+private let hostileName = "Evil\u{1B}]0;pwned\u{7}\u{1B}[2J\u{9B}31m\u{202E}dlroW\u{7F}"
+
+/// A `country.added` the service could never have published: it appends the hostile name.
+private func forged(_ seq: UInt64) -> Event {
+    Event(seq: seq, kind: .added(IndexedCountry(index: seed.count, name: hostileName, visited: false)))
+}
+
+private func rejections(_ output: Machine.Output) -> [(seq: UInt64, reason: String)] {
+    output.notifications.compactMap {
+        if case .rejected(let seq, let reason) = $0 { return (seq, reason) }
+        return nil
+    }
+}
+
+@Test func anEventWhoseNameBreaksTheRulesIsDroppedReportedOnceAndCaughtUpAsAGap() {
+    var machine = liveMachine(at: 10)
+    let output = machine.receive(forged(11), now: at(1))
+    #expect(applied(output).isEmpty)
+    #expect(machine.replica?.seq == 10)
+    #expect(machine.replica?.count == seed.count, "the forged row is not in the replica")
+    #expect(output.actions == [.requestHistory(since: 10)])
+    let reported = rejections(output)
+    #expect(reported.map(\.seq) == [11])
+    let reason = reported.first?.reason ?? ""
+    #expect(reason.contains(#""Evil\u{1B}]0;pwned\u{7}\u{1B}[2J\u{9B}31m\u{202E}dlroW\u{7F}""#), "\(reason)")
+    #expect(!reason.unicodeScalars.contains(where: VisibleText.isEscaped))
+    #expect(output.notifications.last == .phaseChanged(.stale("dropped event 11: its name breaks the rules")))
+    // The same forgery again (a replay, another replica) is dropped without a word.
+    #expect(machine.receive(forged(11), now: at(2)) == Machine.Output())
+    // The service's history has its own event 11: applied, and live again.
+    let history = machine.receiveHistory([visit(11)], now: at(3))
+    #expect(applied(history) == [11])
+    #expect(history.notifications.last == .phaseChanged(.live))
+}
+
+@Test func aForgeryAtOrBelowTheReplicaIsDroppedAndTheServiceAskedAnyway() {
+    var machine = liveMachine(at: 10)
+    let forgery = Event(seq: 9, kind: .changed(IndexedCountry(index: 2, name: "Fr\u{9B}ance", visited: true)))
+    let output = machine.receive(forgery, now: at(1))
+    #expect(rejections(output).map(\.seq) == [9])
+    #expect(output.actions == [.requestHistory(since: 10)])
+    #expect(machine.phase == .stale("dropped event 9: its name breaks the rules"))
+    let history = machine.receiveHistory([], now: at(2))
+    #expect(history.notifications == [.phaseChanged(.live)])
+    #expect(machine.replica == CountriesState(rows: seedRows(), seq: 10))
+}
+
+@Test func aResetWithOneNameThatBreaksTheRulesIsDroppedWhole() {
+    var machine = liveMachine(at: 10)
+    var rows = seedRows()
+    rows[3].name = "\u{202E}ecnarF"
+    let output = machine.receive(Event(seq: 11, kind: .reset(rows)), now: at(1))
+    #expect(applied(output).isEmpty)
+    #expect(rejections(output).map(\.seq) == [11])
+    #expect(output.actions == [.requestHistory(since: 10)])
+}
+
+@Test func aForgeryBeforeTheFirstSnapshotIsNotKept() {
+    var machine = Machine()
+    _ = machine.start(now: t0)
+    #expect(rejections(machine.receive(forged(11), now: at(1))).map(\.seq) == [11])
+    let snapshot = machine.receiveSnapshot(rows: seedRows(), seq: 10, now: at(2))
+    #expect(snapshot.notifications == [.replaced(seq: 10), .phaseChanged(.live)])
+    #expect(machine.replica?.count == seed.count)
+}
+
+/// History is held to the same rules: the service's own history with such a name cannot be
+/// replayed, so only a fresh list is left.
+@Test func historyWithANameThatBreaksTheRulesResyncsBySnapshot() {
+    var machine = liveMachine(at: 10)
+    _ = machine.receive(visit(13), now: at(1))
+    let output = machine.receiveHistory([visit(11), forged(12)], now: at(2))
+    #expect(applied(output) == [11])
+    #expect(rejections(output).map(\.seq) == [12])
+    #expect(output.actions == [.requestSnapshot])
+    #expect(machine.replica?.count == seed.count)
+}

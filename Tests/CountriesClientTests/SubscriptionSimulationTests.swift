@@ -193,6 +193,8 @@ private struct Simulation {
                 stats["applied", default: 0] += 1
             case .phaseChanged(let phase):
                 if case .stale = phase { stats["stale", default: 0] += 1 }
+            case .rejected(let seq, let reason):
+                Issue.record("the service's event \(seq) was rejected: \(reason)")
             }
         }
         let extra = states.next()

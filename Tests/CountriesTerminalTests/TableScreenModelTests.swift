@@ -389,3 +389,93 @@ extension TableScreenModel: CustomTestStringConvertible {
 extension ScreenHarness: CustomTestStringConvertible {
     var testDescription: String { "\(model.testDescription) at\n\(screen)" }
 }
+
+/// Issue 22: a name from the wire holding a title change (OSC ... BEL), a screen clear (CSI 2J),
+/// the 8-bit CSI, a bidi override and DEL is drawn escaped on the live table: the bytes sent
+/// to the terminal hold no control but the renderer's own cursor moves and styles.
+@Suite struct HostileNameScreenTests {
+    static let hostile = "Evil\u{1B}]0;pwned\u{7}\u{1B}[2J\u{9B}31m\u{202E}dlroW\u{7F}"
+    static let shown = #"Evil\u{1B}]0;pwned\u{7}\u{1B}[2J\u{9B}31m\u{202E}dlroW\u{7F}"#
+
+    /// The renderer's output without its own CSI sequences (cursor moves, erase, SGR): what is
+    /// left must show, not act.
+    static func rawControls(in bytes: [UInt8]) -> [Unicode.Scalar] {
+        var scalars = Array(String(decoding: bytes, as: UTF8.self).unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            if scalars[index] == "\u{1B}", index + 1 < scalars.count, scalars[index + 1] == "[" {
+                var end = index + 2
+                while end < scalars.count, "0123456789;".unicodeScalars.contains(scalars[end]) { end += 1 }
+                if end < scalars.count, "HJKm".unicodeScalars.contains(scalars[end]) {
+                    scalars.removeSubrange(index...end)
+                    continue
+                }
+            }
+            index += 1
+        }
+        return scalars.filter(VisibleText.isEscaped)
+    }
+
+    @Test(arguments: [true, false])
+    func aHostileNameIsDrawnEscapedOnTheLiveTable(color: Bool) throws {
+        let size = ViewportSize(rows: 20, columns: 120)
+        var screen = ScreenHarness(.select, rows: size.rows, columns: size.columns)
+        let start = CountriesState(countries: SeedList.standard, seq: 4)
+        screen.live(start)
+        // A row added with the name (from a snapshot or an event), named in the footer too.
+        var rows = start.rows
+        rows.append(IndexedCountry(index: rows.count, name: Self.hostile, visited: false))
+        let after = CountriesState(rows: rows, seq: 5)
+        let added = Event(seq: 5, kind: .added(rows[rows.count - 1]))
+        screen.live(after, applied: [added])
+        // The status line of `select` quotes a reply about it.
+        screen.send(.toggleFailed(rows[rows.count - 1], message: "refused: \(Self.hostile)"))
+        screen.advance(.milliseconds(20))
+
+        let renderer = RendererHarness(color: color)
+        var terminal = VirtualScreen(size: size)
+        var stages: [[UInt8]] = []
+        let live = try #require(screen.frame)
+        stages.append(renderer.render(live))
+        terminal.feed(stages[0])
+        #expect(terminal.lines.contains { $0.hasSuffix(" " + Self.shown) }, "the row: \(terminal.lines)")
+        #expect(terminal.lines.contains { $0.contains("last: added " + Self.shown) }, "\(terminal.lines)")
+        #expect(
+            terminal.lines.contains { $0.contains(#"was not toggled: refused: Evil\u{1B}]0;pwned\u{7}"#) })
+        // Every line fits the width: the escapes were laid out, not added after.
+        #expect(live.texts.allSatisfy { DisplayWidth.of($0) <= size.columns })
+
+        // The header's stale reason quotes it.
+        screen.send(.update(replica: after, link: .stale("odd \(Self.hostile)"), applied: []))
+        screen.advance(.milliseconds(20))
+        let stale = try #require(screen.frame)
+        stages.append(renderer.render(stale))
+        terminal.feed(stages[1])
+        #expect(
+            terminal.lines.first?.contains(#"stale: odd Evil\u{1B}]0;pwned\u{7}\u{1B}[2J"#) == true,
+            "\(terminal.lines)")
+
+        for bytes in stages {
+            #expect(Self.rawControls(in: bytes).isEmpty, "\(Self.rawControls(in: bytes))")
+            #expect(!String(decoding: bytes, as: UTF8.self).contains("\u{1B}]"), "no OSC: the title stays")
+        }
+    }
+
+    /// The renderer is the last stop: a line that reaches it raw (a view of tomorrow that forgot
+    /// to escape) is still written escaped.
+    @Test func theRendererEscapesWhatReachesItRaw() {
+        let size = ViewportSize(rows: 2, columns: 200)
+        for color in [true, false] {
+            let renderer = RendererHarness(color: color)
+            let first = renderer.render(
+                Frame(size: size, lines: [ScreenLine(Self.hostile, style: .header), ScreenLine("calm")]))
+            #expect(Self.rawControls(in: first).isEmpty)
+            let tail = renderer.render(
+                Frame(
+                    size: size,
+                    lines: [ScreenLine(Self.hostile, style: .header), ScreenLine("calm " + Self.hostile)]))
+            #expect(Self.rawControls(in: tail).isEmpty)
+            #expect(String(decoding: tail, as: UTF8.self).contains(Self.shown))
+        }
+    }
+}

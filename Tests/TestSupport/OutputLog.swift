@@ -58,6 +58,13 @@ public final class OutputLog: @unchecked Sendable {
         return lock.withLock { String(decoding: all, as: UTF8.self) }
     }
 
+    /// Every byte written so far, as written (``text`` decodes them, which would hide a byte
+    /// that is not UTF-8).
+    public var bytes: Data {
+        if let file { return FileManager.default.contents(atPath: file) ?? Data() }
+        return lock.withLock { all }
+    }
+
     /// The complete lines so far (and the last, unterminated one once the stream has closed).
     public var lines: [Line] {
         if file != nil {
