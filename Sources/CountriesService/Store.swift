@@ -237,6 +237,9 @@ final class Store: StateStore {
         // A reset's reply is the list it put back, which its event holds already: kept as the
         // event's seq (and an empty reply) while the event is kept.
         (4, "ALTER TABLE requests ADD COLUMN event INTEGER"),
+        // The device of the file the identity was given in, beside its inode: a copy on another
+        // file system may get the same inode number. Filled in by loadIdentity when empty.
+        (4, "ALTER TABLE identity ADD COLUMN device INTEGER"),
     ]
 
     /// Runs the steps `from` lacks and records the new schema; inside the caller's transaction,
@@ -255,12 +258,18 @@ final class Store: StateStore {
     /// the same seq as the original with other changes, so it must not pass for the original.
     private static func loadIdentity(_ database: Database, path: String) throws -> (String, String?) {
         try database.transaction {
-            let inode = Store.inode(of: path)
-            let rows = try database.prepare("SELECT store, inode FROM identity").rows()
-            if let row = rows.first, rows.count == 1, case .text(let id)? = row.first,
-                StoreIdentity.isWellFormed(id), row.count == 2, row[1] == .integer(inode)
+            let (device, inode) = Store.fileIdentity(of: path)
+            let rows = try database.prepare("SELECT store, inode, device FROM identity").rows()
+            if let row = rows.first, rows.count == 1, row.count == 3, case .text(let id) = row[0],
+                StoreIdentity.isWellFormed(id), row[1] == .integer(inode)
             {
-                return (id, nil)
+                if row[2] == .integer(device) { return (id, nil) }
+                if row[2] == .null {
+                    // Given before devices were kept (schema 3): the inode is all there is to go
+                    // by, and it matches; keep the identity and note the device from now on.
+                    try database.prepare("UPDATE identity SET device = ?1").run([.integer(device)])
+                    return (id, nil)
+                }
             }
             let note: String
             if rows.isEmpty {
@@ -273,19 +282,19 @@ final class Store: StateStore {
             }
             let id = StoreIdentity.make()
             try database.execute("DELETE FROM identity")
-            try database.prepare("INSERT INTO identity(store, inode) VALUES (?1, ?2)").run([
-                .text(id), .integer(inode),
+            try database.prepare("INSERT INTO identity(store, inode, device) VALUES (?1, ?2, ?3)").run([
+                .text(id), .integer(inode), .integer(device),
             ])
             return (id, note)
         }
     }
 
-    /// The file's inode number, or -1 when there is no file (in memory).
-    private static func inode(of path: String) -> Int64 {
-        guard path != ":memory:" else { return -1 }
+    /// The file's device and inode numbers, or -1 for both when there is no file (in memory).
+    private static func fileIdentity(of path: String) -> (device: Int64, inode: Int64) {
+        guard path != ":memory:" else { return (-1, -1) }
         var info = stat()
-        guard stat(path, &info) == 0 else { return -1 }
-        return Int64(bitPattern: UInt64(info.st_ino))
+        guard stat(path, &info) == 0 else { return (-1, -1) }
+        return (Int64(bitPattern: UInt64(info.st_dev)), Int64(bitPattern: UInt64(info.st_ino)))
     }
 }
 

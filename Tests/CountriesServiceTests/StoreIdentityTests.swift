@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SQLite
 import Testing
 
 @testable import CountriesService
@@ -45,6 +46,26 @@ import Testing
         #expect(restored.identityNote?.contains("copied") == true)
         #expect(try Store(path: "\(directory)/restored.db", seed: seed).identity == restored.identity)
         #expect(try Store(path: path, seed: seed).identity == original)
+    }
+
+    /// A copy on another file system may get the same inode number: the device is kept beside
+    /// it. A store from before devices were kept (none recorded) keeps its identity and records
+    /// its device; one whose device differs is a copy.
+    @Test func theDeviceIsPartOfTheFilesIdentity() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = "\(directory)/countries.db"
+        let original = try Store(path: path, seed: seed).identity
+        let database = try Database(path: path, mode: .readWrite)
+        try database.execute("UPDATE identity SET device = NULL")
+        let upgraded = try Store(path: path, seed: seed)
+        #expect(upgraded.identity == original && upgraded.identityNote == nil, "no device yet: kept")
+        let recorded = try database.prepare("SELECT device FROM identity").rows().first?.first
+        #expect(recorded != nil && recorded != .null, "the device is recorded")
+        try database.execute("UPDATE identity SET device = device + 1")
+        let moved = try Store(path: path, seed: seed)
+        #expect(moved.identity != original, "same inode, another device: a copy")
+        #expect(moved.identityNote?.contains("copied") == true)
     }
 
     @Test func everyInMemoryStoreIsANewStore() {
