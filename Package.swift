@@ -48,7 +48,7 @@ let package = Package(
         ),
 
         // Thin Swift faces on the C libraries; they know nothing of countries.
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "SystemSupport"], swiftSettings: strictSettings),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strictSettings),
         // An HTTP server with bounded Server-Sent Events streams; it knows nothing of countries.
         .target(
@@ -145,7 +145,8 @@ let package = Package(
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
 
         .testTarget(
-            name: "ZeroMQTests", dependencies: ["ZeroMQ", "TestSupport"], swiftSettings: strictSettings),
+            name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemSupport", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"],
             swiftSettings: strictSettings),

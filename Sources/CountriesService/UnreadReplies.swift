@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SystemSupport
 
 /// Bytes of replies each command peer has not taken yet: counted when a reply is handed to
 /// libzmq and given back when libzmq lets it go (written to the connection, or dropped). The
@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Shared with libzmq's I/O threads, which give bytes back.
 final class UnreadReplies: Sendable {
-    private let bytes = Mutex<[Data: Int]>([:])
+    private let bytes = Locked<[Data: Int]>([:])
 
     /// The peer a reply goes to: its routing id, the envelope's first frame.
     static func peer(of envelope: [Data]) -> Data { envelope.first ?? Data() }

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import SystemSupport
 
 /// A frame's bytes handed to libzmq without a further copy: libzmq calls ``free`` when it is
 /// done with them (from an I/O thread), which deallocates them and calls the sender's
@@ -15,7 +16,13 @@ final class ReleasedBuffer {
         }
         pointer = buffer
         self.released = released
+        Self.handOff.withLock { _ in }
     }
+
+    /// What makes the hand-off to libzmq's thread visible to ThreadSanitizer: libzmq passes the
+    /// message through its own lock-free queue, which the sanitizer cannot see, so the sender
+    /// takes this lock once the buffer is made and the free function takes it before reading.
+    private static let handOff = Locked(())
 
     /// Gives the bytes back and tells the sender.
     func run() {
@@ -27,6 +34,7 @@ final class ReleasedBuffer {
     static let free: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
         _, hint in
         guard let hint else { return }
+        handOff.withLock { _ in }
         Unmanaged<ReleasedBuffer>.fromOpaque(hint).takeRetainedValue().run()
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SystemSupport
 import TestSupport
 import Testing
 import ZeroMQ
@@ -10,7 +10,7 @@ import ZeroMQ
 struct ReleasedSendTests {
     /// Counts releases from libzmq's threads.
     final class Releases: Sendable {
-        private let count = Mutex(0)
+        private let count = Locked(0)
         var value: Int { count.withLock { $0 } }
         func bump() { count.withLock { $0 += 1 } }
 
