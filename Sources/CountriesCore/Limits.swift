@@ -29,4 +29,6 @@ public enum Limits {
     public static let retainedEvents = 10_000
     /// Request ids (with their replies) remembered for exactly-once retries.
     public static let retainedRequestIDs = 10_000
+    /// Bytes of a store's identity: 32 lowercase hex digits (docs/PROTOCOL.md, "Store identity").
+    public static let storeIdentityBytes = 32
 }
