@@ -5,7 +5,8 @@ import ZeroMQ
 
 /// A forwarder for fan-out across hosts: an XSUB connected upstream, subscribed to everything,
 /// and an XPUB bound for subscribers, in manual mode so that only the protocol's topics are
-/// honoured as subscriptions (``SubscriptionFilter``, the service's rule). Events and
+/// honoured as subscriptions and no subscriber holds more than its bounds
+/// (``ServerSockets/makeEventSocket(role:countsConnections:bounds:wholeStream:)``). Events and
 /// heartbeats travel down unchanged, so `watch`, `select` and `on-change` work through it as
 /// they do against the service (they still send commands to the service itself).
 ///
@@ -39,11 +40,9 @@ public final class Relay {
         defer { if !started { sockets.close() } }
         do {
             upstream = try sockets.makeSocket(.xsub)
-            downstream = try sockets.makeServerSocket(.xpub, role: "relay")
+            downstream = try sockets.makeEventSocket(role: "relay", bounds: configuration.subscriberBounds)
             for socket in [upstream, downstream] { try socket.setOption(.linger, 0) }
             try upstream.setOption(.maxMessageSize, 64 << 20)
-            try downstream.setOption(.maxMessageSize, configuration.maximumSubscriptionMessageBytes)
-            try downstream.setOption(.xpubManual, true)
             try upstream.setOption(.receiveHighWaterMark, configuration.highWaterMark * 10)
             try downstream.setOption(.sendHighWaterMark, configuration.highWaterMark)
             if let security = configuration.security, let secretKey = security.certificate.secretKey,
@@ -106,7 +105,7 @@ public final class Relay {
                 }
             }
             if ready.isReadable(downstreamItem) {
-                sockets.applySubscriptions(pendingOn: downstream)
+                sockets.applySubscriptions()
             }
             if ready.isReadable(stopItem) {
                 for reason in stop.drain() {

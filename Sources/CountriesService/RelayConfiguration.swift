@@ -13,8 +13,9 @@ public struct RelayConfiguration: Sendable {
     public var allowsInsecureEndpoints = false
     /// Messages held per subscriber (and from the upstream) before dropping, as in the service.
     public var highWaterMark: Int32 = 10_000
-    /// Largest frame a subscriber may send (subscriptions only), as on the service's event socket.
-    public var maximumSubscriptionMessageBytes: Int64 = 512
+    /// What one subscriber connection may send before it is dropped, as on the service's
+    /// event socket.
+    public var subscriberBounds = SubscriberBounds()
 
     /// Creates a configuration.
     public init(upstream: String, downstream: String) {
