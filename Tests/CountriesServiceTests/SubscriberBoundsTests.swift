@@ -6,8 +6,9 @@ import ZeroMQ
 
 @testable import CountriesService
 
-/// What an event socket does with each subscription message (``SubscriberLedger``), and
-/// dropping one connection under libzmq (``PeerDisconnection``), on real sockets.
+/// What an event socket does with each subscription message (``SubscriberLedger``), what a relay
+/// forwards (``ForwardingWindow``), and dropping one connection under libzmq
+/// (``PeerDisconnection``), on real sockets.
 @Suite struct SubscriberBoundsTests {
     static let peer = SubscriberLedger.Peer(descriptor: 12, address: "localhost:0:0:100")
 
@@ -118,6 +119,39 @@ import ZeroMQ
         #expect(ledger.record(Self.cancel("country.changed"), from: Self.peer) == .none)
         #expect(ledger.record(Self.cancel("nothing"), from: Self.peer) == .none)
         #expect(ledger.record(Self.cancel("heart"), from: Self.peer) == .unsubscribe(Data()))
+    }
+
+    // MARK: - The relay's window
+
+    @Test func noRunOfTheWindowIsOverItsBytes() {
+        var window = ForwardingWindow(messages: 4, bytes: 100)
+        // 30 would make 110 in a run of 3; the second 10 makes 100 in the run of 4; 51 would
+        // make 40+10+10+51 once the first 40 leaves; 40 makes 100 again.
+        let taken = [40, 40, 30, 10, 10, 51, 40].map { window.admit($0) }
+        #expect(taken == [true, true, false, true, true, false, true])
+        #expect(window.total == 100)
+        // Whatever comes, no run of 4 admitted in a row is over 100.
+        var generator = SplitMix64(seed: 7)
+        var admitted: [Int] = []
+        for _ in 0..<10_000 {
+            let size = Int(generator.next() % 60)
+            if window.admit(size) { admitted.append(size) }
+        }
+        for end in 4...admitted.count { #expect(admitted[(end - 4)..<end].reduce(0, +) <= 100) }
+    }
+
+    @Test func theDefaultWindowTakesOneOfTheLargestResetsAndAnyRunOfOtherEvents() {
+        var window = RelayConfiguration(upstream: "ipc:///a", downstream: "ipc:///b").forwardingWindow
+        #expect(window.messages == 10_001)
+        let reset = EventShape.maximumBodyBytes + 15 + 2 * HeldMessage.overheadPerFrame
+        #expect([reset, reset].map { window.admit($0) } == [true, false])
+        // Once 10,000 other messages have gone by, the next one fits again.
+        #expect((0..<10_000).allSatisfy { _ in window.admit(400) })
+        let again = window.admit(reset)
+        #expect(again)
+        var fresh = RelayConfiguration(upstream: "ipc:///a", downstream: "ipc:///b").forwardingWindow
+        let largestRow = EventShape.maximumBodyBytes(.countryChanged) + 15 + 2 * HeldMessage.overheadPerFrame
+        #expect((0..<30_000).allSatisfy { _ in fresh.admit(largestRow) })
     }
 
     // MARK: - Dropping one connection under libzmq

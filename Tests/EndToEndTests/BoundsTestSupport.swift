@@ -73,6 +73,25 @@ final class ZMTPPeer {
     /// Sends a one-frame message.
     func sendFrame(_ body: [UInt8]) -> Bool { send([body]) }
 
+    /// The next message, commands (heartbeats) skipped; nil at the end of the stream or after
+    /// the read timeout.
+    func receive() -> [[UInt8]]? {
+        var frames: [[UInt8]] = []
+        while let frame = readFrame() {
+            if frame.isCommand { continue }
+            frames.append(frame.body)
+            if !frame.more { return frames }
+        }
+        return nil
+    }
+
+    /// The next message if one starts to arrive within `limit`.
+    func receive(within limit: Duration) -> [[UInt8]]? {
+        var item = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&item, 1, Int32(limit.milliseconds)) == 1 else { return nil }
+        return receive()
+    }
+
     /// Whether the peer has closed the connection (waits up to `limit` for it).
     func closedByPeer(within limit: Duration) -> Bool {
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -145,6 +164,45 @@ final class ZMTPPeer {
         let bytes = Array(path.utf8)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         return address
+    }
+}
+
+/// A Unix socket a ``ZMTPPeer`` publisher listens on (a relay's `--from`).
+final class ZMTPListener {
+    let path: String
+    private var descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = ZMTPPeer.unixAddress(path)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard descriptor >= 0, bound == 0, listen(descriptor, 4) == 0 else {
+            throw ReliabilityError("listen on \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { close() }
+
+    /// The next connection, handshaken as a socket of `type`; throws after `limit`.
+    func accept(as type: String, within limit: Duration) throws -> ZMTPPeer {
+        var item = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&item, 1, Int32((limit * testSlowdown).milliseconds)) == 1 else {
+            throw ReliabilityError("nobody connected to \(path) within \(limit)")
+        }
+        let connection = Glibc.accept(descriptor, nil, nil)
+        guard connection >= 0 else { throw ReliabilityError("accept: \(String(cString: strerror(errno)))") }
+        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)  // not into the processes other tests start
+        return try ZMTPPeer(descriptor: connection, as: type)
+    }
+
+    func close() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
     }
 }
 
@@ -363,5 +421,92 @@ final class BoundsProbe: Sendable {
         _ = finished.wait(timeout: .now() + .seconds(15 * testSlowdown))
         if let failure = failure.value { throw ReliabilityError("the probe failed: \(failure)") }
         return (worst.value, answers.value)
+    }
+}
+
+/// A relay between a publisher that speaks ZMTP by hand and two subscribers: one that reads,
+/// and one that stops reading after its first message.
+enum BoundsRelay {
+    /// Well-formed events sent after a flood; the reading subscriber must get them all.
+    static let eventsAfter = 20
+
+    /// What a flood did.
+    struct Figures {
+        /// The relay's peak resident growth, KiB.
+        var growth: Int
+        /// Messages over 1 MB the reading subscriber got.
+        var large: Int
+        /// Of ``eventsAfter``, how many it got.
+        var after: Int
+        /// The relay's log.
+        var log: String
+    }
+
+    /// Starts `countries relay` from a publisher of ours, sends `messages` (frames each), then
+    /// ``eventsAfter`` events, and measures.
+    static func flood(_ messages: [[[UInt8]]]) throws -> Figures {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let listener = try ZMTPListener(path: scratch.file("pub"))
+        defer { listener.close() }
+        let downstream = "ipc://\(scratch.file("relay"))"
+        let relay = try ReliabilityChild(
+            ["relay", "--from", "ipc://\(listener.path)", "--bind", downstream, "--log-level", "warning"],
+            stdout: scratch.file("relay.out"), stderr: scratch.file("relay.err"))
+        defer { relay.stop() }
+        let publisher = try listener.accept(as: "PUB", within: .seconds(15))
+        defer { publisher.close() }
+
+        let context = try Context()
+        defer { context.terminate() }
+        let reader = try context.makeSocket(.sub)
+        defer { reader.close() }
+        try reader.setOption(.linger, 0)
+        try reader.setOption(.receiveHighWaterMark, 0)
+        try reader.subscribe("")
+        try reader.connect(downstream)
+        var stuck: ZMTPPeer?
+        defer { stuck?.close() }
+
+        // Heartbeats until both subscribers get one; then the second one never reads again.
+        let heartbeat = [Array(Topic.heartbeat.rawValue.utf8), Array(Heartbeat(seq: 0).encoded())]
+        var readerReady = false
+        var stuckReady = false
+        let synchronized = eventually(within: .seconds(15), every: .milliseconds(50)) {
+            if stuck == nil { stuck = try? ZMTPPeer(connectingTo: scratch.file("relay"), as: "SUB") }
+            if let stuck, !stuckReady, stuck.sendFrame([1]) {}  // subscribe to everything, once
+            guard publisher.send(heartbeat) else { return false }
+            while (try? reader.receive(dontWait: true)) ?? nil != nil { readerReady = true }
+            if let stuck, stuck.receive(within: .milliseconds(50)) != nil { stuckReady = true }
+            return readerReady && stuckReady
+        }
+        guard synchronized else { throw ReliabilityError("the relay's subscribers never got a heartbeat") }
+
+        let before = try #require(ProcessMemory.residentKilobytes(of: relay.pid))
+        for (index, message) in messages.enumerated() where !publisher.send(message) {
+            throw ReliabilityError("the relay stopped reading at message \(index + 1) of \(messages.count)")
+        }
+        for seq in 0..<eventsAfter {
+            let row = IndexedCountry(index: 0, name: "After \(seq)", visited: true)
+            let event = Event(seq: UInt64(1_000 + seq), kind: .changed(row))
+            guard publisher.send([Array(Topic.countryChanged.rawValue.utf8), Array(event.encoded())]) else {
+                throw ReliabilityError("the relay stopped reading before the events after")
+            }
+        }
+
+        var large = 0
+        var after: Set<UInt64> = []
+        try reader.setOption(.receiveTimeout, 500)
+        let deadline = ContinuousClock.now + .seconds(20 * testSlowdown)
+        while after.count < eventsAfter && ContinuousClock.now < deadline {
+            guard let frames = try reader.receive(), frames.count == 2 else { continue }
+            if frames[1].count > 1_000_000 { large += 1 }
+            if frames[0] == Data(Topic.countryChanged.rawValue.utf8), let event = try? Event.decode(frames[1])
+            {
+                after.insert(event.seq)
+            }
+        }
+        let growth = try BoundsFlood.settledPeakGrowth(of: relay.pid, since: before)
+        return Figures(growth: growth, large: large, after: after.count, log: scratch.read("relay.err"))
     }
 }

@@ -196,4 +196,62 @@ import ZeroMQ
         #expect(worst < .seconds(1) * Self.slowdown, "another subscriber waited \(worst)")
         #expect(scratch.read("relay.err").contains("dropped a subscriber"))
     }
+
+    // MARK: - What a publisher sends through a relay
+
+    /// 120 frames of 8 MiB (the figure: +968 to 1,016 MiB with one subscriber that never
+    /// reads), in every shape: alone, under a topic they are too large for, three frames, and
+    /// as the body of a reset (the protocol's shape, and small enough); with small malformed
+    /// messages among them. A subscriber that reads gets the well-formed events sent after.
+    @Test(.timeLimit(.minutes(3)))
+    func aPublisherCannotMakeTheRelayHoldMoreThanItsBudgetPerSubscriber() throws {
+        let eight = [UInt8](repeating: UInt8(ascii: " "), count: 8 << 20)
+        var reset = eight
+        reset[0] = UInt8(ascii: "{")
+        reset[reset.count - 1] = UInt8(ascii: "}")
+        let topic = { (topic: Topic) in Array(topic.rawValue.utf8) }
+        let heartbeat = Array(Heartbeat(seq: 1).encoded())
+        let shapes: [[[UInt8]]] = [
+            [eight], [topic(.countryChanged), eight], [topic(.countriesReset), reset, []],
+            [topic(.countriesReset), reset],
+            [topic(.heartbeat)], [Array("weather".utf8), heartbeat], [topic(.heartbeat), Array("[1]".utf8)],
+            [topic(.heartbeat), heartbeat, heartbeat],
+        ]
+        let figures = try BoundsRelay.flood(
+            (0..<120).map { shapes[$0 % 4] } + (0..<40).map { shapes[4 + $0 % 4] })
+        ReliabilitySizes.report(
+            "relay after 120 frames of 8 MiB and 40 small malformed messages, one subscriber not reading: growth \(figures.growth / 1024) MiB; the other got \(figures.large) of the 8 MiB resets and the \(figures.after) events after"
+        )
+        if Self.measuresMemory {
+            #expect(figures.growth < 64 * 1024, "the relay grew by \(figures.growth / 1024) MiB")
+        }
+        #expect(figures.after == BoundsRelay.eventsAfter)
+        #expect(figures.large >= 1)
+        #expect(figures.log.contains("did not forward a message from upstream"))
+    }
+
+    /// The largest event the service can publish (a reset of 10,000 names of 400 four-byte
+    /// scalars: 16 MB), 12 times: it is forwarded while no subscriber can be left holding more
+    /// than 24 MiB, and dropped (for everyone; they catch up from the service) when it would be.
+    @Test(.timeLimit(.minutes(3)))
+    func theLargestEventRepeatedKeepsTheRelayWithinItsBudget() throws {
+        let names = longestNames(
+            count: Limits.maximumCountries, characters: Limits.maximumNameLength,
+            scalars: Limits.maximumNameScalars)
+        let rows = names.enumerated().map {
+            IndexedCountry(index: $0.offset, name: $0.element, visited: false)
+        }
+        let body = Array(
+            Event(seq: 1, kind: .reset(rows), store: String(repeating: "a", count: 32)).encoded())
+        let figures = try BoundsRelay.flood(
+            Array(repeating: [Array(Topic.countriesReset.rawValue.utf8), body], count: 12))
+        ReliabilitySizes.report(
+            "relay after 12 resets of \(body.count) bytes, one subscriber not reading: growth \(figures.growth / 1024) MiB; the other got \(figures.large) of them and the \(figures.after) events after"
+        )
+        if Self.measuresMemory {
+            #expect(figures.growth < 64 * 1024, "the relay grew by \(figures.growth / 1024) MiB")
+        }
+        #expect(figures.large >= 1)
+        #expect(figures.after == BoundsRelay.eventsAfter)
+    }
 }
