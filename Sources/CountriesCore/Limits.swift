@@ -38,4 +38,6 @@ public enum Limits {
     public static let maximumRequestIDs = 100_000
     /// The most bytes of ids, requests and replies a store keeps, however young.
     public static let maximumRequestIDBytesKept = 64 << 20
+    /// Bytes of a store's identity: 32 lowercase hex digits (docs/PROTOCOL.md, "Store identity").
+    public static let storeIdentityBytes = 32
 }

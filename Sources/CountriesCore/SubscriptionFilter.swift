@@ -7,14 +7,15 @@ import Foundation
 /// subscriber sends, and nothing is ever published under a prefix that no topic starts with.
 /// docs/PROTOCOL.md ("Events") and docs/RELIABILITY.md ("Bounds per peer") say so to users.
 public enum SubscriptionFilter {
-    /// What to do with one message an XPUB socket in manual mode hands up.
-    public enum Decision: Equatable, Sendable {
-        /// Honour the subscription: set `ZMQ_SUBSCRIBE` with this prefix.
+    /// One message an XPUB socket in manual mode hands up.
+    public enum Message: Equatable, Sendable {
+        /// `0x01` + prefix: subscribe to the prefix.
         case subscribe(Data)
-        /// Cancel the subscription: set `ZMQ_UNSUBSCRIBE` with this prefix.
-        case unsubscribe(Data)
-        /// Drop it: a prefix no topic starts with, or not a subscription at all.
-        case ignore
+        /// `0x00` + prefix: cancel a subscription to the prefix.
+        case cancel(Data)
+        /// Anything else (empty, or another first byte): a SUB socket never sends one, so its
+        /// sender is no subscriber of the protocol.
+        case notASubscription
     }
 
     /// The longest prefix that can be honoured: the longest topic, in bytes.
@@ -26,12 +27,10 @@ public enum SubscriptionFilter {
         return Topic.allCases.contains { $0.rawValue.utf8.starts(with: prefix) }
     }
 
-    /// The decision for a message read from an XPUB socket: `0x01` + prefix subscribes,
-    /// `0x00` + prefix cancels; anything else is not a subscription.
-    public static func decide(_ message: Data) -> Decision {
-        guard let kind = message.first, kind <= 1 else { return .ignore }
-        let prefix = message.dropFirst()
-        guard allows(prefix) else { return .ignore }
-        return kind == 1 ? .subscribe(Data(prefix)) : .unsubscribe(Data(prefix))
+    /// What a message read from an XPUB socket is.
+    public static func parse(_ message: Data) -> Message {
+        guard let kind = message.first, kind <= 1 else { return .notASubscription }
+        let prefix = Data(message.dropFirst())
+        return kind == 1 ? .subscribe(prefix) : .cancel(prefix)
     }
 }

@@ -1,16 +1,24 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 import ZeroMQ
 
 /// A forwarder for fan-out across hosts: an XSUB connected upstream, subscribed to everything,
 /// and an XPUB bound for subscribers, in manual mode so that only the protocol's topics are
-/// honoured as subscriptions (``SubscriptionFilter``, the service's rule). Events and
+/// honoured as subscriptions and no subscriber holds more than its bounds
+/// (``ServerSockets/makeEventSocket(role:countsConnections:bounds:wholeStream:)``). Events and
 /// heartbeats travel down unchanged, so `watch`, `select` and `on-change` work through it as
 /// they do against the service (they still send commands to the service itself).
 ///
+/// It forwards only messages of the protocol's shape (``EventShape``: two frames, a topic, no
+/// larger than the largest event of that topic), without copying the large ones, and only while
+/// no run of messages one subscriber could be left holding is over its byte budget
+/// (``ForwardingWindow``); every subscriber with an honoured subscription gets every topic, so
+/// that budget holds for each. What it drops is counted in the log.
+///
 /// Not `zmq_proxy`: it passes every subscription up and lets libzmq store each, a trie node
-/// per byte of its prefix, so one subscriber could take the relay's memory (and the service's).
+/// per byte of its prefix, and forwards whatever the publisher sends.
 ///
 /// One thread, as in the service: ``init(_:logger:)`` binds (a busy port is an error at start),
 /// ``run(stopOn:)`` polls both sockets, the ZAP handler, the monitor and the stop signal
@@ -25,12 +33,19 @@ public final class Relay {
     private let upstream: Socket
     private let downstream: Socket
     private let logger: Logger
+    private var window: ForwardingWindow
+    /// Messages not forwarded, logged a few at a time with a count of the rest.
+    private var drops = RefusalLog(noun: "dropped messages")
 
     /// Binds the downstream endpoint and connects upstream; throws a ``ServiceError`` that says
     /// what to fix, having given back whatever it took.
     public init(_ configuration: RelayConfiguration, logger: Logger) throws(ServiceError) {
         self.configuration = configuration
         self.logger = logger
+        window = configuration.forwardingWindow
+        // Frames of megabytes come and go here; glibc's moving threshold kept 15 MiB more
+        // resident at the peak with resets of 16 MB (``LargeBlocks``).
+        LargeBlocks.mapEach(from: 1 << 20)
         try ServerSockets.checkExposure(
             [configuration.downstream], security: configuration.security,
             allowsInsecure: configuration.allowsInsecureEndpoints, risk: "read every change")
@@ -39,12 +54,13 @@ public final class Relay {
         defer { if !started { sockets.close() } }
         do {
             upstream = try sockets.makeSocket(.xsub)
-            downstream = try sockets.makeServerSocket(.xpub, role: "relay")
+            downstream = try sockets.makeEventSocket(
+                role: "relay", bounds: configuration.subscriberBounds, wholeStream: true)
             for socket in [upstream, downstream] { try socket.setOption(.linger, 0) }
-            try upstream.setOption(.maxMessageSize, 64 << 20)
-            try downstream.setOption(.maxMessageSize, configuration.maximumSubscriptionMessageBytes)
-            try downstream.setOption(.xpubManual, true)
-            try upstream.setOption(.receiveHighWaterMark, configuration.highWaterMark * 10)
+            // No frame larger than the largest event: libzmq drops (and reconnects) an upstream
+            // that sends one, before taking it in.
+            try upstream.setOption(.maxMessageSize, Int64(EventShape.maximumBodyBytes))
+            try upstream.setOption(.receiveHighWaterMark, configuration.upstreamHighWaterMark)
             try downstream.setOption(.sendHighWaterMark, configuration.highWaterMark)
             if let security = configuration.security, let secretKey = security.certificate.secretKey,
                 let serverKey = configuration.upstreamServerKey
@@ -96,17 +112,12 @@ public final class Relay {
             sockets.handle(ready)
             if ready.isReadable(upstreamItem) {
                 for _ in 0..<1_000 {
-                    guard let frames = try? upstream.receive(dontWait: true) else { break }
-                    do {
-                        // XPUB never blocks: a subscriber over its high-water mark misses it.
-                        try downstream.send(frames, dontWait: true)
-                    } catch {
-                        logger.log(.warning, "forwarding failed: \(error)")
-                    }
+                    guard let message = try? upstream.receiveHeld(dontWait: true) else { break }
+                    forward(message)
                 }
             }
             if ready.isReadable(downstreamItem) {
-                sockets.applySubscriptions(pendingOn: downstream)
+                sockets.applySubscriptions()
             }
             if ready.isReadable(stopItem) {
                 for reason in stop.drain() {
@@ -118,6 +129,32 @@ public final class Relay {
                     break serving
                 }
             }
+        }
+    }
+
+    /// Forwards `message` if it has the protocol's shape and fits the window; logs it if not.
+    private func forward(_ message: HeldMessage) {
+        let reason: String
+        switch message.withBuffers(EventShape.check) {
+        case .failure(let flaw):
+            reason = "it has \(flaw)"
+        case .success(let topic):
+            let size = message.byteCount + message.count * HeldMessage.overheadPerFrame
+            guard window.admit(size) else {
+                reason =
+                    "this \(topic.rawValue) of \(size) bytes would make the last \(window.messages) messages, what one subscriber that stops reading can hold, larger than \(window.bytes) bytes; subscribers catch up from the service"
+                break
+            }
+            do {
+                // XPUB never blocks: a subscriber over its high-water mark misses it.
+                try downstream.send(message, dontWait: true)
+            } catch {
+                logger.log(.warning, "forwarding failed: \(error)")
+            }
+            return
+        }
+        if let line = drops.record("did not forward a message from upstream: \(reason)", now: .now) {
+            logger.log(.warning, line)
         }
     }
 }

@@ -137,13 +137,16 @@ final class ZAPHandler {
 struct RefusalLog {
     var window: Duration = .seconds(10)
     var perWindow = 5
+    /// What the summary counts: "(N more refusals not logged)".
+    var noun = "refusals"
     private var windowStart: ContinuousClock.Instant?
     private var written = 0
     private var suppressed = 0
 
-    init(window: Duration = .seconds(10), perWindow: Int = 5) {
+    init(window: Duration = .seconds(10), perWindow: Int = 5, noun: String = "refusals") {
         self.window = window
         self.perWindow = perWindow
+        self.noun = noun
     }
 
     /// The line to log for this refusal, or nil when it is suppressed.
@@ -155,7 +158,7 @@ struct RefusalLog {
                 return nil
             }
         } else {
-            if suppressed > 0 { prefix = "(\(suppressed) more refusals not logged) " }
+            if suppressed > 0 { prefix = "(\(suppressed) more \(noun) not logged) " }
             windowStart = now
             written = 0
             suppressed = 0

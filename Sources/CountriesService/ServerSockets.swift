@@ -23,10 +23,23 @@ final class ServerSockets {
     private let logger: Logger
     /// The owner's sockets, closed by ``close()`` before the monitors and the ZAP handler.
     private var sockets: [Socket] = []
-    private var monitors: [Socket] = []
+    private var monitors: [Monitor] = []
     private var zapItem: Int?
-    private var monitorItems: [(item: Int, monitor: Socket)] = []
+    private var monitorItems: [(item: Int, monitor: Monitor)] = []
     private var closed = false
+    /// The event socket (an XPUB in manual mode) and what each of its subscribers holds.
+    private var events: (socket: Socket, ledger: SubscriberLedger, endpoint: String?)?
+    /// Subscribers dropped, logged a few at a time.
+    private var drops = RefusalLog(noun: "subscribers dropped")
+
+    /// A socket monitor, and what its events are for.
+    private struct Monitor {
+        let socket: Socket
+        /// Whether its connections count in ``connections``.
+        let counts: Bool
+        /// Whether it watches the event socket, whose ledger forgets a connection that went.
+        let watchesEvents: Bool
+    }
 
     /// Whether clients are authenticated: then each message carries a User-Id (``Access``).
     var authenticates: Bool { zap != nil }
@@ -81,6 +94,33 @@ final class ServerSockets {
     func makeServerSocket(_ type: SocketType, role: String, countsConnections: Bool = false) throws(ZMQError)
         -> Socket
     {
+        try makeServerSocket(type, role: role, countsConnections: countsConnections, watchesEvents: false)
+    }
+
+    /// The event socket clients subscribe to: an XPUB in manual mode, so that each
+    /// subscription is seen and honoured only when it is a prefix of a topic, and each
+    /// subscriber connection is held to `bounds` (``SubscriberLedger``) and dropped past them.
+    /// `wholeStream`: an honoured subscription stands for every topic (the relay's).
+    func makeEventSocket(
+        role: String, countsConnections: Bool = false, bounds: SubscriberBounds, wholeStream: Bool = false
+    ) throws(ZMQError) -> Socket {
+        let socket = try makeServerSocket(
+            .xpub, role: role, countsConnections: countsConnections, watchesEvents: true)
+        try socket.setOption(.xpubManual, true)
+        try socket.setOption(.maxMessageSize, bounds.messageBytes)
+        // With CURVE, the ZAP handler's user id goes first into each connection's queue as a
+        // message libzmq (4.3) counts as written and never as read: it takes one place for good,
+        // and a queue of one would never take the subscription.
+        try socket.setOption(.receiveHighWaterMark, bounds.queuedMessages + (authenticates ? 1 : 0))
+        events = (socket, SubscriberLedger(bounds: bounds, wholeStream: wholeStream), nil)
+        return socket
+    }
+
+    private func makeServerSocket(
+        _ type: SocketType, role: String, countsConnections: Bool, watchesEvents: Bool
+    )
+        throws(ZMQError) -> Socket
+    {
         let socket = try makeSocket(type)
         if let security, let secretKey = security.certificate.secretKey {
             try socket.setOption(.curveServer, true)
@@ -88,14 +128,14 @@ final class ServerSockets {
             try socket.setOption(.zapDomain, ZAPHandler.domain)
             try socket.setOption(.zapEnforceDomain, true)
         }
-        var kinds: MonitorEvent.Kinds = countsConnections ? [.accepted, .disconnected] : []
+        var kinds: MonitorEvent.Kinds = countsConnections || watchesEvents ? [.accepted, .disconnected] : []
         // Handshake failures never reach the ZAP handler when the client is plaintext or has
         // the wrong server key; the monitor is how they get logged.
         if zap != nil { kinds.formUnion(.handshakeFailures) }
         if !kinds.isEmpty {
             let endpoint = "inproc://countries.monitor.\(role)"
             let monitor = try context.makeSocket(.pair)
-            monitors.append(monitor)
+            monitors.append(Monitor(socket: monitor, counts: countsConnections, watchesEvents: watchesEvents))
             try socket.startMonitor(endpoint, kinds: kinds)
             try monitor.connect(endpoint)
         }
@@ -131,6 +171,7 @@ final class ServerSockets {
             }
             let bound = try socket.lastEndpoint
             Self.restrictPermissions(of: bound)
+            if events?.socket === socket { events?.endpoint = bound }
             return bound
         } catch {
             let advice: String
@@ -184,7 +225,7 @@ final class ServerSockets {
     /// Adds the ZAP handler and the monitors to the owner's poller; ``handle(_:)`` serves them.
     func register(in poller: inout Poller) {
         zapItem = zap.map { poller.add($0.socket) }
-        monitorItems = monitors.map { (poller.add($0), $0) }
+        monitorItems = monitors.map { (poller.add($0.socket), $0) }
     }
 
     /// Answers ZAP requests and reads monitor events that `ready` reports.
@@ -197,18 +238,38 @@ final class ServerSockets {
         }
     }
 
-    /// Honours the subscriptions queued on an XPUB in manual mode that are prefixes of the
-    /// protocol's topics and drops the rest (``SubscriptionFilter``); a bounded number per
-    /// pass, so subscribers cannot starve the rest of the loop.
-    func applySubscriptions(pendingOn socket: Socket) {
+    /// Reads the subscriptions queued on the event socket (``makeEventSocket(role:countsConnections:bounds:wholeStream:)``)
+    /// and applies what the ledger says: honours prefixes of the protocol's topics, drops a
+    /// connection past its bounds. A bounded number per pass, so subscribers cannot starve the
+    /// rest of the loop.
+    func applySubscriptions() {
+        guard let socket = events?.socket else { return }
+        // Disconnections first: a descriptor in a message below may be a new connection's.
+        for (_, monitor) in monitorItems where monitor.watchesEvents { readMonitor(monitor) }
         for _ in 0..<1_000 {
-            guard let frames = try? socket.receive(dontWait: true) else { return }
-            guard frames.count == 1, let message = frames.first else { continue }
+            guard let message = try? socket.receiveMessage(dontWait: true, properties: ["Peer-Address"])
+            else {
+                return
+            }
+            let peer = message.sourceDescriptor.map {
+                SubscriberLedger.Peer(descriptor: $0, address: message.properties["Peer-Address"] ?? "")
+            }
+            // libzmq splits a multipart message into frames, each taken as a message of its own.
+            let action =
+                events?.ledger.record(
+                    message.frames.first ?? Data(), from: peer, isAnotherConnection: PeerDisconnection.isLive)
+                ?? .none
             do {
-                switch SubscriptionFilter.decide(message) {
+                switch action {
                 case .subscribe(let prefix): try socket.setOption(.subscribe, prefix)
                 case .unsubscribe(let prefix): try socket.setOption(.unsubscribe, prefix)
-                case .ignore: continue
+                case .none: continue
+                case .drop(let reason):
+                    guard let peer, let endpoint = events?.endpoint else { continue }
+                    let done = PeerDisconnection.disconnect(peer, acceptedOn: endpoint)
+                    let line =
+                        "dropped a subscriber (\(peer.address)): it \(reason)\(done ? "" : "; it had already gone")"
+                    if let line = drops.record(line, now: .now) { logger.log(.warning, line) }
                 }
             } catch {
                 logger.log(.warning, "applying a subscription failed: \(error)")
@@ -216,14 +277,16 @@ final class ServerSockets {
         }
     }
 
-    private func readMonitor(_ monitor: Socket) {
-        while let frames = try? monitor.receive(dontWait: true) {
+    private func readMonitor(_ monitor: Monitor) {
+        while let frames = try? monitor.socket.receive(dontWait: true) {
             guard let event = MonitorEvent(frames: frames) else { continue }
             switch event.kind {
             case .accepted:
-                connections += 1
+                if monitor.counts { connections += 1 }
             case .disconnected:
-                connections = max(0, connections - 1)
+                if monitor.counts { connections = max(0, connections - 1) }
+                // The value of a disconnection is the descriptor the connection had.
+                if monitor.watchesEvents { events?.ledger.forget(descriptor: Int32(bitPattern: event.value)) }
             case .handshakeFailedAuth:
                 break  // Refused by our own ZAP handler, which logged it with the key.
             default:
@@ -261,7 +324,7 @@ final class ServerSockets {
         guard !closed else { return }
         closed = true
         // The watched sockets before their monitors, the ZAP handler last.
-        for socket in sockets + monitors { socket.close() }
+        for socket in sockets + monitors.map(\.socket) { socket.close() }
         zap?.socket.close()
         sockets = []
         monitors = []

@@ -32,10 +32,9 @@ public struct ServiceConfiguration: Sendable {
     /// Largest frame the command socket accepts (ZMQ_MAXMSGSIZE); a peer sending more is
     /// disconnected.
     public var maximumMessageBytes: Int64 = 1 << 20
-    /// Largest frame the event socket accepts: subscriptions only, and no honoured one is over
-    /// 16 bytes; the CURVE handshake needs about 300. A bigger one disconnects its sender
-    /// before libzmq stores it (docs/RELIABILITY.md, "Bounds per peer").
-    public var maximumSubscriptionMessageBytes: Int64 = 512
+    /// What one subscriber connection may send the event socket before it is dropped
+    /// (docs/RELIABILITY.md, "Bounds per peer").
+    public var subscriberBounds = SubscriberBounds()
     /// Replies held per command peer that does not read them (ZMQ_SNDHWM); past it the ROUTER
     /// drops that peer's replies, nobody else's. A page of `history` is at most 64 KiB.
     public var replyHighWaterMark: Int32 = 1_000

@@ -71,17 +71,16 @@ public final class StateService {
         }
         do {
             commands = try sockets.makeServerSocket(.router, role: "commands")
-            // An XPUB in manual mode, so only the protocol's topics are ever subscribed: libzmq
-            // keeps a trie node per byte of each prefix a peer asks for (a 1 MB prefix cost
-            // about 27 MB), and nothing is published under any other prefix anyway. Its
-            // connections are the subscribers.
-            events = try sockets.makeServerSocket(.xpub, role: "events", countsConnections: true)
-            try events.setOption(.xpubManual, true)
+            // An XPUB in manual mode, so only the protocol's topics are ever subscribed and no
+            // subscriber holds more than its bounds: libzmq keeps a trie node per byte of each
+            // prefix a peer asks for (a 1 MB prefix cost about 27 MB), and nothing is published
+            // under any other prefix anyway. Its connections are the subscribers.
+            events = try sockets.makeEventSocket(
+                role: "events", countsConnections: true, bounds: configuration.subscriberBounds)
             for socket in [commands, events] {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
             }
             try commands.setOption(.maxMessageSize, configuration.maximumMessageBytes)
-            try events.setOption(.maxMessageSize, configuration.maximumSubscriptionMessageBytes)
             try commands.setOption(.receiveHighWaterMark, 10_000)
             // Per peer: one that never reads its replies loses them past this, nobody else does.
             try commands.setOption(.sendHighWaterMark, configuration.replyHighWaterMark)
@@ -210,7 +209,7 @@ public final class StateService {
             sockets.handle(ready)
             handler.subscribers = sockets.connections
             if ready.isReadable(eventsItem) {
-                sockets.applySubscriptions(pendingOn: events)
+                sockets.applySubscriptions()
             }
             if let tailItem, ready.isReadable(tailItem), let replication {
                 for entry in replication.tail.drain() {

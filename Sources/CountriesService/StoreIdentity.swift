@@ -1,3 +1,5 @@
+import CountriesCore
+
 /// A store's identity (docs/PROTOCOL.md, "Store identity"): a random id minted when a store is
 /// created, so that a seq is always read together with the store it belongs to.
 ///
@@ -14,7 +16,7 @@ enum StoreIdentity {
     static func make(using generator: inout some RandomNumberGenerator) -> String {
         let digits = Array("0123456789abcdef")
         var id = ""
-        id.reserveCapacity(32)
+        id.reserveCapacity(Limits.storeIdentityBytes)
         for _ in 0..<2 {
             var bits = generator.next()
             for _ in 0..<16 {
@@ -27,7 +29,7 @@ enum StoreIdentity {
 
     /// Whether `text` has the shape of an id this service makes (32 lowercase hex digits).
     static func isWellFormed(_ text: String) -> Bool {
-        text.utf8.count == 32
+        text.utf8.count == Limits.storeIdentityBytes
             && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }

@@ -193,6 +193,7 @@ public final class Socket {
     {
         let handle = try openHandle("receive")
         var properties: [String: String] = [:]
+        var sourceDescriptor: Int32?
         var frames: [Data] = []
         var message = zmq_msg_t()
         while true {
@@ -213,12 +214,19 @@ public final class Socket {
             for name in names where properties[name] == nil {
                 if let value = zmq_msg_gets(&message, name) { properties[name] = String(cString: value) }
             }
+            if sourceDescriptor == nil {
+                let descriptor = zmq_msg_get(&message, ZMQ_SRCFD)
+                if descriptor >= 0 { sourceDescriptor = descriptor }
+            }
             let size = zmq_msg_size(&message)
             let frame = size == 0 ? Data() : Data(bytes: zmq_msg_data(&message), count: size)
             let more = zmq_msg_more(&message) != 0
             zmq_msg_close(&message)
             frames.append(frame)
-            if !more { return ReceivedMessage(frames: frames, properties: properties) }
+            if !more {
+                return ReceivedMessage(
+                    frames: frames, properties: properties, sourceDescriptor: sourceDescriptor)
+            }
         }
     }
 
@@ -378,10 +386,16 @@ public struct ReceivedMessage: Sendable, Equatable {
     public var frames: [Data]
     /// The properties found on the message, by name (absent ones are left out).
     public var properties: [String: String]
+    /// The descriptor of the connection it came over (`ZMQ_SRCFD`), for a message that came
+    /// over the wire; nil for one made locally. With `"Peer-Address"` it names the peer that
+    /// sent it, where the socket type has no routing id (an XPUB's subscriptions). libzmq owns
+    /// the descriptor and may close it, and the number be reused, at any time.
+    public var sourceDescriptor: Int32?
 
     /// Creates a received message.
-    public init(frames: [Data], properties: [String: String] = [:]) {
+    public init(frames: [Data], properties: [String: String] = [:], sourceDescriptor: Int32? = nil) {
         self.frames = frames
         self.properties = properties
+        self.sourceDescriptor = sourceDescriptor
     }
 }

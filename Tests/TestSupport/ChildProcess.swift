@@ -297,10 +297,20 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
 public enum ProcessMemory {
     /// `VmRSS` of `pid` in KiB.
     public static func residentKilobytes(of pid: pid_t) -> Int? {
+        kilobytes(of: pid, "VmRSS")
+    }
+
+    /// `VmHWM` of `pid` in KiB: the most it has been resident at once.
+    public static func peakResidentKilobytes(of pid: pid_t) -> Int? {
+        kilobytes(of: pid, "VmHWM")
+    }
+
+    /// A field of /proc/PID/status given in kB.
+    private static func kilobytes(of pid: pid_t, _ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
             return nil
         }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         }
         return nil
