@@ -162,7 +162,7 @@ import ZeroMQ
             Data(#"{"op":"list"}"#.utf8), perTry: .seconds(10), budget: .seconds(30)
         ).count
         lister.close()
-        let before = try #require(BoundsMemory.kilobytes(of: pid, "VmRSS"))
+        let before = try #require(ProcessMemory.residentKilobytes(of: pid))
 
         let context = try Context()
         defer { context.terminate() }
@@ -189,7 +189,7 @@ import ZeroMQ
             answered += 1
             usleep(20_000)
         }
-        let peak = try #require(BoundsMemory.kilobytes(of: pid, "VmHWM"))
+        let peak = try #require(ProcessMemory.peakResidentKilobytes(of: pid))
         var codes: [String: Int] = [:]
         for _ in 0..<lists {
             let frames = try #require(try flooder.receive(), "a list reply or refusal within 30 s")
@@ -209,7 +209,6 @@ import ZeroMQ
         // build beside other work is slower, so this guards against the old seconds-long waits.
         #expect(worst < .seconds(1) * Self.slowdown, "another client waited \(worst) for a reply")
     }
-}
 
     // MARK: - Many small subscriptions from one connection
 
