@@ -32,9 +32,10 @@ final class SharedLog {
         return state
     }
 
-    /// Writes `batch` if it still applies; else the ids found remembered.
+    /// Writes `batch` if it still applies and none of its ids (its changes' and the ids it only
+    /// checks, of refusals and no-ops) is remembered; else the ids found remembered.
     func commit(_ batch: StoreBatch) -> [RememberedRequest]? {
-        let found = batch.requests.compactMap { requests[$0.id] }
+        let found = (batch.requests.map(\.id) + batch.checkedIDs).compactMap { requests[$0] }
         guard batch.basis == seq, found.isEmpty else { return found }
         events += batch.events
         for request in batch.requests { requests[request.id] = request }

@@ -70,7 +70,8 @@ final class SharedLogStore: StateStore {
                 throw StateStoreError("etcd did not answer", code: .outcomeUnknown)
             }
             throw StateStoreError(
-                "moved", code: .moved, remembered: batch.requests.compactMap { log.requests[$0.id] })
+                "moved", code: .moved,
+                remembered: (batch.requests.map(\.id) + batch.checkedIDs).compactMap { log.requests[$0] })
         case .none:
             if let found = log.commit(batch) {
                 // As etcd's refusal does: the events that moved the store past the basis.
