@@ -34,6 +34,9 @@ public struct PidFile {
         let temporary = temporaryPath(for: path)
         let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw cannotWrite(path, errno) }
+        // Readable by all whatever the umask (the process's, which tests running at once may
+        // change): scripts and init systems read it; it holds only a pid.
+        fchmod(descriptor, 0o644)
         var placed = false
         defer { if !placed { close(descriptor) } }
         // Whole and locked before it has its name: nobody reads a half-written pid file, and
