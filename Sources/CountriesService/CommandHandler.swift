@@ -109,7 +109,9 @@ final class CommandHandler {
             }
 
             if let unreadReplies {
-                flush()  // the replies before it count too
+                // The replies made before it count too: send them, but never commit early for
+                // this (that would end group commit); staged changes' replies are small.
+                if staged.isEmpty { flush() }
                 let unread = unreadReplies.unread(by: UnreadReplies.peer(of: incoming.envelope))
                 if unread >= maximumUnreadReplyBytes {
                     refuseNow(

@@ -72,4 +72,19 @@ import Testing
         #expect(handler.estimatedListBytes == bodies[3].count, "exact once encoded")
         #expect(handler.served == 4)
     }
+
+    /// Counting unread replies must not end group commit: the changes of a batch still share
+    /// one commit (the check once committed them one by one).
+    @Test func aBatchOfChangesIsStillOneCommit() throws {
+        let store = FailingStore(seed: SeedList.standard)
+        let handler = try CommandHandler(
+            store: store, seed: SeedList.standard, logger: Logger(level: .error) { _ in }
+        ) { CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: []) }
+        handler.unreadReplies = UnreadReplies()
+        handler.maximumUnreadReplyBytes = 1 << 20
+        let replies = handler.handle(
+            (0..<3).map { request(#"{"op":"toggle","index":\#($0)}"#, from: "peer-\($0)") })
+        #expect(replies.count == 6, "three replies and three events")
+        #expect(store.commits == 1)
+    }
 }
