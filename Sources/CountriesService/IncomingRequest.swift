@@ -53,11 +53,12 @@ struct IncomingRequest {
 
     /// What the reply may take, estimated without decoding the body, for the batch's byte
     /// budget: a page of `history`, a whole list (`list`, `reset`: `listBytes`), or nothing
-    /// worth counting. A false positive only ends a batch early.
-    func estimatedReplyBytes(listBytes: Int) -> Int {
+    /// worth counting; the list's size is asked only for those. A false positive only ends a
+    /// batch early.
+    func estimatedReplyBytes(listBytes: @autoclosure () -> Int) -> Int {
         if mayBeHistory { return Limits.historyPageBytes }
         if mayContain(IncomingRequest.listNeedle) || mayContain(IncomingRequest.resetNeedle) {
-            return listBytes
+            return listBytes()
         }
         return 0
     }

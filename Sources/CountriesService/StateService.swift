@@ -248,7 +248,6 @@ public final class StateService {
         let authenticated = sockets.authenticates
         var costly = 0
         var replyBytes = 0
-        let listBytes = handler.estimatedListBytes
         while batch.count < configuration.maximumBatch && costly < configuration.maximumHistoryPerBatch
             && replyBytes < configuration.maximumBatchReplyBytes
         {
@@ -263,7 +262,7 @@ public final class StateService {
             guard let message else { return }
             let request = IncomingRequest(message, authenticated: authenticated)
             if request.mayBeHistory { costly += 1 }
-            replyBytes += request.estimatedReplyBytes(listBytes: listBytes)
+            replyBytes += request.estimatedReplyBytes(listBytes: handler.estimatedListBytes)
             batch.append(request)
         }
     }
