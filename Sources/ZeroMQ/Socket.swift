@@ -118,21 +118,14 @@ public final class Socket {
     ) throws(ZMQError) -> Bool {
         let handle = try openHandle("send")
         let flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
-        for (index, frame) in head.enumerated() {
-            while true {
-                let rc = frame.withUnsafeBytes { bytes in
-                    zmq_send(handle, bytes.baseAddress, bytes.count, flags | ZMQ_SNDMORE)
-                }
-                if rc >= 0 { break }
-                let code = zmq_errno()
-                if index == 0 && (code == EAGAIN || code == EINTR) {
-                    released()
-                    return false
-                }
-                if code == EINTR { continue }
+        do {
+            guard try send(count: head.count, dontWait: dontWait, continued: true, frame: { head[$0] }) else {
                 released()
-                throw ZMQError(code: code, operation: "send(frame \(index + 1) of \(head.count + 1))")
+                return false
             }
+        } catch {
+            released()
+            throw error
         }
         var message = zmq_msg_t()
         let release = ReleasedBuffer(copying: last, released: released)
@@ -152,12 +145,15 @@ public final class Socket {
         }
     }
 
-    /// Sends frames `frame(0)` to `frame(count - 1)` as one multipart message.
-    private func send(count: Int, dontWait: Bool, frame: (Int) -> Data) throws(ZMQError) -> Bool {
+    /// Sends frames `frame(0)` to `frame(count - 1)` as one multipart message, or as its start
+    /// when `continued` (the caller sends the rest).
+    private func send(count: Int, dontWait: Bool, continued: Bool = false, frame: (Int) -> Data)
+        throws(ZMQError) -> Bool
+    {
         let handle = try openHandle("send")
         for index in 0..<count {
             var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
-            if index < count - 1 { flags |= ZMQ_SNDMORE }
+            if index < count - 1 || continued { flags |= ZMQ_SNDMORE }
             while true {
                 let rc = frame(index).withUnsafeBytes { bytes in
                     zmq_send(handle, bytes.baseAddress, bytes.count, flags)
