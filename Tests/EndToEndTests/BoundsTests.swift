@@ -143,7 +143,6 @@ import ZeroMQ
     func unreadListRepliesAreBoundedInBytesAndOthersAreAnswered() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
-        let seed = scratch.file("longest.txt")
         // 100 characters of 4 scalars of 4 bytes each (a letter and three combining stems):
         // 1,600 bytes, the most a name may take.
         let widest = "\u{1D538}\u{1D165}\u{1D165}\u{1D165}"
@@ -151,7 +150,7 @@ import ZeroMQ
             let digits = String(number)
             return digits + String(repeating: widest, count: Limits.maximumNameLength - digits.count)
         }
-        try Data((names.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: seed))
+        let seed = try scratch.seedFile("longest.txt", names: names)
         let service = ReliabilityService(
             scratch: scratch, heartbeatMilliseconds: 1_000, extraArguments: ["--seed", seed])
         defer { service.stop() }

@@ -42,6 +42,15 @@ typealias ReliabilityBox = Box
 /// A private directory for one test: ipc sockets, the store, process output (the shared one).
 typealias ReliabilityScratch = ScratchDirectory
 
+extension ScratchDirectory {
+    /// Writes `names` as a text seed file (one per line) called `name`; its path.
+    func seedFile(_ name: String, names: [String]) throws -> String {
+        let path = file(name)
+        try Data((names.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+}
+
 /// A `countries` process whose stdout and stderr are appended to files (the shared child
 /// process); stopped and reaped by its pid only.
 typealias ReliabilityChild = ChildProcess
