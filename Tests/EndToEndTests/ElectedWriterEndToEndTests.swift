@@ -1,0 +1,204 @@
+import CountriesCore
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+
+/// One elected writer among replicas (docs/HA.md, "Commits"): the others forward changes to it,
+/// so replicas no longer race for the seq; a writer that dies is replaced; and a former writer
+/// paused past its lease commits nothing on the seq it last knew (the seq compare is the fence).
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+struct ElectedWriterEndToEndTests {
+    typealias Replicas = ReplicationEndToEndTests.Replicas
+    typealias Requester = ReplicationEndToEndTests.Requester
+
+    /// The index of the replica whose log last says it is the writer.
+    private func writer(_ replicas: Replicas) -> Int? {
+        replicas.services.firstIndex { service in
+            let lines = service.process.stderrSoFar.split(separator: "\n").filter {
+                $0.contains("writer election:")
+            }
+            return lines.last?.contains("this replica is the writer") == true
+        }
+    }
+
+    /// Waits until one replica is the writer and every other one follows it.
+    private func elected(_ replicas: Replicas, within limit: Duration = .seconds(10)) -> Int? {
+        var found: Int?
+        _ = eventually(within: limit) {
+            found = writer(replicas)
+            guard let found else { return false }
+            return replicas.services.indices.allSatisfy { index in
+                index == found
+                    || replicas.services[index].process.stderrSoFar.split(separator: "\n").last {
+                        $0.contains("writer election:")
+                    }?.contains("the writer is \(replicas.sandboxes[found].commandEndpoint)") == true
+            }
+        }
+        return found
+    }
+
+    /// `adds` adds of names of their own, sent by `writers` clients through `endpoints` in turn,
+    /// each with an id; what each client heard.
+    private func add(
+        writers: Int, adds: Int, through endpoints: [String], prefix: String
+    ) -> [HistoryChecker.Operation] {
+        let operations = Box<[HistoryChecker.Operation]>([])
+        let start = ContinuousClock.now
+        let group = DispatchGroup()
+        for writer in 0..<writers {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                guard
+                    let requesters = try? endpoints.map({ try Requester(endpoint: $0, timeout: .seconds(5)) })
+                else { return }
+                defer { for requester in requesters { requester.close() } }
+                for number in 0..<adds {
+                    let name = "\(prefix)\(writer)-\(number)"
+                    let invoked = ContinuousClock.now - start
+                    let body = #"{"op":"add","name":"\#(name)","id":"\#(name)"}"#
+                    let outcome: HistoryChecker.Outcome
+                    if let data = try? requesters[(writer + number) % requesters.count].request(body),
+                        let reply = try? Reply.decode(data)
+                    {
+                        if let seq = reply.seq, reply.ok {
+                            outcome = .acknowledged(seq: seq)
+                        } else {
+                            let code = reply.error?.code ?? "?"
+                            outcome = code == "unavailable" ? .indeterminate : .refused(code: code)
+                        }
+                    } else {
+                        outcome = .indeterminate
+                    }
+                    let operation = HistoryChecker.Operation(
+                        id: name, name: name, invoked: invoked, completed: ContinuousClock.now - start,
+                        outcome: outcome)
+                    operations.update { $0.append(operation) }
+                }
+            }.start()
+        }
+        group.wait()
+        return operations.value
+    }
+
+    /// The whole kept history from `endpoint`, page by page.
+    private func history(_ endpoint: String) throws -> [HistoryChecker.Committed] {
+        let requester = try Requester(endpoint: endpoint)
+        defer { requester.close() }
+        var committed: [HistoryChecker.Committed] = []
+        while true {
+            let since = committed.last?.seq ?? 0
+            let reply = try Reply.decode(requester.request(#"{"op":"history","since":\#(since)}"#))
+            let events = try #require(reply.events, "\(reply)")
+            for event in events {
+                if case .added(let row) = event.kind {
+                    committed.append(.init(seq: event.seq, added: row.name))
+                } else {
+                    committed.append(.init(seq: event.seq, added: nil))
+                }
+            }
+            if reply.more != true || events.isEmpty { return committed }
+        }
+    }
+
+    /// Commands served, from `status --json`.
+    private func served(_ service: Service) throws -> Int {
+        let status = try jsonReply(try service.run(["status", "--json"]))
+        return try #require(status["commands_served"] as? Int, "\(status)")
+    }
+
+    @Test func changesThroughBothReplicasAreAllCommittedByTheWriterNoneRefused() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let follower = 1 - writer
+        let servedBefore = try served(replicas.services[follower])
+        let operations = add(
+            writers: 4, adds: 30, through: replicas.sandboxes.map(\.commandEndpoint), prefix: "w")
+        let notAcknowledged = operations.filter {
+            if case .acknowledged = $0.outcome { return false }
+            return true
+        }
+        #expect(
+            notAcknowledged.isEmpty, "every change through either replica is committed: \(notAcknowledged)")
+        let history = try history(replicas.sandboxes[follower].commandEndpoint)
+        #expect(HistoryChecker.contiguous(history).isEmpty)
+        #expect(HistoryChecker.exactlyOnce(operations, history: history).isEmpty)
+        // The follower answers its own `status` calls (and a change that came before its connection
+        // to the writer was up); the 60 changes sent to it went to the writer.
+        let servedByFollower = try served(replicas.services[follower]) - servedBefore
+        #expect(servedByFollower <= 5, "the follower served \(servedByFollower) requests itself")
+    }
+
+    @Test func aKilledWriterIsReplacedAndChangesGoOn() throws {
+        let replicas = try Replicas(members: 3)
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let survivor = 1 - writer
+        #expect(try replicas.services[survivor].run(["add", "Before"]).exitCode == 0)
+        replicas.services[writer].process.signal(SIGKILL)
+        _ = replicas.services[writer].stop()
+        // At once: its connection is gone, so the survivor commits itself.
+        let right = try replicas.services[survivor].run(["add", "RightAfter"])
+        #expect(right.exitCode == 0, "\(right)")
+        // Once the dead writer's lease (2 s) ends, the survivor is elected.
+        #expect(
+            eventually(within: .seconds(10)) {
+                replicas.services[survivor].process.stderrSoFar.contains("this replica is the writer")
+            }, "\(replicas.services[survivor].process.stderrSoFar)")
+        let operations = add(
+            writers: 2, adds: 10, through: [replicas.sandboxes[survivor].commandEndpoint], prefix: "after")
+        #expect(
+            operations.allSatisfy { if case .acknowledged = $0.outcome { true } else { false } },
+            "\(operations)")
+        let history = try history(replicas.sandboxes[survivor].commandEndpoint)
+        #expect(HistoryChecker.contiguous(history).isEmpty)
+        #expect(history.count == 22)
+    }
+
+    /// The writer is stopped (SIGSTOP) past its lease's TTL, the other replica is elected and
+    /// commits; a change already queued at the paused one is then taken when it resumes, decided
+    /// on the seq it knew: the seq compare refuses that commit, it catches up, and the history
+    /// stays ordered and unique with nothing acknowledged lost.
+    @Test func aPausedFormerWriterCommitsNothingOnAStaleSeq() throws {
+        let replicas = try Replicas(members: 3)
+        defer {
+            for service in replicas.services { service.process.signal(SIGCONT) }
+            replicas.stop()
+        }
+        let former = try #require(elected(replicas), "no writer elected")
+        let other = 1 - former
+        let endpoints = replicas.sandboxes.map(\.commandEndpoint)
+        var operations = add(writers: 2, adds: 5, through: endpoints, prefix: "first")
+        replicas.services[former].process.signal(SIGSTOP)
+        // Past the TTL, the lease ends and the other replica is elected.
+        #expect(
+            eventually(within: .seconds(15)) {
+                replicas.services[other].process.stderrSoFar.split(separator: "\n").last {
+                    $0.contains("writer election:")
+                }?.contains("this replica is the writer") == true
+            }, "\(replicas.services[other].process.stderrSoFar)")
+        // Queued at the paused replica; its seq is now behind etcd's.
+        let queued = Box<[HistoryChecker.Operation]>([])
+        let paused = Thread {
+            queued.value = add(writers: 1, adds: 1, through: [endpoints[former]], prefix: "paused")
+        }
+        paused.start()
+        operations += add(writers: 2, adds: 5, through: [endpoints[other]], prefix: "second")
+        replicas.services[former].process.signal(SIGCONT)
+        #expect(eventually(within: .seconds(15)) { !queued.value.isEmpty })
+        operations += queued.value
+        operations += add(writers: 2, adds: 5, through: endpoints, prefix: "third")
+        let history = try history(endpoints[other])
+        #expect(HistoryChecker.contiguous(history).isEmpty, "\(history)")
+        #expect(HistoryChecker.exactlyOnce(operations, history: history).isEmpty, "\(operations) \(history)")
+        let acknowledged = operations.filter { if case .acknowledged = $0.outcome { true } else { false } }
+        #expect(acknowledged.count >= 30, "\(operations)")
+        // Taken once it resumed: decided again on etcd's seq (by the compare's refusal, or after
+        // its event tail caught up first), never committed on the seq it knew when paused.
+        #expect(
+            queued.value.first.map { if case .acknowledged = $0.outcome { true } else { false } } == true,
+            "\(queued.value) \(replicas.services[former].process.stderrSoFar)")
+    }
+}
