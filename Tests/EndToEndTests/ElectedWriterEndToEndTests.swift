@@ -13,8 +13,8 @@ struct ElectedWriterEndToEndTests {
     typealias Requester = ReplicationEndToEndTests.Requester
 
     /// The index of the replica whose log last says it is the writer.
-    private func writer(_ replicas: Replicas) -> Int? {
-        replicas.services.firstIndex { service in
+    private func writer(_ services: [Service]) -> Int? {
+        services.firstIndex { service in
             let lines = service.process.stderrSoFar.split(separator: "\n").filter {
                 $0.contains("writer election:")
             }
@@ -24,15 +24,19 @@ struct ElectedWriterEndToEndTests {
 
     /// Waits until one replica is the writer and every other one follows it.
     private func elected(_ replicas: Replicas, within limit: Duration = .seconds(10)) -> Int? {
+        elected(replicas.services, within: limit)
+    }
+
+    private func elected(_ services: [Service], within limit: Duration = .seconds(10)) -> Int? {
         var found: Int?
         _ = eventually(within: limit) {
-            found = writer(replicas)
+            found = writer(services)
             guard let found else { return false }
-            return replicas.services.indices.allSatisfy { index in
+            return services.indices.allSatisfy { index in
                 index == found
-                    || replicas.services[index].process.stderrSoFar.split(separator: "\n").last {
+                    || services[index].process.stderrSoFar.split(separator: "\n").last {
                         $0.contains("writer election:")
-                    }?.contains("the writer is \(replicas.sandboxes[found].commandEndpoint)") == true
+                    }?.contains("the writer is \(services[found].sandbox.commandEndpoint)") == true
             }
         }
         return found
@@ -200,5 +204,55 @@ struct ElectedWriterEndToEndTests {
         #expect(
             queued.value.first.map { if case .acknowledged = $0.outcome { true } else { false } } == true,
             "\(queued.value) \(replicas.services[former].process.stderrSoFar)")
+    }
+
+    /// With CURVE a follower signs in to the writer with the service's own key pair: with the
+    /// service's public key allowed, changes are forwarded; without it, the writer refuses the
+    /// handshake and the follower commits them itself, saying why.
+    @Test(arguments: [true, false]) func withCurveTheFollowerSignsInWithTheServiceKey(allowed: Bool) throws {
+        let workspace = try SecurityWorkspace()
+        defer { workspace.remove() }
+        let keys = try SecurityKeys(workspace)
+        if allowed {
+            try FileManager.default.copyItem(
+                atPath: workspace.path + "/server.pub", toPath: workspace.path + "/rw/server.pub")
+        }
+        let etcd = try EtcdCluster(members: 1)
+        defer { etcd.stop() }
+        var services: [Service] = []
+        defer { for service in services { service.stop() } }
+        for _ in 0..<2 {
+            services.append(
+                try Service(
+                    in: try Sandbox(),
+                    options: [
+                        "--etcd", etcd.clientURLs.joined(separator: ","), "--curve-key",
+                        workspace.path + "/server.key",
+                        "--allow", workspace.path + "/rw",
+                    ], waitUntilReady: false))
+        }
+        let writer = try #require(elected(services), "no writer elected")
+        let follower = services[1 - writer]
+        func add(_ name: String) throws -> Execution {
+            try Countries.run(
+                ["add", name, "--command", follower.sandbox.commandEndpoint] + keys.client("rw/alice"))
+        }
+        for number in 0..<10 {
+            // A writer that has not answered the handshake for a second is logged as unreachable.
+            if number == 5 { Thread.sleep(forTimeInterval: 1.5 * Double(testSlowdown)) }
+            let added = try add("Curve\(number)")
+            #expect(added.exitCode == 0, "\(added)")
+        }
+        let status = try Countries.run(
+            ["status", "--json", "--command", follower.sandbox.commandEndpoint] + keys.client("rw/alice"))
+        let served = try #require(try jsonReply(status)["commands_served"] as? Int, "\(status)")
+        let unreachable = follower.process.stderrSoFar.contains("cannot be reached")
+        if allowed {
+            #expect(served <= 3, "the follower committed \(served) itself")
+            #expect(!unreachable, "\(follower.process.stderrSoFar)")
+        } else {
+            #expect(served >= 10, "refused by the writer, the follower commits itself")
+            #expect(unreachable, "\(follower.process.stderrSoFar)")
+        }
     }
 }
