@@ -183,11 +183,11 @@ public final class StateService {
         replication?.probe.start()
         writer?.election.start()
         defer {
-            replication?.tail.stop()
-            replication?.probe.stop()
-            // Revoked on the way out: another replica becomes the writer at once.
+            // Revoked first on the way out: another replica becomes the writer at once.
             writer?.election.stop()
             writer?.forwarder.close()
+            replication?.tail.stop()
+            replication?.probe.stop()
             sockets.close()
             logger.log(.info, "stopped at seq \(handler.state.seq)")
             writerLock?.release()

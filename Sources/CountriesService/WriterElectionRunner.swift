@@ -72,6 +72,7 @@ final class WriterElectionRunner: Sendable {
         if let lease = election.withLock({ $0.lease }) {
             do {
                 try client.revokeLease(lease)
+                logger.log(.info, "writer election: lease revoked, another replica takes over")
             } catch {
                 logger.log(.warning, "could not revoke the writer lease (it expires by itself): \(error)")
             }

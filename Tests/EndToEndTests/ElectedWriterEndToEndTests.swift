@@ -161,6 +161,27 @@ struct ElectedWriterEndToEndTests {
         #expect(history.count == 22)
     }
 
+    /// A writer stopped cleanly (SIGTERM) revokes its lease on the way out: its key is gone
+    /// from etcd when it has exited, so the other replica is the writer at its next read, not a
+    /// lease's TTL later.
+    @Test func aCleanlyStoppedWriterLeavesNoKeyBehind() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let endpoints = ["--endpoints", replicas.etcd.clientURLs.joined(separator: ",")]
+        let keys = try replicas.etcd.etcdctl(
+            endpoints + ["get", "--prefix", "/countries/writer/", "--keys-only"])
+        #expect(keys.stdout.split(separator: "\n").filter { !$0.isEmpty }.count == 2, "\(keys)")
+        let stopped = replicas.services[writer].stop()
+        #expect(stopped?.exitCode == 0, "\(String(describing: stopped))")
+        #expect(stopped?.stderr.contains("lease revoked") == true, "\(String(describing: stopped))")
+        let left = try replicas.etcd.etcdctl(endpoints + ["get", "--prefix", "/countries/writer/"])
+        let lines = left.stdout.split(separator: "\n").filter { !$0.isEmpty }
+        #expect(
+            lines.count == 2 && lines.last.map(String.init) == replicas.sandboxes[1 - writer].commandEndpoint,
+            "only the survivor's key: \(left)")
+    }
+
     /// The writer is stopped (SIGSTOP) past its lease's TTL, the other replica is elected and
     /// commits; a change already queued at the paused one is then taken when it resumes, decided
     /// on the seq it knew: the seq compare refuses that commit, it catches up, and the history
