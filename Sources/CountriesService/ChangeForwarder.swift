@@ -27,6 +27,10 @@ final class ChangeForwarder {
     private(set) var connected: String?
     private var connectedAt: ContinuousClock.Instant?
     private var pending: [UInt64: Pending] = [:]
+    /// Tokens in the order sent, which is the order of their deadlines (each is its sending
+    /// plus ``replyTimeout``); answered ones are skipped when they reach the front.
+    private var order: [UInt64] = []
+    private var orderHead = 0
     /// Pending requests per client peer, for ``hasPending(peer:)``.
     private var pendingByPeer: [Data: Int] = [:]
     private var nextToken: UInt64 = 1
@@ -102,6 +106,7 @@ final class ChangeForwarder {
         unreachableLogged = nil
         nextToken &+= 1
         pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout)
+        order.append(token)
         pendingByPeer[UnreadReplies.peer(of: request.envelope), default: 0] += 1
         return true
     }
@@ -123,7 +128,11 @@ final class ChangeForwarder {
 
     /// The requests whose reply is overdue at `now`, answered `unavailable`.
     func expire(now: ContinuousClock.Instant) -> [Outgoing] {
-        let overdue = pending.filter { $0.value.deadline <= now }.map(\.key)
+        var overdue: [UInt64] = []
+        while let token = oldestPending(), let waiting = pending[token], waiting.deadline <= now {
+            overdue.append(token)
+            orderHead += 1
+        }
         guard !overdue.isEmpty else { return [] }
         let refusal = Reply(
             error: CountriesError(
@@ -131,13 +140,23 @@ final class ChangeForwarder {
                 "the writer replica did not answer within \(Self.replyTimeout): the change may or may not have been applied; retry with the same id"
             )
         ).encoded()
-        return overdue.sorted().compactMap { token in
+        return overdue.compactMap { token in
             settle(token).map { .reply(envelope: $0.envelope, body: refusal) }
         }
     }
 
     /// The earliest deadline of a pending request, for the poll's timeout.
-    var nextDeadline: ContinuousClock.Instant? { pending.values.map(\.deadline).min() }
+    var nextDeadline: ContinuousClock.Instant? { oldestPending().flatMap { pending[$0]?.deadline } }
+
+    /// The oldest token still waiting (the front of ``order``, answered ones dropped).
+    private func oldestPending() -> UInt64? {
+        while orderHead < order.count, pending[order[orderHead]] == nil { orderHead += 1 }
+        if orderHead > 1_024, orderHead * 2 > order.count {
+            order.removeFirst(orderHead)
+            orderHead = 0
+        }
+        return orderHead < order.count ? order[orderHead] : nil
+    }
 
     /// Closes the socket (before the context ends). Pending requests get no reply: their clients
     /// retry elsewhere with the same id.

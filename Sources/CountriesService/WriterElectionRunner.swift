@@ -59,10 +59,20 @@ final class WriterElectionRunner: Sendable {
     private func run() {
         let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout, security: security)
         var lastRole = WriterElection.Role.unknown
+        var failing = false
         while !isStopping {
             let now = ContinuousClock.now
             let step = election.withLock { $0.nextStep(now: now) }
-            perform(step, client: client, now: now)
+            if let failure = perform(step, client: client, now: now) {
+                // Logged once per outage, not at every try.
+                if !failing { logger.log(.warning, "writer election: \(failure); trying again") }
+                failing = true
+                let until = ContinuousClock.now + .milliseconds(200)
+                while !isStopping && ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.01) }
+            } else if failing, step == .grantLease || step.isCampaign {
+                logger.log(.info, "writer election: etcd answers again")
+                failing = false
+            }
             let role = self.role()
             if role != lastRole {
                 logger.log(.info, "writer election: \(Self.describe(role))")
@@ -79,21 +89,24 @@ final class WriterElectionRunner: Sendable {
         }
     }
 
-    private func perform(_ step: WriterElection.Step, client: EtcdClient, now: ContinuousClock.Instant) {
+    /// Does `step`; what failed, for a grant or a campaign that etcd did not take.
+    private func perform(_ step: WriterElection.Step, client: EtcdClient, now: ContinuousClock.Instant)
+        -> String?
+    {
         switch step {
         case .grantLease:
             do {
                 let lease = try client.grantLease(ttlSeconds: Self.leaseSeconds)
                 election.withLock { $0.granted(lease: lease.id, ttlSeconds: lease.ttlSeconds, sentAt: now) }
             } catch {
-                pause(after: error, doing: "granting a writer lease")
+                return "granting a writer lease failed: \(error)"
             }
         case .campaign(let lease):
             do {
                 let (key, revision) = try campaign(lease: lease, client: client)
                 election.withLock { $0.campaigned(key: key, createRevision: revision) }
             } catch {
-                pause(after: error, doing: "putting the writer election key")
+                return "putting the writer election key failed: \(error)"
             }
         case .renew(let lease):
             do {
@@ -122,6 +135,7 @@ final class WriterElectionRunner: Sendable {
                 Thread.sleep(forTimeInterval: 0.01)
             }
         }
+        return nil
     }
 
     /// Puts this replica's key (`writer/<lease in hex>`, its endpoint, with the lease) unless it
@@ -140,19 +154,20 @@ final class WriterElectionRunner: Sendable {
         return (key, kv.createRevision)
     }
 
-    /// A failed grant or campaign: logged, and tried again after a short pause.
-    private func pause(after error: EtcdError, doing what: String) {
-        logger.log(.warning, "writer election: \(what) failed: \(error)")
-        let until = ContinuousClock.now + .milliseconds(200)
-        while !isStopping && ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
     static func describe(_ role: WriterElection.Role) -> String {
         switch role {
         case .writer: return "this replica is the writer"
         case .follower(let endpoint): return "the writer is \(endpoint); changes are forwarded to it"
         case .unknown: return "no writer known; this replica commits its own changes"
         }
+    }
+}
+
+extension WriterElection.Step {
+    /// Whether the step puts this replica's key.
+    var isCampaign: Bool {
+        if case .campaign = self { return true }
+        return false
     }
 }
 
