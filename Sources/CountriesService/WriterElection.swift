@@ -63,7 +63,7 @@ struct WriterElection: Equatable {
     private var writerReadAt: ContinuousClock.Instant?
     private var nextRead: ContinuousClock.Instant?
 
-    init(endpoint: String, readInterval: Duration = .milliseconds(250)) {
+    init(endpoint: String, readInterval: Duration = .milliseconds(500)) {
         self.endpoint = endpoint
         self.readInterval = readInterval
     }

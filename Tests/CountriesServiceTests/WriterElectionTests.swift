@@ -36,7 +36,7 @@ import Testing
     @Test func renewalsFallDueAThirdOfTheTTLAfterTheGrant() {
         var election = campaigned()
         election.read(writer: .init(key: "writer/a", endpoint: me, createRevision: 10), now: at(3))
-        #expect(election.nextStep(now: at(100)) == .wait(until: at(253)))
+        #expect(election.nextStep(now: at(100)) == .wait(until: at(503)))
         #expect(election.nextStep(now: at(700)) == .renew(lease: 7))
         election.renewed(ttlSeconds: 2, sentAt: at(700))
         #expect(election.role(now: at(2_500)) == .unknown, "the read of the writer is over a TTL old")
