@@ -118,8 +118,8 @@ let package = Package(
         .executableTarget(
             name: "countries-bench",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "SystemSupport",
-                "ZeroMQ",
+                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "Etcd",
+                "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

@@ -31,6 +31,9 @@ public final class StateService {
     /// A replicated service's link to etcd: the event log it publishes from and the quorum it
     /// heartbeats by (docs/HA.md); nil for a store of one service.
     private let replication: (tail: EventTail, probe: QuorumProbe, health: ClusterHealth)?
+    /// A replica's election of the one writer and the forwarding of changes to it (docs/HA.md,
+    /// "Commits"); nil for a store of one service.
+    private let writer: (election: WriterElectionRunner, forwarder: ChangeForwarder)?
     /// The seq of the last event published.
     private var publishedSeq: UInt64 = 0
     /// Whether heartbeats are held back for want of a quorum (logged when it changes).
@@ -126,11 +129,19 @@ public final class StateService {
                     interval: min(configuration.heartbeatInterval, .milliseconds(500)),
                     logger: logger)
                 replication = (tail, probe, health)
+                writer = (
+                    WriterElectionRunner(
+                        configuration: etcd, endpoint: Self.advertised(boundEndpoints[0]), logger: logger),
+                    try ChangeForwarder(
+                        context: sockets.context, security: configuration.security, logger: logger)
+                )
             } catch {
-                throw ServiceError(.sockets, "could not set up the event log's pipe: \(error)")
+                throw ServiceError(
+                    .sockets, "could not set up the event log's pipe or the forwarder: \(error)")
             }
         } else {
             replication = nil
+            writer = nil
         }
         self.sockets = sockets
         self.writerLock = writerLock
@@ -170,7 +181,11 @@ public final class StateService {
     public func run(stopOn stop: (any StopSource)?) throws(ServiceError) {
         replication?.tail.start()
         replication?.probe.start()
+        writer?.election.start()
         defer {
+            // Revoked first on the way out: another replica becomes the writer at once.
+            writer?.election.stop()
+            writer?.forwarder.close()
             replication?.tail.stop()
             replication?.probe.stop()
             sockets.close()
@@ -186,6 +201,7 @@ public final class StateService {
         let stopItem = stop.map { poller.add(fileDescriptor: $0.fileDescriptor) }
         let eventsItem = poller.add(events)
         let tailItem = replication.map { poller.add(fileDescriptor: $0.tail.fileDescriptor) }
+        let forwarderItem = writer.map { poller.add($0.forwarder.socket) }
         sockets.register(in: &poller)
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
@@ -198,7 +214,8 @@ public final class StateService {
                 publishHeartbeat()
                 nextHeartbeat = now + interval
             }
-            let timeout = max(0, Int((nextHeartbeat - now) / .milliseconds(1)) + 1)
+            let wakeup = min(nextHeartbeat, writer?.forwarder.nextDeadline ?? nextHeartbeat)
+            let timeout = max(0, Int((wakeup - now) / .milliseconds(1)) + 1)
             let ready: PollResult
             do {
                 ready = try poller.poll(timeoutMilliseconds: timeout)
@@ -218,8 +235,15 @@ public final class StateService {
                     publishedSeq = entry.event.seq
                 }
             }
+            if let writer {
+                if let forwarderItem, ready.isReadable(forwarderItem) {
+                    send(writer.forwarder.receiveReplies())
+                }
+                send(writer.forwarder.expire(now: .now))
+            }
             if ready.isReadable(commandItem) {
                 readBatch(into: &batch)
+                forwardToWriter(&batch)
                 if !batch.isEmpty {
                     if handler.groupsCommits {
                         handler.handle(batch, emit: send)
@@ -241,6 +265,33 @@ public final class StateService {
                 }
             }
         }
+    }
+
+    /// Sends the requests the ``ForwardingDecision`` gives the elected writer to it, leaving the
+    /// others (and those that could not be sent) in `batch`, in order.
+    private func forwardToWriter(_ batch: inout [IncomingRequest]) {
+        guard let writer, !batch.isEmpty else { return }
+        let role = writer.election.role()
+        guard case .follower = role else { return }
+        let now = ContinuousClock.now
+        batch.removeAll { request in
+            let peer = UnreadReplies.peer(of: request.envelope)
+            let decision = ForwardingDecision.decide(
+                request, role: role, peerHasPending: writer.forwarder.hasPending(peer: peer),
+                peerUnreadBytes: unreadReplies.unread(by: peer),
+                maximumUnreadReplyBytes: configuration.maximumUnreadReplyBytes)
+            guard case .forward(let endpoint) = decision else { return false }
+            return writer.forwarder.forward(request, to: endpoint, now: now)
+        }
+    }
+
+    /// The command endpoint other replicas forward to: the bound one, with a wildcard host
+    /// (`*`, `0.0.0.0`) replaced by this host's name.
+    static func advertised(_ bound: String) -> String {
+        for wildcard in ["tcp://*:", "tcp://0.0.0.0:"] where bound.hasPrefix(wildcard) {
+            return "tcp://\(hostName):" + bound.dropFirst(wildcard.count)
+        }
+        return bound
     }
 
     /// Reads every request already queued, up to the batch limit, without waiting.

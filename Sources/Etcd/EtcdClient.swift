@@ -83,8 +83,8 @@ public final class EtcdClient {
     // MARK: Calls
 
     /// Sends `body` to `path` at the current endpoint, and on to the next ones as the class of
-    /// call allows, until one answers or `timeout` is spent.
-    private func call(
+    /// call allows, until one answers or `timeout` is spent (the lease calls use it too).
+    func call(
         _ path: String, _ body: JSONValue, _ kind: EtcdClassification.Kind, requireLeader: Bool
     ) throws(EtcdError) -> ([String: JSONValue], String) {
         guard !endpoints.isEmpty else {

@@ -6,6 +6,8 @@ public enum EtcdOperation: Sendable {
     case range(EtcdRangeRequest)
     /// Writes a value to a key.
     case put(String, Data)
+    /// Writes a value to a key attached to a lease: etcd deletes the key when the lease ends.
+    case putLeased(String, Data, lease: Int64)
     /// Deletes a key (`rangeEnd` nil) or the keys in `[key, rangeEnd)`.
     case deleteRange(key: String, rangeEnd: String?)
 }

@@ -58,6 +58,10 @@ enum EtcdWire {
         case .range(let request): return .object(["request_range": range(request)])
         case .put(let key, let value):
             return .object(["request_put": .object(["key": base64(key), "value": base64(value)])])
+        case .putLeased(let key, let value, let lease):
+            return .object([
+                "request_put": .object(["key": base64(key), "value": base64(value), "lease": int64(lease)])
+            ])
         case .deleteRange(let key, let rangeEnd):
             var fields: [String: JSONValue] = ["key": base64(key)]
             if let rangeEnd { fields["range_end"] = base64(rangeEnd) }

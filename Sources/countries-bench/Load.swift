@@ -96,6 +96,8 @@ struct RequestClient: RoundTripper {
     private let socket: Socket
     private let body: (Int) -> Data
     private let index: Int
+    /// The body of the last reply, for a client that checks what it was told.
+    private(set) var lastReply: Data?
 
     /// Connects a REQ socket; `body` makes each request from the client's index.
     init(context: Context, endpoint: String, index: Int, body: @escaping (Int) -> Data) throws {
@@ -112,6 +114,7 @@ struct RequestClient: RoundTripper {
         guard let reply = try socket.receive(), !(reply.last?.isEmpty ?? true) else {
             throw BenchError("no reply within 5 s")
         }
+        lastReply = reply.last
     }
 }
 

@@ -329,6 +329,8 @@ if wanted("toggle") {
 // replica i mod 2), beside the single service on SQLite and Redis.
 let replicatedClientCounts = [1, 16]
 var replicated: [Int: LoadResult] = [:]
+/// The replicated targets' runs and their etcd-transaction floor (``ReplicatedRun``).
+var replicatedRun: ReplicatedRun?
 if wanted("replicated") {
     if let etcdExecutable = EtcdUnderTest.find() {
         do {
@@ -338,7 +340,13 @@ if wanted("replicated") {
                 try ServiceUnderTest(binary: binary, etcd: cluster.clientURLs, context: context)
             }
             defer { for replica in replicas { replica.stop() } }
-            let endpoints = replicas.map(\.command)
+            // The elected writer first (docs/HA.md, "Commits"): the 1-client and one-replica
+            // figures are the writer's, the spread ones go through the follower too.
+            let writer = waitForWriter(etcd: cluster.clientURLs, among: replicas.map(\.command))
+            report.notes.append(
+                "replicated: the elected writer was \(writer.map { "replica \($0 + 1) of 2" } ?? "unknown after 5 s")"
+            )
+            let endpoints = writer == 1 ? replicas.map(\.command).reversed() : replicas.map(\.command)
             for clients in replicatedClientCounts {
                 progress("replicated: 2 replicas on 3 etcd members, \(clients) client(s)")
                 let result = runLoad(plan(clients)) { index in
@@ -349,6 +357,8 @@ if wanted("replicated") {
                 check(result, "replicated")
                 replicated[clients] = result
             }
+            replicatedRun = runReplicatedTargets(
+                plan: plan, etcd: cluster.clientURLs, endpoints: endpoints, context: context, check: check)
         } catch {
             failed("replicated", error)
         }
@@ -358,6 +368,8 @@ if wanted("replicated") {
 }
 
 func clientsText(_ clients: Int) -> String { "\(clients) client\(clients == 1 ? "" : "s")" }
+
+if let replicatedRun { replicatedRun.addRows(to: &report) }
 
 for round in pairedRounds {
     report.add(
@@ -740,7 +752,7 @@ let verdicts =
             "fan-out floor", fanOutTarget?.floor.latency.p50,
             failedCondition: fanOutTarget.map { $0.service.everyoneGotEverything ? nil : "some dropped" }
                 ?? nil)
-    ]
+    ] + (replicatedRun?.verdicts ?? [])
 
 if json {
     struct Output: Encodable {

@@ -12,7 +12,7 @@ import ZeroMQ
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ReplicationEndToEndTests {
     /// A REQ-style DEALER that sends exact bytes and returns the reply's bytes.
-    private final class Requester {
+    final class Requester {
         let context: Context
         let socket: Socket
 
@@ -39,7 +39,7 @@ struct ReplicationEndToEndTests {
 
     /// `members` etcd members (one by default) and `count` replicas on them, each in a sandbox
     /// of its own; with several members each replica talks to another member first.
-    private final class Replicas {
+    final class Replicas {
         let etcd: EtcdCluster
         let sandboxes: [Sandbox]
         let services: [Service]

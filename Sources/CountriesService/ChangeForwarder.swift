@@ -1,0 +1,188 @@
+import CountriesCore
+import Foundation
+import ZeroMQ
+
+/// Sends requests to the elected writer's command endpoint over one DEALER and hands its
+/// replies back, byte for byte, to the clients that asked (docs/HA.md, "Commits").
+///
+/// Each forwarded request goes out as `[token][empty][body]`: the writer's ROUTER sees a REQ-like
+/// peer, handles it as any client's request (same bytes, same id), and its reply comes back
+/// under the token, which names the client's envelope here. The DEALER queues only on a
+/// finished connection (`ZMQ_IMMEDIATE`), so a writer that cannot be reached (down, or CURVE
+/// refused this replica's key) makes ``forward(_:to:now:)`` say no at once and the replica
+/// commits itself. A request whose reply does not come within ``replyTimeout`` is answered
+/// `unavailable` ("retry with the same id"): the writer may or may not have committed it.
+///
+/// Used from the service's thread only.
+final class ChangeForwarder {
+    /// How long a forwarded request waits for the writer's reply: a commit's etcd timeout (1 s)
+    /// and a batch's worth of margin.
+    static let replyTimeout: Duration = .seconds(2)
+    /// Most requests waiting for the writer at once; beyond it, requests are handled here.
+    static let maximumPending = 10_000
+
+    /// The DEALER, for the service's poller.
+    let socket: Socket
+    /// The endpoint connected to, if any.
+    private(set) var connected: String?
+    private var connectedAt: ContinuousClock.Instant?
+    private var pending: [UInt64: Pending] = [:]
+    /// Tokens in the order sent, which is the order of their deadlines (each is its sending
+    /// plus ``replyTimeout``); answered ones are skipped when they reach the front.
+    private var order: [UInt64] = []
+    private var orderHead = 0
+    /// Pending requests per client peer, for ``hasPending(peer:)``.
+    private var pendingByPeer: [Data: Int] = [:]
+    private var nextToken: UInt64 = 1
+    private let logger: Logger
+    /// The endpoint whose refusal was logged last, so a writer that cannot be reached is logged once.
+    private var unreachableLogged: String?
+
+    private struct Pending {
+        var envelope: [Data]
+        var deadline: ContinuousClock.Instant
+    }
+
+    /// A DEALER in `context`; with `security`, it signs in to the writer with the service's own
+    /// key pair (replicas share it: docs/SECURITY.md, "Replicas").
+    init(context: Context, security: ServerSecurity?, logger: Logger) throws(ZMQError) {
+        socket = try context.makeSocket(.dealer)
+        self.logger = logger
+        do {
+            try socket.setOption(.linger, 0)
+            try socket.setOption(.immediate, true)
+            try socket.setOption(.sendHighWaterMark, Int32(Self.maximumPending))
+            try socket.setOption(.receiveHighWaterMark, Int32(Self.maximumPending))
+            if let certificate = security?.certificate, let secretKey = certificate.secretKey {
+                try socket.setOption(.curveServerKey, certificate.publicKey)
+                try socket.setOption(.curvePublicKey, certificate.publicKey)
+                try socket.setOption(.curveSecretKey, secretKey)
+            }
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
+    /// What starts each token frame: the writer sees it in a request's envelope and never
+    /// forwards that request again (two replicas that each take the other for the writer for a
+    /// moment would pass it back and forth).
+    static let marker = Data("countries-forwarded:".utf8)
+
+    /// Whether a request came from another replica's forwarder (its envelope is the forwarder's
+    /// routing id, a token frame and the delimiter).
+    static func isForwarded(_ envelope: [Data]) -> Bool {
+        envelope.count == 3 && envelope[1].count == marker.count + 8 && envelope[1].starts(with: marker)
+    }
+
+    /// Whether `peer` has forwarded requests not answered yet.
+    func hasPending(peer: Data) -> Bool { pendingByPeer[peer, default: 0] > 0 }
+
+    /// Sends `request` to the writer at `endpoint`; false when it could not be sent (no
+    /// connection to the writer yet, or too many waiting): then the caller handles it.
+    func forward(_ request: IncomingRequest, to endpoint: String, now: ContinuousClock.Instant) -> Bool {
+        guard pending.count < Self.maximumPending else { return false }
+        if connected != endpoint { connect(to: endpoint) }
+        let token = nextToken
+        var tokenFrame = Self.marker
+        withUnsafeBytes(of: token.bigEndian) { tokenFrame.append(contentsOf: $0) }
+        let sent: Bool
+        do {
+            sent = try socket.send([tokenFrame, Data()] + request.body, dontWait: true)
+        } catch {
+            sent = false
+        }
+        guard sent else {
+            // Just connected: the handshake takes a moment, and this change is committed here.
+            if unreachableLogged != endpoint, let connectedAt, now - connectedAt > .seconds(1) {
+                unreachableLogged = endpoint
+                logger.log(
+                    .warning,
+                    "the writer at \(endpoint) cannot be reached (not connected, or its CURVE allow-list lacks this service's key: docs/SECURITY.md, \"Replicas\"); this replica commits its own changes meanwhile"
+                )
+            }
+            return false
+        }
+        unreachableLogged = nil
+        nextToken &+= 1
+        pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout)
+        order.append(token)
+        pendingByPeer[UnreadReplies.peer(of: request.envelope), default: 0] += 1
+        return true
+    }
+
+    /// The writer's replies received so far, each to its client, unchanged.
+    func receiveReplies() -> [Outgoing] {
+        var replies: [Outgoing] = []
+        while let frames = try? socket.receive(dontWait: true) {
+            guard frames.count == 3, frames[0].count == Self.marker.count + 8, frames[1].isEmpty else {
+                continue
+            }
+            let token = frames[0].dropFirst(Self.marker.count).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            // A reply after its request timed out: the client was told to retry with its id.
+            guard let waiting = settle(token) else { continue }
+            replies.append(.reply(envelope: waiting.envelope, body: frames[2]))
+        }
+        return replies
+    }
+
+    /// The requests whose reply is overdue at `now`, answered `unavailable`.
+    func expire(now: ContinuousClock.Instant) -> [Outgoing] {
+        var overdue: [UInt64] = []
+        while let token = oldestPending(), let waiting = pending[token], waiting.deadline <= now {
+            overdue.append(token)
+            orderHead += 1
+        }
+        guard !overdue.isEmpty else { return [] }
+        let refusal = Reply(
+            error: CountriesError(
+                .unavailable,
+                "the writer replica did not answer within \(Self.replyTimeout): the change may or may not have been applied; retry with the same id"
+            )
+        ).encoded()
+        return overdue.compactMap { token in
+            settle(token).map { .reply(envelope: $0.envelope, body: refusal) }
+        }
+    }
+
+    /// The earliest deadline of a pending request, for the poll's timeout.
+    var nextDeadline: ContinuousClock.Instant? { oldestPending().flatMap { pending[$0]?.deadline } }
+
+    /// The oldest token still waiting (the front of ``order``, answered ones dropped).
+    private func oldestPending() -> UInt64? {
+        while orderHead < order.count, pending[order[orderHead]] == nil { orderHead += 1 }
+        if orderHead > 1_024, orderHead * 2 > order.count {
+            order.removeFirst(orderHead)
+            orderHead = 0
+        }
+        return orderHead < order.count ? order[orderHead] : nil
+    }
+
+    /// Closes the socket (before the context ends). Pending requests get no reply: their clients
+    /// retry elsewhere with the same id.
+    func close() {
+        socket.close()
+    }
+
+    private func settle(_ token: UInt64) -> Pending? {
+        guard let waiting = pending.removeValue(forKey: token) else { return nil }
+        let peer = UnreadReplies.peer(of: waiting.envelope)
+        let left = pendingByPeer[peer, default: 1] - 1
+        pendingByPeer[peer] = left > 0 ? left : nil
+        return waiting
+    }
+
+    private func connect(to endpoint: String) {
+        if let connected { try? socket.disconnect(connected) }
+        connected = nil
+        do {
+            try socket.connect(endpoint)
+            connected = endpoint
+            connectedAt = .now
+        } catch {
+            logger.log(.warning, "cannot connect to the writer at \(endpoint): \(error)")
+        }
+    }
+}
+
+@available(*, unavailable) extension ChangeForwarder: Sendable {}

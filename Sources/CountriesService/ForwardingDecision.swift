@@ -1,0 +1,45 @@
+import CountriesCore
+import Foundation
+
+/// Whether a request is handled by this replica or forwarded to the elected writer (docs/HA.md,
+/// "Commits"). Plain values, so the rule is tested without sockets:
+///
+/// - a change goes to the writer when another replica is the writer and the client may change
+///   the list (a read-only client's change is refused here: the writer would see this replica's
+///   key, not the client's);
+/// - any request of a peer that still has forwarded requests pending goes too, so its replies
+///   keep the order of its requests (a pipelining client reads its own change);
+/// - a peer holding its bound of unread replies is not forwarded to: it is refused here, as
+///   every replica refuses it;
+/// - a request another replica forwarded here stays here (never passed on again);
+/// - everything else (reads, `status`, malformed requests, or no writer known) stays here.
+enum ForwardingDecision: Equatable {
+    /// Handle the request here (commit it, if it is a change, as before the election).
+    case handleHere
+    /// Send it to the writer at this command endpoint.
+    case forward(to: String)
+
+    /// The decision for `request` when this replica's role is `role`.
+    static func decide(
+        _ request: IncomingRequest, role: WriterElection.Role, peerHasPending: Bool, peerUnreadBytes: Int,
+        maximumUnreadReplyBytes: Int
+    ) -> ForwardingDecision {
+        guard case .follower(let endpoint) = role, peerUnreadBytes < maximumUnreadReplyBytes,
+            !ChangeForwarder.isForwarded(request.envelope)
+        else {
+            return .handleHere
+        }
+        if peerHasPending { return .forward(to: endpoint) }
+        guard request.access == .readWrite, isChange(request.body) else { return .handleHere }
+        return .forward(to: endpoint)
+    }
+
+    /// Whether `body` is one frame holding a valid change (anything else is answered here).
+    static func isChange(_ body: [Data]) -> Bool {
+        guard body.count == 1, let frame = body.first, let request = try? Request.decode(frame) else {
+            return false
+        }
+        if case .change = request.command { return true }
+        return false
+    }
+}

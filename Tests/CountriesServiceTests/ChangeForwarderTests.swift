@@ -1,0 +1,83 @@
+import CountriesCore
+import Foundation
+import TestSupport
+import Testing
+import ZeroMQ
+
+@testable import CountriesService
+
+/// The forwarder against a stand-in writer (a ROUTER on inproc): requests go out with their
+/// bytes unchanged, replies come back unchanged to the client that asked, and a request the
+/// writer never answers is answered `unavailable` once its time is up, in the order sent.
+@Suite struct ChangeForwarderTests {
+    private let logger = Logger(level: .error) { _ in }
+
+    private func request(_ client: String, _ json: String) -> IncomingRequest {
+        IncomingRequest(envelope: [Data(client.utf8), Data()], body: [Data(json.utf8)])
+    }
+
+    @Test func repliesComeBackUnchangedAndSilenceIsUnavailable() throws {
+        let context = try Context()
+        defer { context.terminate() }
+        let writer = try context.makeSocket(.router)
+        defer { writer.close() }
+        try writer.setOption(.linger, 0)
+        try writer.setOption(.receiveTimeout, 5_000)
+        try writer.bind("inproc://writer")
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        let start = ContinuousClock.now
+        // The first send connects; inproc connects at once.
+        let toggles = (0..<3).map { #"{"op":"toggle","name":"France","id":"r-\#($0)"}"# }
+        for (index, toggle) in toggles.enumerated() {
+            #expect(
+                forwarder.forward(
+                    request("client-\(index)", toggle), to: "inproc://writer",
+                    now: start + .milliseconds(index)))
+        }
+        #expect(forwarder.hasPending(peer: Data("client-1".utf8)))
+        var received: [[Data]] = []
+        for _ in toggles { received.append(try #require(try writer.receive())) }
+        // The writer sees a REQ-like peer: routing id, token, delimiter, the request's bytes.
+        #expect(received.map { $0.last } == toggles.map { Data($0.utf8) })
+        #expect(received.allSatisfy { ChangeForwarder.isForwarded(Array($0.dropLast())) })
+        // It answers the second only.
+        let reply = Data(#"{"ok":true,"seq":7}"#.utf8)
+        _ = try writer.send(Array(received[1].dropLast()) + [reply])
+        var replies: [Outgoing] = []
+        #expect(
+            eventually {
+                replies += forwarder.receiveReplies()
+                return !replies.isEmpty
+            })
+        #expect(replies == [.reply(envelope: [Data("client-1".utf8), Data()], body: reply)])
+        #expect(!forwarder.hasPending(peer: Data("client-1".utf8)))
+        #expect(forwarder.nextDeadline == start + ChangeForwarder.replyTimeout)
+        #expect(forwarder.expire(now: start + .milliseconds(1_000)).isEmpty)
+        let expired = forwarder.expire(now: start + ChangeForwarder.replyTimeout + .milliseconds(5))
+        #expect(expired.count == 2)
+        for (outgoing, client) in zip(expired, ["client-0", "client-2"]) {
+            guard case .reply(let envelope, let body) = outgoing else {
+                Issue.record("not a reply: \(outgoing)")
+                continue
+            }
+            #expect(envelope == [Data(client.utf8), Data()])
+            let error = try Reply.decode(body).error
+            #expect(error?.code == "unavailable" && error?.message.contains("retry with the same id") == true)
+        }
+        #expect(forwarder.nextDeadline == nil)
+    }
+
+    @Test func nothingIsSentWithoutAConnectedWriter() throws {
+        let context = try Context()
+        defer { context.terminate() }
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        // Nobody listens there (tcp; an inproc connect queues until a bind): the replica commits
+        // the change itself.
+        #expect(
+            !forwarder.forward(
+                request("c", #"{"op":"toggle","name":"France"}"#), to: "tcp://127.0.0.1:1", now: .now))
+        #expect(!forwarder.hasPending(peer: Data("c".utf8)))
+    }
+}

@@ -1,0 +1,63 @@
+import CountriesCore
+import Foundation
+import Testing
+
+@testable import CountriesService
+
+/// Which requests a replica sends to the elected writer: changes of clients that may change,
+/// and whatever a peer sends while it waits for forwarded replies; nothing else.
+@Suite struct ForwardingDecisionTests {
+    private let writer = "tcp://10.0.0.2:5555"
+
+    private func request(_ json: String, access: Access = .readWrite, envelope: [Data]? = nil)
+        -> IncomingRequest
+    {
+        IncomingRequest(
+            envelope: envelope ?? [Data("peer".utf8), Data()], body: [Data(json.utf8)], access: access)
+    }
+
+    private func decide(
+        _ request: IncomingRequest, role: WriterElection.Role? = nil, pending: Bool = false, unread: Int = 0
+    ) -> ForwardingDecision {
+        ForwardingDecision.decide(
+            request, role: role ?? .follower(endpoint: writer), peerHasPending: pending,
+            peerUnreadBytes: unread,
+            maximumUnreadReplyBytes: 1_000)
+    }
+
+    @Test func aFollowerForwardsChangesAndAnswersReadsItself() {
+        let toggle = request(#"{"op":"toggle","name":"France","id":"r-1"}"#)
+        #expect(decide(toggle) == .forward(to: writer))
+        #expect(decide(request(#"{"op":"list"}"#)) == .handleHere)
+        #expect(decide(request(#"{"op":"status"}"#)) == .handleHere)
+        #expect(decide(request("not json")) == .handleHere, "refused here, as anywhere")
+    }
+
+    @Test func theWriterOrNoWriterCommitsItself() {
+        let toggle = request(#"{"op":"toggle","name":"France"}"#)
+        #expect(decide(toggle, role: .writer) == .handleHere)
+        #expect(decide(toggle, role: .unknown) == .handleHere)
+    }
+
+    @Test func aReadOnlyClientsChangeIsRefusedHereNotForwarded() {
+        // The writer would see this replica's key, which may change the list.
+        #expect(decide(request(#"{"op":"toggle","name":"France"}"#, access: .readOnly)) == .handleHere)
+    }
+
+    @Test func aPeerWaitingForForwardedRepliesKeepsItsOrder() {
+        #expect(decide(request(#"{"op":"list"}"#), pending: true) == .forward(to: writer))
+    }
+
+    @Test func aPeerAtItsBoundOfUnreadRepliesIsRefusedHere() {
+        #expect(decide(request(#"{"op":"toggle","name":"France"}"#), unread: 1_000) == .handleHere)
+    }
+
+    @Test func aForwardedRequestIsNeverForwardedAgain() {
+        var token = ChangeForwarder.marker
+        token.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 1])
+        let forwarded = request(
+            #"{"op":"toggle","name":"France"}"#, envelope: [Data("dealer".utf8), token, Data()])
+        #expect(ChangeForwarder.isForwarded(forwarded.envelope))
+        #expect(decide(forwarded) == .handleHere)
+    }
+}

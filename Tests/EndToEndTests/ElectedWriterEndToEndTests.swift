@@ -1,0 +1,279 @@
+import CountriesCore
+import Foundation
+@preconcurrency import Glibc
+import TestSupport
+import Testing
+
+/// One elected writer among replicas (docs/HA.md, "Commits"): the others forward changes to it,
+/// so replicas no longer race for the seq; a writer that dies is replaced; and a former writer
+/// paused past its lease commits nothing on the seq it last knew (the seq compare is the fence).
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+struct ElectedWriterEndToEndTests {
+    typealias Replicas = ReplicationEndToEndTests.Replicas
+    typealias Requester = ReplicationEndToEndTests.Requester
+
+    /// The index of the replica whose log last says it is the writer.
+    private func writer(_ services: [Service]) -> Int? {
+        services.firstIndex { service in
+            let lines = service.process.stderrSoFar.split(separator: "\n").filter {
+                $0.contains("writer election:")
+            }
+            return lines.last?.contains("this replica is the writer") == true
+        }
+    }
+
+    /// Waits until one replica is the writer and every other one follows it.
+    private func elected(_ replicas: Replicas, within limit: Duration = .seconds(10)) -> Int? {
+        elected(replicas.services, within: limit)
+    }
+
+    private func elected(_ services: [Service], within limit: Duration = .seconds(10)) -> Int? {
+        var found: Int?
+        _ = eventually(within: limit) {
+            found = writer(services)
+            guard let found else { return false }
+            return services.indices.allSatisfy { index in
+                index == found
+                    || services[index].process.stderrSoFar.split(separator: "\n").last {
+                        $0.contains("writer election:")
+                    }?.contains("the writer is \(services[found].sandbox.commandEndpoint)") == true
+            }
+        }
+        return found
+    }
+
+    /// `adds` adds of names of their own, sent by `writers` clients through `endpoints` in turn,
+    /// each with an id; what each client heard.
+    private func add(
+        writers: Int, adds: Int, through endpoints: [String], prefix: String
+    ) -> [HistoryChecker.Operation] {
+        let operations = Box<[HistoryChecker.Operation]>([])
+        let start = ContinuousClock.now
+        let group = DispatchGroup()
+        for writer in 0..<writers {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                guard
+                    let requesters = try? endpoints.map({ try Requester(endpoint: $0, timeout: .seconds(5)) })
+                else { return }
+                defer { for requester in requesters { requester.close() } }
+                for number in 0..<adds {
+                    let name = "\(prefix)\(writer)-\(number)"
+                    let invoked = ContinuousClock.now - start
+                    let body = #"{"op":"add","name":"\#(name)","id":"\#(name)"}"#
+                    let outcome: HistoryChecker.Outcome
+                    if let data = try? requesters[(writer + number) % requesters.count].request(body),
+                        let reply = try? Reply.decode(data)
+                    {
+                        if let seq = reply.seq, reply.ok {
+                            outcome = .acknowledged(seq: seq)
+                        } else {
+                            let code = reply.error?.code ?? "?"
+                            outcome = code == "unavailable" ? .indeterminate : .refused(code: code)
+                        }
+                    } else {
+                        outcome = .indeterminate
+                    }
+                    let operation = HistoryChecker.Operation(
+                        id: name, name: name, invoked: invoked, completed: ContinuousClock.now - start,
+                        outcome: outcome)
+                    operations.update { $0.append(operation) }
+                }
+            }.start()
+        }
+        group.wait()
+        return operations.value
+    }
+
+    /// The whole kept history from `endpoint`, page by page.
+    private func history(_ endpoint: String) throws -> [HistoryChecker.Committed] {
+        let requester = try Requester(endpoint: endpoint)
+        defer { requester.close() }
+        var committed: [HistoryChecker.Committed] = []
+        while true {
+            let since = committed.last?.seq ?? 0
+            let reply = try Reply.decode(requester.request(#"{"op":"history","since":\#(since)}"#))
+            let events = try #require(reply.events, "\(reply)")
+            for event in events {
+                if case .added(let row) = event.kind {
+                    committed.append(.init(seq: event.seq, added: row.name))
+                } else {
+                    committed.append(.init(seq: event.seq, added: nil))
+                }
+            }
+            if reply.more != true || events.isEmpty { return committed }
+        }
+    }
+
+    /// Commands served, from `status --json`.
+    private func served(_ service: Service) throws -> Int {
+        let status = try jsonReply(try service.run(["status", "--json"]))
+        return try #require(status["commands_served"] as? Int, "\(status)")
+    }
+
+    @Test func changesThroughBothReplicasAreAllCommittedByTheWriterNoneRefused() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let follower = 1 - writer
+        let servedBefore = try served(replicas.services[follower])
+        let operations = add(
+            writers: 4, adds: 30, through: replicas.sandboxes.map(\.commandEndpoint), prefix: "w")
+        let notAcknowledged = operations.filter {
+            if case .acknowledged = $0.outcome { return false }
+            return true
+        }
+        #expect(
+            notAcknowledged.isEmpty, "every change through either replica is committed: \(notAcknowledged)")
+        let history = try history(replicas.sandboxes[follower].commandEndpoint)
+        #expect(HistoryChecker.contiguous(history).isEmpty)
+        #expect(HistoryChecker.exactlyOnce(operations, history: history).isEmpty)
+        // The follower answers its own `status` calls (and a change that came before its connection
+        // to the writer was up); the 60 changes sent to it went to the writer.
+        let servedByFollower = try served(replicas.services[follower]) - servedBefore
+        #expect(servedByFollower <= 5, "the follower served \(servedByFollower) requests itself")
+    }
+
+    @Test func aKilledWriterIsReplacedAndChangesGoOn() throws {
+        let replicas = try Replicas(members: 3)
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let survivor = 1 - writer
+        #expect(try replicas.services[survivor].run(["add", "Before"]).exitCode == 0)
+        replicas.services[writer].process.signal(SIGKILL)
+        _ = replicas.services[writer].stop()
+        // At once: its connection is gone, so the survivor commits itself.
+        let right = try replicas.services[survivor].run(["add", "RightAfter"])
+        #expect(right.exitCode == 0, "\(right)")
+        // Once the dead writer's lease (2 s) ends, the survivor is elected.
+        #expect(
+            eventually(within: .seconds(10)) {
+                replicas.services[survivor].process.stderrSoFar.contains("this replica is the writer")
+            }, "\(replicas.services[survivor].process.stderrSoFar)")
+        let operations = add(
+            writers: 2, adds: 10, through: [replicas.sandboxes[survivor].commandEndpoint], prefix: "after")
+        #expect(
+            operations.allSatisfy { if case .acknowledged = $0.outcome { true } else { false } },
+            "\(operations)")
+        let history = try history(replicas.sandboxes[survivor].commandEndpoint)
+        #expect(HistoryChecker.contiguous(history).isEmpty)
+        #expect(history.count == 22)
+    }
+
+    /// A writer stopped cleanly (SIGTERM) revokes its lease on the way out: its key is gone
+    /// from etcd when it has exited, so the other replica is the writer at its next read, not a
+    /// lease's TTL later.
+    @Test func aCleanlyStoppedWriterLeavesNoKeyBehind() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let endpoints = ["--endpoints", replicas.etcd.clientURLs.joined(separator: ",")]
+        let keys = try replicas.etcd.etcdctl(
+            endpoints + ["get", "--prefix", "/countries/writer/", "--keys-only"])
+        #expect(keys.stdout.split(separator: "\n").filter { !$0.isEmpty }.count == 2, "\(keys)")
+        let stopped = replicas.services[writer].stop()
+        #expect(stopped?.exitCode == 0, "\(String(describing: stopped))")
+        #expect(stopped?.stderr.contains("lease revoked") == true, "\(String(describing: stopped))")
+        let left = try replicas.etcd.etcdctl(endpoints + ["get", "--prefix", "/countries/writer/"])
+        let lines = left.stdout.split(separator: "\n").filter { !$0.isEmpty }
+        #expect(
+            lines.count == 2 && lines.last.map(String.init) == replicas.sandboxes[1 - writer].commandEndpoint,
+            "only the survivor's key: \(left)")
+    }
+
+    /// The writer is stopped (SIGSTOP) past its lease's TTL, the other replica is elected and
+    /// commits; a change already queued at the paused one is then taken when it resumes, decided
+    /// on the seq it knew: the seq compare refuses that commit, it catches up, and the history
+    /// stays ordered and unique with nothing acknowledged lost.
+    @Test func aPausedFormerWriterCommitsNothingOnAStaleSeq() throws {
+        let replicas = try Replicas(members: 3)
+        defer {
+            for service in replicas.services { service.process.signal(SIGCONT) }
+            replicas.stop()
+        }
+        let former = try #require(elected(replicas), "no writer elected")
+        let other = 1 - former
+        let endpoints = replicas.sandboxes.map(\.commandEndpoint)
+        var operations = add(writers: 2, adds: 5, through: endpoints, prefix: "first")
+        replicas.services[former].process.signal(SIGSTOP)
+        // Past the TTL, the lease ends and the other replica is elected.
+        #expect(
+            eventually(within: .seconds(15)) {
+                replicas.services[other].process.stderrSoFar.split(separator: "\n").last {
+                    $0.contains("writer election:")
+                }?.contains("this replica is the writer") == true
+            }, "\(replicas.services[other].process.stderrSoFar)")
+        // Queued at the paused replica; its seq is now behind etcd's.
+        let queued = Box<[HistoryChecker.Operation]>([])
+        let paused = Thread {
+            queued.value = add(writers: 1, adds: 1, through: [endpoints[former]], prefix: "paused")
+        }
+        paused.start()
+        operations += add(writers: 2, adds: 5, through: [endpoints[other]], prefix: "second")
+        replicas.services[former].process.signal(SIGCONT)
+        #expect(eventually(within: .seconds(15)) { !queued.value.isEmpty })
+        operations += queued.value
+        operations += add(writers: 2, adds: 5, through: endpoints, prefix: "third")
+        let history = try history(endpoints[other])
+        #expect(HistoryChecker.contiguous(history).isEmpty, "\(history)")
+        #expect(HistoryChecker.exactlyOnce(operations, history: history).isEmpty, "\(operations) \(history)")
+        let acknowledged = operations.filter { if case .acknowledged = $0.outcome { true } else { false } }
+        #expect(acknowledged.count >= 30, "\(operations)")
+        // Taken once it resumed: decided again on etcd's seq (by the compare's refusal, or after
+        // its event tail caught up first), never committed on the seq it knew when paused.
+        #expect(
+            queued.value.first.map { if case .acknowledged = $0.outcome { true } else { false } } == true,
+            "\(queued.value) \(replicas.services[former].process.stderrSoFar)")
+    }
+
+    /// With CURVE a follower signs in to the writer with the service's own key pair: with the
+    /// service's public key allowed, changes are forwarded; without it, the writer refuses the
+    /// handshake and the follower commits them itself, saying why.
+    @Test(arguments: [true, false]) func withCurveTheFollowerSignsInWithTheServiceKey(allowed: Bool) throws {
+        let workspace = try SecurityWorkspace()
+        defer { workspace.remove() }
+        let keys = try SecurityKeys(workspace)
+        if allowed {
+            try FileManager.default.copyItem(
+                atPath: workspace.path + "/server.pub", toPath: workspace.path + "/rw/server.pub")
+        }
+        let etcd = try EtcdCluster(members: 1)
+        defer { etcd.stop() }
+        var services: [Service] = []
+        defer { for service in services { service.stop() } }
+        for _ in 0..<2 {
+            services.append(
+                try Service(
+                    in: try Sandbox(),
+                    options: [
+                        "--etcd", etcd.clientURLs.joined(separator: ","), "--curve-key",
+                        workspace.path + "/server.key",
+                        "--allow", workspace.path + "/rw",
+                    ], waitUntilReady: false))
+        }
+        let writer = try #require(elected(services), "no writer elected")
+        let follower = services[1 - writer]
+        func add(_ name: String) throws -> Execution {
+            try Countries.run(
+                ["add", name, "--command", follower.sandbox.commandEndpoint] + keys.client("rw/alice"))
+        }
+        for number in 0..<10 {
+            // A writer that has not answered the handshake for a second is logged as unreachable.
+            if number == 5 { Thread.sleep(forTimeInterval: 1.5 * Double(testSlowdown)) }
+            let added = try add("Curve\(number)")
+            #expect(added.exitCode == 0, "\(added)")
+        }
+        let status = try Countries.run(
+            ["status", "--json", "--command", follower.sandbox.commandEndpoint] + keys.client("rw/alice"))
+        let served = try #require(try jsonReply(status)["commands_served"] as? Int, "\(status)")
+        let unreachable = follower.process.stderrSoFar.contains("cannot be reached")
+        if allowed {
+            #expect(served <= 3, "the follower committed \(served) itself")
+            #expect(!unreachable, "\(follower.process.stderrSoFar)")
+        } else {
+            #expect(served >= 10, "refused by the writer, the follower commits itself")
+            #expect(unreachable, "\(follower.process.stderrSoFar)")
+        }
+    }
+}
