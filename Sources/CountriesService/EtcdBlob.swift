@@ -107,7 +107,8 @@ struct EtcdBlob: Sendable {
     }
 
     /// The operations that make the pointer name `pointer`'s chunks and delete every other
-    /// token's, for a transaction whose compare makes sure nobody switched it since it was read.
+    /// token's, for a transaction whose compare makes sure nobody switched it since it was read
+    /// (the put first: without it, the deletes sweep up chunks nothing points at).
     func switchOperations(to pointer: Pointer) -> [EtcdOperation] {
         let own = chunksPrefix + pointer.token + "/"
         return [

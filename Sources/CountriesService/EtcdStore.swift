@@ -259,6 +259,16 @@ final class EtcdStore: StateStore {
             }
             stored = try readBlob(blob, client: client).stored
         }
+        if case .chunked(_, let pointer, _) = stored {
+            // A seeder that died between its chunks and its transaction left them: nobody else
+            // deletes them once the store exists. One seeding now loses (the store exists).
+            do {
+                _ = try client.txn(
+                    compare: [], success: Array(blob.switchOperations(to: pointer).dropFirst()), failure: [])
+            } catch {
+                throw storeError(error, during: "read")
+            }
+        }
         guard let value = stored.value, let event = try? Event.decode(value),
             case .reset(let rows) = event.kind
         else {
@@ -541,8 +551,12 @@ final class EtcdStore: StateStore {
         health.recordWritable()
         if result.succeeded {
             generation = written
+            // Past a multiple of 100; or after every commit while this replica knows of no
+            // snapshot in the last half of the kept events (its writes failed, or another
+            // replica's went unseen), so the events it may not trim stay about 10,000.
+            let behind = lastSeq - min(lastSeq, knownSnapshotSeq) > UInt64(Limits.retainedEvents / 2)
             if let state = batch.state, state.seq == lastSeq,
-                lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
+                behind || lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
             {
                 writeSnapshot(state)
             }

@@ -118,6 +118,25 @@ struct EtcdSizeTests {
         print("tooLarge: \(message)")
     }
 
+    /// A seeder's chunks go in before its seeding transaction: one that died in between leaves
+    /// chunks that neither keep the prefix from being seeded nor stay once the store exists.
+    @Test func aSeederThatDiedHalfWayNeitherBlocksTheStoreNorLeavesItsChunks() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let blob = EtcdLayout(prefix: "/dead/").seedBlob
+        let orphan = Data(repeating: 0x61, count: 1000)
+        _ = try blob.writeChunks(orphan, token: StoreIdentity.make(), seq: 0, client: client)
+        let store = try open(cluster, prefix: "/dead/", seed: SeedList.standard)
+        #expect(store.seeded)
+        #expect(try client.range(.prefix(blob.chunksPrefix, keysOnly: true)).kvs.count == 1)
+        // One that found the prefix empty, then lost to another and died before deleting its own.
+        _ = try blob.writeChunks(orphan, token: StoreIdentity.make(), seq: 0, client: client)
+        let second = try open(cluster, prefix: "/dead/", seed: SeedList.standard)
+        #expect(!second.seeded && second.storedSeed == SeedList.standard)
+        #expect(try client.range(.prefix(blob.chunksPrefix, keysOnly: true)).kvs.count == 1)
+    }
+
     @Test func aFullEtcdIsStorageErrorSayingWhatToDoAndStatusShowsIt() throws {
         let cluster = try EtcdCluster(members: 1, arguments: ["--quota-backend-bytes", String(16 << 20)])
         defer { cluster.stop() }
