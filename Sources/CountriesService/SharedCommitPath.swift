@@ -64,7 +64,10 @@ final class SharedCommitPath: CommitPath {
                 continue
             } catch {
                 working = state
-                logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+                // A full etcd is logged once, by the store, not once per batch.
+                if error.code != .noSpace {
+                    logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+                }
                 return failed(staged, error)
             }
             state = working

@@ -151,4 +151,42 @@ struct ReplicatedSizeTests {
             "resets: list \(listBytes) bytes; etcd database \(before) -> \(after) bytes over 40 resets, \((after - before) / 40) per reset"
         )
     }
+
+    /// etcd's database full (its quota reached, alarm NOSPACE) from outside: a change is refused
+    /// saying nothing changed and what to do, `countries status` shows it, and the replica's
+    /// log says it once however many changes are refused.
+    @Test func aFullEtcdIsRefusedSayingWhatToDoAndStatusShowsIt() throws {
+        let etcd = try EtcdCluster(members: 1, arguments: ["--quota-backend-bytes", String(16 << 20)])
+        defer { etcd.stop() }
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox, options: ["--etcd", etcd.clientURLs.joined(separator: ",")])
+        defer { service.stop() }
+        #expect(try service.run(["toggle", "0"]).exitCode == 0)
+        // Junk under another prefix until etcd raises its alarm.
+        let junk = String(repeating: "j", count: 100_000)
+        var full = false
+        for index in 0..<1_000 where !full {
+            let put = try etcd.etcdctl(["--endpoints", etcd.clientURLs[0], "put", "/junk/\(index)", junk])
+            full = put.stderr.contains("database space exceeded")
+        }
+        try #require(full, "etcd never said its database was full")
+        for target in ["1", "2"] {
+            let refused = try service.run(["toggle", target])
+            #expect(refused.exitCode == 1, "\(refused)")
+            #expect(
+                refused.stderr.contains("nothing changed")
+                    && refused.stderr.contains("etcd's database is full"))
+            #expect(refused.stderr.contains("etcdctl alarm disarm"), "\(refused.stderr)")
+        }
+        let status = try service.run(["status"])
+        #expect(
+            status.stdout.contains("etcd space") && status.stdout.contains("alarm NOSPACE"),
+            "\(status.stdout)")
+        let log = service.stop()?.stderr ?? ""
+        // Once as an error; each refusal is also logged, as every refusal is.
+        let errors = log.split(separator: "\n").filter {
+            $0.contains(" error: ") && $0.contains("database is full")
+        }
+        #expect(errors.count == 1, "\(errors.map { $0.prefix(120) })")
+    }
 }
