@@ -118,6 +118,32 @@ struct EtcdSizeTests {
         print("tooLarge: \(message)")
     }
 
+    /// The snapshot is written apart from the commits, and may fail: no commit trims an event
+    /// after the newest snapshot its replica knows, so the state can always be read. Here no
+    /// snapshot is ever written (the batches carry no state), through more than the 10,000
+    /// events a store keeps.
+    @Test func noEventAfterTheNewestKnownSnapshotIsTrimmed() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let seed = SeedList.standard
+        let store = try open(cluster, prefix: "/trim/", seed: seed)
+        var state = try store.loadState()
+        while state.seq < UInt64(Limits.retainedEvents) + 50 {
+            var batch = StoreBatch()
+            batch.basis = state.seq
+            for step in 0..<EtcdStore.changesPerCommit {
+                var result = try state.apply(.toggle(.index(step % seed.count)), seed: seed)
+                result.event?.store = store.identity
+                batch.events.append(try #require(result.event))
+            }
+            try store.commit(batch)
+        }
+        #expect(store.knownSnapshotSeq == 0)
+        #expect(try store.oldestRetainedSeq(currentSeq: state.seq) == 1)
+        let read = try open(cluster, prefix: "/trim/", seed: seed).loadState()
+        #expect(read == state)
+    }
+
     /// A seeder's chunks go in before its seeding transaction: one that died in between leaves
     /// chunks that neither keep the prefix from being seeded nor stay once the store exists.
     @Test func aSeederThatDiedHalfWayNeitherBlocksTheStoreNorLeavesItsChunks() throws {
