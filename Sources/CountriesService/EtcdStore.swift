@@ -617,15 +617,13 @@ final class EtcdStore: StateStore {
     private func writeSnapshot(_ state: CountriesState) {
         let blob = layout.snapshotBlob
         do {
-            let head = try client.range(EtcdRangeRequest(key: layout.snapshot, keysOnly: true))
+            // The pointer as it is now (a store from before chunks: the snapshot itself, read
+            // once); its mod revision is what the switch compares.
+            let head = try client.range(EtcdRangeRequest(key: layout.snapshot))
             var expected: Int64 = 0
             if let kv = head.kvs.first {
                 expected = kv.modRevision
-                let current = try client.range(
-                    EtcdRangeRequest(key: layout.snapshot, revision: kv.modRevision))
-                if let pointer = current.kvs.first.flatMap({ EtcdBlob.Pointer($0.value) }),
-                    pointer.seq >= state.seq
-                {
+                if let pointer = EtcdBlob.Pointer(kv.value), pointer.seq >= state.seq {
                     knownSnapshotSeq = max(knownSnapshotSeq, pointer.seq)
                     return
                 }
