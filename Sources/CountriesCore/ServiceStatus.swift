@@ -38,6 +38,9 @@ public struct ServiceStatus: Equatable, Sendable {
     /// A replicated service: a value in the store's log in etcd that does not decode, by key;
     /// absent when there is none.
     public var storeDamage: String?
+    /// A replicated service: etcd refuses writes because its database is full (alarm NOSPACE),
+    /// and what to do; absent when the last write went through.
+    public var etcdSpace: String?
 
     /// Creates a status with no fields set.
     public init() {}
@@ -59,6 +62,7 @@ public struct ServiceStatus: Equatable, Sendable {
         Field("etcd_leader", "etcd leader", \.etcdLeader),
         Field("etcd_quorum", "etcd quorum", \.etcdQuorum),
         Field("store_damage", "store damage", \.storeDamage),
+        Field("etcd_space", "etcd space", \.etcdSpace),
     ]
 
     /// ``fields`` sorted by key, as `JSONEncoder` with `.sortedKeys` wrote them.

@@ -21,6 +21,7 @@ final class ClusterHealth: Sendable {
         var latestSeq: UInt64 = 0
         var damage: String?
         var replaced: String?
+        var noSpace: String?
     }
 
     /// How long without a quorum read before the replica says it has no quorum: it then stops
@@ -50,6 +51,24 @@ final class ClusterHealth: Sendable {
     func recordFailure(_ reason: String) {
         state.withLock { $0.lastError = reason }
     }
+
+    /// etcd refused a write because its database is full (alarm NOSPACE), with what to do;
+    /// true the first time, so the log says it once.
+    func recordNoSpace(_ description: String) -> Bool {
+        state.withLock { state in
+            let first = state.noSpace == nil
+            state.noSpace = description
+            return first
+        }
+    }
+
+    /// A write went through: etcd's database has room again.
+    func recordWritable() {
+        state.withLock { $0.noSpace = nil }
+    }
+
+    /// Why etcd refuses writes for lack of space, when it last did (nil once a write succeeds).
+    var noSpace: String? { state.withLock { $0.noSpace } }
 
     /// The members and leader the probe saw.
     func record(_ cluster: Cluster) {

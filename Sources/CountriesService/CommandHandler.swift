@@ -63,6 +63,8 @@ final class CommandHandler {
 
     /// The store's identity, for every event, heartbeat and read reply.
     var storeIdentity: String { store.identity }
+    /// The list `reset` goes back to: the store's own (a shared store), else the service's.
+    var resetSeed: [Country] { stager.seed }
 
     /// Whether a batch of requests shares one commit (``StateStore/groupsCommits``).
     var groupsCommits: Bool { store.groupsCommits }

@@ -56,6 +56,10 @@ extension CommitPath {
         case .noQuorum:
             failure = CountriesError(
                 .storageError, "\(error.description); nothing changed, retry later or on another replica")
+        case .noSpace:
+            failure = CountriesError(.storageError, "nothing changed: \(error.description)")
+        case .tooLarge:
+            failure = CountriesError(.tooLarge, error.description)
         case .failed, .moved:
             failure = CountriesError(
                 .storageError,

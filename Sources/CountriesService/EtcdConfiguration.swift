@@ -20,6 +20,14 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// TLS files and the etcd user every connection of the replica uses (docs/SECURITY.md).
     public var security = EtcdSecurity()
 
+    /// Most bytes one etcd transaction may take as sent (the JSON gateway's body, keys and
+    /// values in base64): under etcd's default `--max-request-bytes` (1.5 MiB) with a third to
+    /// spare, since etcd measures the request it decodes, not the JSON (docs/HA.md, "Limits").
+    public var requestBudget = EtcdConfiguration.defaultRequestBudget
+
+    /// 1 MiB.
+    public static let defaultRequestBudget = 1 << 20
+
     /// The default prefix.
     public static let defaultPrefix = "/countries/"
 

@@ -7,9 +7,12 @@ import Foundation
 ///
 /// - `store`: the store identity, written once by the replica that seeded the prefix;
 /// - `seq`: the latest seq, in decimal; every commit compares it, so replicas take turns;
-/// - `snapshot`: the whole list as a `countries.reset` event at some recent seq;
-/// - `seed`: the list `reset` goes back to, written once with the store;
-/// - `events/<seq, 20 digits>`: the retained events, each as published;
+/// - `snapshot`: the whole list as a `countries.reset` event at some recent seq, in chunks
+///   (``EtcdBlob``; absent until the first one: then the seed at seq 0 is the snapshot);
+/// - `seed`: the list `reset` goes back to, written once with the store, in chunks;
+/// - `chunks/snapshot/<token>/<n>`, `chunks/seed/<token>/<n>`: those chunks;
+/// - `events/<seq, 20 digits>`: the retained events, each as published, a reset as a marker
+///   (``EtcdResetMarker``);
 /// - `lineage`: a mark of etcd's history that a restore from a snapshot breaks (``StoreLineage``);
 /// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
 /// - `ids/<generation>/<id>`: each remembered request id: its canonical request, a newline, its
@@ -54,14 +57,33 @@ struct EtcdLayout: Sendable {
         generation == 0 ? requestsPrefix : prefix + "ids/\(generation)/"
     }
 
-    /// The event a log entry holds; nil when its value is not the event its key names (it does
-    /// not decode, or it carries another seq).
-    func event(in kv: EtcdKeyValue) -> Event? {
+    /// The event a log entry holds, a reset's marker (``EtcdResetMarker``) expanded with the
+    /// seed's rows; nil when its value is not the event its key names (it does not decode, or
+    /// it carries another seq).
+    func event(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> Event? {
+        entry(in: kv, seedRows: seedRows)?.event
+    }
+
+    /// The event a log entry holds and the bytes to publish for it: the value itself, or, for a
+    /// reset's marker, the encoding of the event it stands for (the same on every replica).
+    func entry(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> (event: Event, body: Data)? {
+        if let marker = EtcdResetMarker(kv.value) {
+            guard marker.seq == seq(ofEventKey: kv.key) else { return nil }
+            let event = marker.event(seedRows: seedRows)
+            return (event, event.encoded())
+        }
         guard let event = try? Event.decode(kv.value), event.seq == seq(ofEventKey: kv.key) else {
             return nil
         }
-        return event
+        return (event, kv.value)
     }
+
+    /// Where the chunks of the snapshot and of the seed live (``EtcdBlob``).
+    var chunksPrefix: String { prefix + "chunks/" }
+    /// The snapshot: its pointer and its chunks.
+    var snapshotBlob: EtcdBlob { EtcdBlob(pointerKey: snapshot, chunksPrefix: chunksPrefix + "snapshot/") }
+    /// The seed: its pointer and its chunks.
+    var seedBlob: EtcdBlob { EtcdBlob(pointerKey: seed, chunksPrefix: chunksPrefix + "seed/") }
 
     /// What to say of a log entry whose value is not its event: the key, the start of the value,
     /// and what that means for this replica (`consequence`).
@@ -72,19 +94,22 @@ struct EtcdLayout: Sendable {
     }
 
     /// A remembered request as stored: the canonical request (empty when unknown), a newline,
-    /// the reply. Neither holds a raw newline: both are compact JSON.
-    static func encode(_ remembered: RememberedRequest) -> Data {
+    /// the reply, or, for a reset's, the reset's marker (``EtcdResetMarker``), from which the
+    /// reply is made again. Neither holds a raw newline: both are compact JSON.
+    static func encode(_ remembered: RememberedRequest, reference: EtcdResetMarker? = nil) -> Data {
         var value = remembered.request ?? Data()
         value.append(0x0A)
-        value.append(remembered.reply)
+        value.append(reference?.encoded ?? remembered.reply)
         return value
     }
 
-    /// The remembered request stored under `id`, or nil when the value is not one.
-    static func decodeRequest(id: String, _ value: Data) -> RememberedRequest? {
+    /// The remembered request stored under `id`, a reset's reply made again from its marker
+    /// with the seed's rows; nil when the value is not one.
+    static func decodeRequest(id: String, _ value: Data, seedRows: [IndexedCountry]) -> RememberedRequest? {
         guard let newline = value.firstIndex(of: 0x0A) else { return nil }
         let request = value[value.startIndex..<newline]
-        return RememberedRequest(
-            id: id, request: request.isEmpty ? nil : Data(request), reply: Data(value[(newline + 1)...]))
+        var reply = Data(value[(newline + 1)...])
+        if let marker = EtcdResetMarker(reply) { reply = marker.reply(seedRows: seedRows) }
+        return RememberedRequest(id: id, request: request.isEmpty ? nil : Data(request), reply: reply)
     }
 }

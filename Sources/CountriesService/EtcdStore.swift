@@ -21,6 +21,11 @@ final class EtcdStore: StateStore {
     let storedSeed: [Country]?
     /// Set when this replica was given another seed than the store's, for the start-up log.
     let seedMismatch: String?
+    /// The seed's rows: what a reset's marker in etcd stands for (``EtcdResetMarker``).
+    let seedRows: [IndexedCountry]
+    /// The seq of the newest snapshot this replica knows of (read or written; 0 for the seed):
+    /// no commit deletes an event after it, so the snapshot and the events after it are the state.
+    private(set) var knownSnapshotSeq: UInt64 = 0
 
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
@@ -31,16 +36,16 @@ final class EtcdStore: StateStore {
 
     var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
 
-    /// etcd refuses a request over its `--max-request-bytes` (1.5 MiB by default; its gRPC
-    /// limit is 2 MiB), and a commit that crosses a multiple of ``snapshotInterval`` also
-    /// carries the whole list: a `reset` of a list of 5,000 long names is about 700 KB, its
-    /// snapshot as much, and base64 makes each a third bigger.
+    /// etcd refuses a request over its `--max-request-bytes` (1.5 MiB by default); a reset is
+    /// kept as a marker and the snapshot is written apart, so events are small, and a batch
+    /// over ``EtcdConfiguration/requestBudget`` as sent is split anyway (``commit(_:)``).
     var maximumEventBytesPerCommit: Int { 256 * 1024 }
 
     private let client: EtcdClient
     private let layout: EtcdLayout
     private let health: ClusterHealth
     private let configuration: EtcdConfiguration
+    private let logger: Logger
     /// How long request ids are remembered.
     let window: RequestIDWindow
     /// The request-id generation as this replica last saw it in etcd; a commit with ids
@@ -55,6 +60,7 @@ final class EtcdStore: StateStore {
         window: RequestIDWindow = RequestIDWindow()
     ) throws(StoreError) {
         self.configuration = configuration
+        self.logger = logger
         self.window = window
         self.health = health
         layout = EtcdLayout(prefix: configuration.prefix)
@@ -124,6 +130,7 @@ final class EtcdStore: StateStore {
         do {
             let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: opened)
             storedSeed = kept
+            seedRows = CountriesState(countries: kept).rows
             seedMismatch =
                 kept == seed
                 ? nil
@@ -189,8 +196,17 @@ final class EtcdStore: StateStore {
         }
         // Only an empty prefix is seeded: keys without a `store` are something else's, or a
         // store nested inside this prefix, whose keys this one's ranges would read and delete.
-        let occupied = try client.range(.prefix(layout.prefix, limit: 1, keysOnly: true))
-        if let key = occupied.kvs.first?.key {
+        // A seeder's chunks (another replica seeding now, or one that died half way) are not
+        // another store's keys: the seeding transaction deletes all but its own.
+        let seedChunks = layout.seedBlob.chunksPrefix
+        let before = try client.range(
+            EtcdRangeRequest(key: layout.prefix, rangeEnd: seedChunks, limit: 1, keysOnly: true))
+        let after = try client.range(
+            EtcdRangeRequest(
+                key: EtcdRangeRequest.prefixEnd(seedChunks),
+                rangeEnd: EtcdRangeRequest.prefixEnd(layout.prefix),
+                limit: 1, keysOnly: true))
+        if let key = (before.kvs.first ?? after.kvs.first)?.key {
             // Another replica may have seeded it since the first read (its keys come together).
             if let value = try client.range(EtcdRangeRequest(key: layout.store)).kvs.first?.value {
                 return .found(
@@ -201,20 +217,24 @@ final class EtcdStore: StateStore {
             )
         }
         let identity = StoreIdentity.make()
-        let snapshot = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+        let seedEvent = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
         let generation = RequestIDWindow.Generation(
             number: 1, startedMilliseconds: RequestIDWindow.nowMilliseconds)
+        // The seed goes in chunks first, under a token of this replica's; the seeding
+        // transaction points at them. Until the first snapshot, the seed is the snapshot.
+        let token = StoreIdentity.make()
+        let pointer = try layout.seedBlob.writeChunks(
+            seedEvent.encoded(), token: token, seq: 0, client: client)
         let result = try client.txn(
             compare: [.createRevision(layout.store, equals: 0)],
             success: [
                 .put(layout.store, Data(identity.utf8)),
                 .put(layout.seq, Data("0".utf8)),
-                .put(layout.snapshot, snapshot.encoded()),
-                .put(layout.seed, snapshot.encoded()),
                 .put(layout.idsGeneration, generation.encoded),
-            ],
+            ] + layout.seedBlob.switchOperations(to: pointer),
             failure: [.range(EtcdRangeRequest(key: layout.store))])
         if result.succeeded { return .found(identity: identity, seeded: true, generation: generation) }
+        try layout.seedBlob.discard(token: token, client: client)
         guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
             throw EtcdError(
                 .badResponse, "the seed transaction failed but the store key is not there",
@@ -228,23 +248,47 @@ final class EtcdStore: StateStore {
     private static func keepSeed(_ seed: [Country], client: EtcdClient, layout: EtcdLayout, identity: String)
         throws(StateStoreError) -> [Country]
     {
-        let mine = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
-        let result: EtcdTxnResponse
-        do {
-            result = try client.txn(
-                compare: [.createRevision(layout.seed, equals: 0)],
-                success: [.put(layout.seed, mine.encoded())],
-                failure: [.range(EtcdRangeRequest(key: layout.seed))])
-        } catch {
-            throw storeError(error, during: "read")
+        let blob = layout.seedBlob
+        var stored = try readBlob(blob, client: client).stored
+        if stored == .absent {
+            let mine = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+            do {
+                if try blob.replace(expected: 0, with: mine.encoded(), seq: 0, client: client) { return seed }
+            } catch {
+                throw storeError(error, during: "read")
+            }
+            stored = try readBlob(blob, client: client).stored
         }
-        if result.succeeded { return seed }
-        guard case .range(let range)? = result.results.first, let value = range.kvs.first?.value,
-            let event = try? Event.decode(value), case .reset(let rows) = event.kind
+        if case .chunked(_, let pointer, _) = stored {
+            // A seeder that died between its chunks and its transaction left them: nobody else
+            // deletes them once the store exists. One seeding now loses (the store exists).
+            do {
+                _ = try client.txn(
+                    compare: [], success: Array(blob.switchOperations(to: pointer).dropFirst()), failure: [])
+            } catch {
+                throw storeError(error, during: "read")
+            }
+        }
+        guard let value = stored.value, let event = try? Event.decode(value),
+            case .reset(let rows) = event.kind
         else {
             throw StateStoreError("the key \(layout.seed) holds no seed list")
         }
         return rows.map { Country(name: $0.name, visited: $0.visited) }
+    }
+
+    /// A value kept in chunks (the seed, the snapshot), as a store error when it cannot be read.
+    private static func readBlob(_ blob: EtcdBlob, client: EtcdClient) throws(StateStoreError)
+        -> (stored: EtcdBlob.Stored, revision: Int64)
+    {
+        do {
+            return try blob.read(client: client)
+        } catch {
+            switch error {
+            case .etcd(let failure): throw storeError(failure, during: "read")
+            case .incomplete(let why): throw StateStoreError("the store in etcd is damaged: \(why)")
+            }
+        }
     }
 
     /// The request-id generation of an existing store; a store from before generations gets
@@ -299,24 +343,30 @@ final class EtcdStore: StateStore {
     /// The snapshot and the events after it, read at one revision; with `uptoDamage`, the state
     /// before a value that does not decode instead of an error.
     private func readState(uptoDamage: Bool = false) throws(StateStoreError) -> CountriesState {
-        let found = try perform { () throws(EtcdError) in
-            try client.range(EtcdRangeRequest(key: layout.snapshot))
+        // The snapshot's revision is the pointer's: the events are read from that one on (a
+        // replica that trims them knows a snapshot at least as new).
+        let (stored, revision) = try EtcdStore.readBlob(layout.snapshotBlob, client: client)
+        var state: CountriesState
+        if let value = stored.value {
+            guard let event = try? Event.decode(value), case .reset(let rows) = event.kind else {
+                throw StateStoreError("the key \(layout.snapshot) holds no snapshot of the list")
+            }
+            state = CountriesState(rows: rows, seq: event.seq)
+        } else {
+            // No snapshot yet: the seed, at seq 0, is one.
+            state = CountriesState(rows: seedRows, seq: 0)
         }
-        guard let value = found.kvs.first?.value, let event = try? Event.decode(value),
-            case .reset(let rows) = event.kind
-        else {
-            throw StateStoreError("the key \(layout.snapshot) holds no snapshot of the list")
-        }
-        var state = CountriesState(rows: rows, seq: event.seq)
+        knownSnapshotSeq = max(knownSnapshotSeq, state.seq)
+        let snapshotSeq = state.seq
         let complete: Bool
         do {
-            complete = try replayEvents(into: &state, atRevision: found.revision)
+            complete = try replayEvents(into: &state, atRevision: revision)
         } catch {
             if uptoDamage && health.damage != nil { return state }
             throw error
         }
         guard complete else {
-            throw StateStoreError("the events after the snapshot at seq \(event.seq) are missing")
+            throw StateStoreError("the events after the snapshot at seq \(snapshotSeq) are missing")
         }
         return state
     }
@@ -346,7 +396,7 @@ final class EtcdStore: StateStore {
             let page = try perform { () throws(EtcdError) in try client.range(request) }
             revision = page.revision
             for kv in page.kvs {
-                guard let event = layout.event(in: kv) else {
+                guard let event = layout.event(in: kv, seedRows: seedRows) else {
                     throw damaged(kv, after: state.seq)
                 }
                 guard event.seq == state.seq + 1 else { return false }
@@ -383,7 +433,9 @@ final class EtcdStore: StateStore {
             let found = try perform { () throws(EtcdError) in
                 try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
             }
-            if let remembered = found.kvs.first.flatMap({ EtcdLayout.decodeRequest(id: id, $0.value) }) {
+            if let remembered = found.kvs.first.flatMap({
+                EtcdLayout.decodeRequest(id: id, $0.value, seedRows: seedRows)
+            }) {
                 return remembered
             }
         }
@@ -403,7 +455,7 @@ final class EtcdStore: StateStore {
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         var events: [Event] = []
         for kv in found.kvs {
-            guard let event = layout.event(in: kv) else {
+            guard let event = layout.event(in: kv, seedRows: seedRows) else {
                 throw damaged(kv, after: since + UInt64(events.count))
             }
             guard event.seq == since + 1 + UInt64(events.count) else { return nil }
@@ -452,7 +504,9 @@ final class EtcdStore: StateStore {
             }
         }
         if !batch.requests.isEmpty {
-            let values = batch.requests.map(EtcdLayout.encode)
+            let values = batch.requests.map {
+                EtcdLayout.encode($0, reference: resetReference(of: $0, in: batch))
+            }
             let bytes = zip(batch.requests, values).reduce(0) { $0 + $1.0.id.utf8.count + $1.1.count }
             let (next, opened) = window.after(
                 generation, adding: values.count, bytes: bytes,
@@ -471,27 +525,41 @@ final class EtcdStore: StateStore {
             success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
         }
         for (index, event) in batch.events.enumerated() {
-            success.append(.put(layout.event(event.seq), batch.encodedEvent(index)))
+            // A reset is kept as a marker: the whole list would not fit in one request.
+            let value = EtcdResetMarker(for: event, seedRows: seedRows)?.encoded ?? batch.encodedEvent(index)
+            success.append(.put(layout.event(event.seq), value))
         }
+        // The last 10,000 events, but none after the newest snapshot this replica knows: the
+        // snapshot is written apart, and may have failed.
         let retained = UInt64(Limits.retainedEvents)
         if lastSeq > retained, lastSeq != batch.basis {
-            success.append(
-                .deleteRange(key: layout.eventsPrefix, rangeEnd: layout.event(lastSeq - retained + 1)))
+            let end = min(lastSeq - retained + 1, knownSnapshotSeq + 1)
+            if end > 1 { success.append(.deleteRange(key: layout.eventsPrefix, rangeEnd: layout.event(end))) }
         }
-        if let state = batch.state,
-            lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
-        {
-            let snapshot = Event(seq: state.seq, kind: .reset(state.rows), store: identity)
-            success.append(.put(layout.snapshot, snapshot.encoded()))
+        let bytes = EtcdClient.txnRequestBytes(compare: compare, success: success, failure: failure)
+        if bytes > configuration.requestBudget {
+            throw StateStoreError(
+                "the change takes \(bytes) bytes in its etcd transaction, \(bytes - configuration.requestBudget) over the budget of \(configuration.requestBudget) bytes per transaction (etcd refuses requests over its --max-request-bytes); nothing changed",
+                code: .tooLarge)
         }
         let result: EtcdTxnResponse
         do {
             result = try client.txn(compare: compare, success: success, failure: failure)
         } catch {
-            throw EtcdStore.storeError(error, during: "commit")
+            throw noteNoSpace(EtcdStore.storeError(error, during: "commit"))
         }
+        health.recordWritable()
         if result.succeeded {
             generation = written
+            // Past a multiple of 100; or after every commit while this replica knows of no
+            // snapshot in the last half of the kept events (its writes failed, or another
+            // replica's went unseen), so the events it may not trim stay about 10,000.
+            let behind = lastSeq - min(lastSeq, knownSnapshotSeq) > UInt64(Limits.retainedEvents / 2)
+            if let state = batch.state, state.seq == lastSeq,
+                behind || lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
+            {
+                writeSnapshot(state)
+            }
             return
         }
         var found: [RememberedRequest] = []
@@ -512,11 +580,11 @@ final class EtcdStore: StateStore {
                 }
             case 1:
                 // All of them or none: a page cut short or a bad value means "read them yourself".
-                let events = range.kvs.compactMap(layout.event(in:))
+                let events = range.kvs.compactMap { layout.event(in: $0, seedRows: seedRows) }
                 if !range.more && events.count == range.kvs.count { newer = events }
             default:
                 let id = checked[(index - 3) / live.count]
-                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value),
+                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows),
                     !found.contains(where: { $0.id == id })
                 {
                     found.append(remembered)
@@ -532,6 +600,55 @@ final class EtcdStore: StateStore {
             "another replica committed first", code: .moved, remembered: found, newerEvents: newer)
     }
 
+    /// The marker to keep `request`'s reply as: its event's, when the event is a reset in
+    /// `batch` whose reply, made again from the marker, is the reply byte for byte; else nil
+    /// (kept in full).
+    private func resetReference(of request: RememberedRequest, in batch: StoreBatch) -> EtcdResetMarker? {
+        guard let seq = request.eventSeq, let event = batch.events.first(where: { $0.seq == seq }),
+            let marker = EtcdResetMarker(for: event, seedRows: seedRows),
+            marker.reply(seedRows: seedRows) == request.reply
+        else { return nil }
+        return marker
+    }
+
+    /// Writes `state` as the snapshot, apart from the commit that crossed a multiple of
+    /// ``snapshotInterval`` (in chunks: ``EtcdBlob``), unless a newer one is there. A failure
+    /// changes nothing already committed: it is logged, and the next such commit tries again.
+    private func writeSnapshot(_ state: CountriesState) {
+        let blob = layout.snapshotBlob
+        do {
+            // The pointer as it is now (a store from before chunks: the snapshot itself, read
+            // once); its mod revision is what the switch compares.
+            let head = try client.range(EtcdRangeRequest(key: layout.snapshot))
+            var expected: Int64 = 0
+            if let kv = head.kvs.first {
+                expected = kv.modRevision
+                if let pointer = EtcdBlob.Pointer(kv.value), pointer.seq >= state.seq {
+                    knownSnapshotSeq = max(knownSnapshotSeq, pointer.seq)
+                    return
+                }
+            }
+            let value = Event(seq: state.seq, kind: .reset(state.rows), store: identity).encoded()
+            if try blob.replace(expected: expected, with: value, seq: state.seq, client: client) {
+                knownSnapshotSeq = max(knownSnapshotSeq, state.seq)
+            }
+        } catch {
+            _ = noteNoSpace(EtcdStore.storeError(error, during: "snapshot"))
+            logger.log(
+                .warning,
+                "writing the snapshot at seq \(state.seq) failed (\(error)); the changes are committed, and the next commit past a multiple of \(EtcdStore.snapshotInterval) writes it again"
+            )
+        }
+    }
+
+    /// `error`, recorded for `status` and logged once when etcd's database is full.
+    private func noteNoSpace(_ error: StateStoreError) -> StateStoreError {
+        if error.code == .noSpace, health.recordNoSpace(error.message) {
+            logger.log(.error, error.message)
+        }
+        return error
+    }
+
     // MARK: Status
 
     func clusterStatus(into status: inout ServiceStatus) {
@@ -541,6 +658,7 @@ final class EtcdStore: StateStore {
         status.etcdLeader = cluster.leader ?? "none"
         status.etcdQuorum = health.unavailability() ?? "yes"
         status.storeDamage = health.replaced ?? health.damage
+        status.etcdSpace = health.noSpace
     }
 
     /// Runs a read, turning etcd's error into the store's.
@@ -561,6 +679,10 @@ final class EtcdStore: StateStore {
             return StateStoreError("the etcd cluster has no quorum: \(error)", code: .noQuorum)
         case .unreachable:
             return StateStoreError("no etcd member could be reached: \(error)", code: .noQuorum)
+        case .rejected where error.message.contains("database space exceeded"):
+            return StateStoreError(
+                "etcd's database is full (alarm NOSPACE: \(error.message)), so it refused the \(activity): free space with `etcdctl compact` (up to a recent revision) and `etcdctl defrag` on each member, then `etcdctl alarm disarm`; or restart etcd with a larger --quota-backend-bytes",
+                code: .noSpace)
         case .rejected, .compacted, .badResponse:
             return StateStoreError("etcd refused the \(activity): \(error)")
         }

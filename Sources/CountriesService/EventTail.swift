@@ -34,13 +34,17 @@ final class EventTail: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let startSeq: UInt64
     private let health: ClusterHealth
+    /// The store's seed rows: what a reset's marker in the log stands for (``EtcdResetMarker``).
+    private let seedRows: [IndexedCountry]
 
     /// A tail that will hand over the events after `seq`, recording in `health` a value in the
-    /// log that it cannot hand over.
-    init(configuration: EtcdConfiguration, after seq: UInt64, health: ClusterHealth, logger: Logger)
-        throws(SignalPipeError)
-    {
+    /// log that it cannot hand over; a reset's marker is handed over as the reset to `seed`.
+    init(
+        configuration: EtcdConfiguration, after seq: UInt64, seed: [Country], health: ClusterHealth,
+        logger: Logger
+    ) throws(SignalPipeError) {
         self.health = health
+        seedRows = CountriesState(countries: seed).rows
         endpoints = configuration.endpoints
         layout = EtcdLayout(prefix: configuration.prefix)
         requestTimeout = configuration.requestTimeout
@@ -157,7 +161,7 @@ final class EventTail: Sendable {
     /// The entry for the event at `seq`; nil, with the damage recorded and logged once, when the
     /// value is not that event.
     private func decode(_ kv: EtcdKeyValue, seq: UInt64) -> Entry? {
-        guard let event = layout.event(in: kv) else {
+        guard let (event, body) = layout.entry(in: kv, seedRows: seedRows) else {
             let description = EtcdLayout.damage(
                 at: kv,
                 "this replica publishes nothing after seq \(seq - 1) until it is rewritten (docs/HA.md)")
@@ -165,7 +169,7 @@ final class EventTail: Sendable {
             health.recordDamage(description)
             return nil
         }
-        return Entry(event: event, body: kv.value)
+        return Entry(event: event, body: body)
     }
 
     /// Sleeps, waking early to stop.

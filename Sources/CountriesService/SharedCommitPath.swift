@@ -55,6 +55,8 @@ final class SharedCommitPath: CommitPath {
                 // Even a batch of no-ops and refusals: its outcomes were decided on this
                 // replica's copy, which another replica's change may have made stale.
                 try store.commit(StoreBatch(staged, basis: state.seq, state: working))
+            } catch  where error.code == .tooLarge {
+                return split(staged, tooLarge: error, state: &state, working: &working)
             } catch  where error.code == .moved {
                 if let failure = settleAndRestage(&staged, after: error, state: &state, working: &working) {
                     return failed(staged, failure)
@@ -62,7 +64,10 @@ final class SharedCommitPath: CommitPath {
                 continue
             } catch {
                 working = state
-                logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+                // A full etcd is logged once, by the store, not once per batch.
+                if error.code != .noSpace {
+                    logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+                }
                 return failed(staged, error)
             }
             state = working
@@ -74,6 +79,35 @@ final class SharedCommitPath: CommitPath {
             StateStoreError(
                 "other replicas changed the list \(Self.maximumCommitAttempts) times while this batch was being committed"
             ))
+    }
+
+    /// A batch over the store's transaction budget: committed as two halves, each staged again
+    /// on the state the one before left, down to one change, which alone is refused
+    /// `too_large` (saying by how much), and nothing else with it.
+    private func split(
+        _ staged: [StagedChange], tooLarge: StateStoreError, state: inout CountriesState,
+        working: inout CountriesState
+    ) -> [Outgoing] {
+        working = state
+        let open = staged.indices.filter { staged[$0].settled == nil }
+        guard open.count > 1 else {
+            logger.log(.warning, "a change was refused: \(tooLarge)")
+            return failed(staged, tooLarge)
+        }
+        let middle = open[open.count / 2]
+        var replies: [Outgoing] = []
+        for part in [Array(staged[..<middle]), Array(staged[middle...])] {
+            working = state
+            let restaged = part.map { change in
+                change.settled != nil
+                    ? change
+                    : stager.stage(
+                        change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
+                        envelope: change.envelope, on: &working)
+            }
+            replies += commit(restaged, state: &state, working: &working)
+        }
+        return replies
     }
 
     /// After the store refused a batch: answers the requests whose ids it found remembered,

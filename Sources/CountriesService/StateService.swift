@@ -123,7 +123,8 @@ public final class StateService {
         if let etcd = storeConfiguration.etcd, let health {
             do {
                 let tail = try EventTail(
-                    configuration: etcd, after: loadedSeq, health: health, logger: logger)
+                    configuration: etcd, after: loadedSeq, seed: handler.resetSeed, health: health,
+                    logger: logger)
                 let probe = QuorumProbe(
                     configuration: etcd, identity: handler.storeIdentity, health: health,
                     interval: min(configuration.heartbeatInterval, .milliseconds(500)),

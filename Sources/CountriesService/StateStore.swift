@@ -104,6 +104,13 @@ struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case noQuorum
         /// A commit was sent and no answer said whether it was written: it may have been.
         case outcomeUnknown
+        /// Nothing was written: the batch is bigger than one transaction of the store may be
+        /// (a shared store; the message says by how much). A batch of several changes is
+        /// committed in parts; a change alone is refused `too_large`.
+        case tooLarge
+        /// Nothing was written: the store's database is full (etcd's alarm NOSPACE); the
+        /// message says what to do.
+        case noSpace
         /// Nothing was written: another service moved the store past the batch's basis, or
         /// remembered one of its ids first (`remembered`). Catch up and try again.
         case moved

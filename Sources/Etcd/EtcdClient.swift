@@ -63,6 +63,14 @@ public final class EtcdClient {
         }
     }
 
+    /// The bytes ``txn(compare:success:failure:)`` sends for these operations (the JSON body,
+    /// keys and values in base64): what a caller budgets against etcd's `--max-request-bytes`.
+    public static func txnRequestBytes(
+        compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]
+    ) -> Int {
+        EtcdWire.encoded(EtcdWire.txn(compare: compare, success: success, failure: failure)).count
+    }
+
     /// The cluster's members, as the member answering knows them.
     public func members() throws(EtcdError) -> [EtcdMember] {
         let (fields, endpoint) = try call(
