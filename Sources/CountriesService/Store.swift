@@ -556,13 +556,18 @@ extension Store {
     }
 
     /// The ids a commit of `requests` at `now` deletes: none until ``rowsInterval`` of them may
-    /// go (a commit between writes only the pages it appends to), unless a maximum is passed.
+    /// go (a commit between writes only the pages it appends to), unless the byte maximum is
+    /// passed (one reply may be a whole list). Ids past the count maximum wait for the next
+    /// trim like old ones: lookups already treat them as forgotten (`RequestIDRetention.keeps`),
+    /// and deleting one row per commit once 100,000 ids were kept added pages to every commit.
     private func trimmedRequests(adding requests: [RememberedRequest], nowMilliseconds now: Int64)
         -> (count: Int, through: Int64?)
     {
+        let addingBytes = requests.reduce(0) { $0 + $1.bytes }
         let (count, required) = retention.forgettable(
-            nowMilliseconds: now, adding: requests.count, addingBytes: requests.reduce(0) { $0 + $1.bytes })
-        guard required || count >= Int(Store.rowsInterval) else { return (0, nil) }
+            nowMilliseconds: now, adding: requests.count, addingBytes: addingBytes)
+        let overBytes = required && retention.bytes + addingBytes > retention.maximumBytes
+        guard overBytes || count >= Int(Store.rowsInterval) else { return (0, nil) }
         return (count, retention.ordinalForgotten(through: count))
     }
 
