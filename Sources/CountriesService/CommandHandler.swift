@@ -112,7 +112,8 @@ final class CommandHandler {
                 // The replies made before it count too: send them, but never commit early for
                 // this (that would end group commit); staged changes' replies are small.
                 if staged.isEmpty { flush() }
-                let unread = unreadReplies.unread(by: UnreadReplies.peer(of: incoming.envelope))
+                let unread = unreadReplies.unread(
+                    by: UnreadReplies.peer(of: incoming.envelope), ifAllReach: maximumUnreadReplyBytes)
                 if unread >= maximumUnreadReplyBytes {
                     refuseNow(
                         CountriesError(
