@@ -183,11 +183,12 @@ final class CommandHandler {
                         break
                     }
                 }
-                staged.append(
-                    stager.stage(
-                        change, id: request.id, asked: asked, ifStore: request.ifStore,
-                        envelope: incoming.envelope, on: &working))
-                stagedEventBytes += staged.last?.event.map(CommandHandler.estimatedBytes) ?? 0
+                let next = stager.stage(
+                    change, id: request.id, asked: asked, ifStore: request.ifStore,
+                    envelope: incoming.envelope, on: &working)
+                // Counted before it is appended: `staged.last` copied the whole staged change.
+                stagedEventBytes += next.event.map(CommandHandler.estimatedBytes) ?? 0
+                staged.append(next)
                 if staged.count >= store.maximumChangesPerCommit
                     || stagedEventBytes >= store.maximumEventBytesPerCommit
                 {
