@@ -38,8 +38,14 @@ final class UnreadReplies: Sendable {
     /// table holds only peers with replies in flight.
     func release(_ count: Int, for peer: Data) {
         bytes.withLock { table in
-            let left = (table[peer] ?? 0) - count
-            table[peer] = left > 0 ? left : nil
+            // One look-up, not a read and a write: this runs on libzmq's I/O thread per reply.
+            guard let index = table.index(forKey: peer) else { return }
+            let left = table.values[index] - count
+            if left > 0 {
+                table.values[index] = left
+            } else {
+                table.remove(at: index)
+            }
         }
         total.subtract(count, ordering: .releasing)
     }
