@@ -29,6 +29,7 @@ public struct Request: Equatable, Sendable {
                 break
             }
             offset += 1
+            if offset > Limits.maximumRequestIDBytes { break }  // too long: said so below
         }
         guard bytes.isEmpty || offset > Limits.maximumRequestIDBytes || bad != nil else { return nil }
         let rule =
