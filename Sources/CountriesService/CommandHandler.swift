@@ -114,7 +114,8 @@ final class CommandHandler {
                 // The replies made before it count too: send them, but never commit early for
                 // this (that would end group commit); staged changes' replies are small.
                 if staged.isEmpty { flush() }
-                let unread = unreadReplies.unread(by: UnreadReplies.peer(of: incoming.envelope))
+                let unread = unreadReplies.unread(
+                    by: UnreadReplies.peer(of: incoming.envelope), ifAllReach: maximumUnreadReplyBytes)
                 if unread >= maximumUnreadReplyBytes {
                     refuseNow(
                         CountriesError(
@@ -184,11 +185,12 @@ final class CommandHandler {
                         break
                     }
                 }
-                staged.append(
-                    stager.stage(
-                        change, id: request.id, asked: asked, ifStore: request.ifStore,
-                        envelope: incoming.envelope, on: &working))
-                stagedEventBytes += staged.last?.event.map(CommandHandler.estimatedBytes) ?? 0
+                let next = stager.stage(
+                    change, id: request.id, asked: asked, ifStore: request.ifStore,
+                    envelope: incoming.envelope, on: &working)
+                // Counted before it is appended: `staged.last` copied the whole staged change.
+                stagedEventBytes += next.event.map(CommandHandler.estimatedBytes) ?? 0
+                staged.append(next)
                 if staged.count >= store.maximumChangesPerCommit
                     || stagedEventBytes >= store.maximumEventBytesPerCommit
                 {

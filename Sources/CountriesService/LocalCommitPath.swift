@@ -50,8 +50,9 @@ final class LocalCommitPath: CommitPath {
         state = working
         var output = replies(to: staged)
         var encoded = batch.encodedEvents.makeIterator()
-        for change in staged {
-            if let event = change.event {
+        // By index: `for change in staged` copied each whole staged change to read its event.
+        for index in staged.indices {
+            if let event = staged[index].event {
                 output.append(.publish(event, body: encoded.next() ?? event.encoded()))
             }
         }

@@ -313,8 +313,10 @@ public final class StateService {
             }
             guard let message else { return }
             let request = IncomingRequest(message, authenticated: authenticated)
-            if request.mayBeHistory { costly += 1 }
-            replyBytes += request.estimatedReplyBytes(listBytes: handler.estimatedListBytes)
+            let mayBeHistory = request.mayBeHistory
+            if mayBeHistory { costly += 1 }
+            replyBytes += request.estimatedReplyBytes(
+                mayBeHistory: mayBeHistory, listBytes: handler.estimatedListBytes)
             batch.append(request)
         }
     }

@@ -238,10 +238,18 @@ public struct JSONParser {
         position += 1  // opening quote
         let start = position
         // Fast path: no escapes. Bytes are copied once, and validated as UTF-8 by the String.
+        var ascii = true
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                guard let text = validated(UnsafeRawBufferPointer(rebasing: bytes[start..<position])) else {
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+                // ASCII is valid UTF-8 as it is: `String(decoding:)` takes it without the generic
+                // validation, which cost about 1,000 instructions per string (every request's keys).
+                if ascii {
+                    position += 1
+                    return String(decoding: raw.bindMemory(to: UInt8.self), as: UTF8.self)
+                }
+                guard let text = validated(raw) else {
                     position = start - 1  // where a located failure points: the string
                     throw .notJSON
                 }
@@ -250,6 +258,7 @@ public struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw .notJSON }
+            if byte >= 0x80 { ascii = false }
             position += 1
         }
         guard position < bytes.count else { throw .notJSON }

@@ -344,6 +344,52 @@ import Testing
         #expect(framesPerCommit <= 2.2, "\(framesPerCommit) WAL frames per toggle commit")
     }
 
+    /// Past the most ids kept, an id is forgotten at once but its row waits for the next trim of
+    /// ``Store/rowsInterval`` ids, as an old id's does: a commit still appends at most two
+    /// pages. Deleting the oldest row at every commit wrote a third page per commit, and
+    /// a bench run's service passes 100,000 ids within seconds.
+    @Test func pastTheMostIDsKeptACommitStillAppendsAtMostTwoPages() throws {
+        let scratch = try Scratch()
+        var retention = RequestIDRetention()
+        retention.minimumCount = 10
+        retention.maximumCount = 40
+        let store = try Store(
+            path: scratch.path, seed: seed, retention: retention, clock: TestClock(hoursAhead: 0).now)
+        var state = CountriesState(countries: seed)
+        // Replies of 200 bytes: the 40 rows kept span pages, so the oldest is not on the page
+        // the newest goes to.
+        let reply = Data(repeating: UInt8(ascii: "r"), count: 200)
+        func toggle() throws {
+            var next = try batch([.toggle(.index(Int(state.seq % 8)))], on: &state)
+            next.requests = [
+                RememberedRequest(id: "t-\(state.seq)", request: Data("{}".utf8), reply: reply)
+            ]
+            try store.commit(next)
+        }
+        func rows() throws -> SQLiteValue? {
+            try Database(path: scratch.path).prepare("SELECT count(*) FROM requests").rows().first?.first
+        }
+        for _ in 0..<50 { try toggle() }
+        #expect(try store.rememberedReply(for: "t-10") == nil, "beyond the newest 40: forgotten")
+        #expect(try store.rememberedReply(for: "t-11") == reply)
+        #expect(try rows() == .integer(50), "the rows wait for the next trim")
+        let walPath = scratch.path + "-wal"
+        func walBytes() -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? Int) ?? 0
+        }
+        let before = walBytes()
+        let commits = 40
+        for _ in 0..<commits { try toggle() }
+        let framesPerCommit = Double(walBytes() - before) / Double(4096 + 24) / Double(commits)
+        #expect(framesPerCommit <= 2.2, "\(framesPerCommit) WAL frames per toggle commit")
+        // 296 ids: 256 may go, and go in one trim.
+        for _ in 90..<296 { try toggle() }
+        #expect(try rows() == .integer(40))
+        let reopened = try Store(path: scratch.path, seed: seed, retention: retention)
+        #expect(try reopened.rememberedReply(for: "t-256") == nil)
+        #expect(try reopened.rememberedReply(for: "t-257") == reply)
+    }
+
     /// The rows are written from the events every so often, not at each commit; a store
     /// reopened at any point between gets the same state by replaying the events after them.
     @Test func reopeningBetweenCheckpointsReplaysTheEventsAfterThem() throws {

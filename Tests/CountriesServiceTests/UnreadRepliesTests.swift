@@ -24,6 +24,22 @@ import Testing
         #expect(unread.peers == 1, "a peer with nothing in flight is not kept")
     }
 
+    /// The loop's check of each request: below the bound for all peers together no peer can
+    /// have reached it, and 0 is the answer without a look-up; from there on, the peer's own.
+    @Test func aPeerIsLookedUpOnlyOnceAllPeersTogetherReachTheBound() {
+        let unread = UnreadReplies()
+        let peer = Data("a".utf8)
+        unread.add(600, for: peer)
+        unread.add(399, for: Data("b".utf8))
+        #expect(unread.unread(by: peer, ifAllReach: 1_000) == 0, "999 bytes in all")
+        unread.add(1, for: Data("b".utf8))
+        #expect(unread.unread(by: peer, ifAllReach: 1_000) == 600)
+        #expect(unread.unread(by: Data("b".utf8), ifAllReach: 1_000) == 400)
+        unread.release(400, for: Data("b".utf8))
+        #expect(unread.unread(by: peer, ifAllReach: 601) == 0)
+        #expect(unread.unread(by: peer, ifAllReach: 600) == 600)
+    }
+
     @Test func aPeerPastTheBoundIsRefusedAndOthersAreAnswered() throws {
         let handler = try CommandHandler(
             store: MemoryStore(seed: SeedList.standard), seed: SeedList.standard,

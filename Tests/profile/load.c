@@ -1,6 +1,7 @@
 /* A bare libzmq load generator for scripts/profile-load (docs/BENCHMARKS.md): CLIENTS threads,
- * each with its own REQ socket, toggling row (thread % 8) with a fresh request id for SECONDS;
- * prints the toggles per second of all threads and client 0's p50 round trip. In C, so its own
+ * each with its own REQ socket, toggling row (thread % 8) with a fresh request id for SECONDS
+ * (or, given REQUESTS, until each client has made that many); prints the toggles per second of
+ * all threads and client 0's p50 round trip. In C, so its own
  * cost per round trip is as small as the floor's clients' and comparisons of two builds of the
  * service are not blurred by the client. */
 #include <pthread.h>
@@ -13,6 +14,7 @@
 enum { maximumClients = 64 };
 static const char *endpoint;
 static double seconds;
+static long requests;
 static void *context;
 static long completed[maximumClients];
 static double *latencies[maximumClients];
@@ -31,16 +33,16 @@ static int ascending(const void *a, const void *b) {
 static void *client(void *argument) {
     long id = (long)argument;
     void *socket = zmq_socket(context, ZMQ_REQ);
-    int linger = 0, timeout = 5000;
+    int linger = 0, timeout = requests > 0 ? 120000 : 5000;  /* a count may run under valgrind */
     zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_connect(socket, endpoint);
     char request[128], reply[1024];
-    size_t capacity = (size_t)(seconds * 200000) + 1000;
+    size_t capacity = requests > 0 ? (size_t)requests : (size_t)(seconds * 200000) + 1000;
     latencies[id] = malloc(sizeof(double) * capacity);
     double end = now() + seconds;
     long n = 0;
-    while (now() < end && (size_t)n < capacity) {
+    while ((requests > 0 || now() < end) && (size_t)n < capacity) {
         int length = snprintf(request, sizeof request, "{\"op\":\"toggle\",\"index\":%ld,\"id\":\"load-%ld-%ld-%08lx\"}",
                               id % 8, id, n, (unsigned long)random());
         double started = now();
@@ -53,27 +55,31 @@ static void *client(void *argument) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4 || atoi(argv[2]) < 1 || atoi(argv[2]) > maximumClients || atof(argv[3]) <= 0) {
-        fprintf(stderr, "usage: load ENDPOINT CLIENTS(1-%d) SECONDS\n", maximumClients);
+    if (argc < 4 || argc > 5 || atoi(argv[2]) < 1 || atoi(argv[2]) > maximumClients || atof(argv[3]) <= 0
+        || (argc == 5 && atol(argv[4]) < 1)) {
+        fprintf(stderr, "usage: load ENDPOINT CLIENTS(1-%d) SECONDS [REQUESTS]\n", maximumClients);
         return 64;
     }
     endpoint = argv[1];
     int clients = atoi(argv[2]);
     seconds = atof(argv[3]);
+    requests = argc == 5 ? atol(argv[4]) : 0;
     context = zmq_ctx_new();
     pthread_t threads[maximumClients];
+    double started = now();
     for (long i = 0; i < clients; i++) pthread_create(&threads[i], NULL, client, (void *)i);
     long total = 0;
     for (int i = 0; i < clients; i++) {
         pthread_join(threads[i], NULL);
         total += completed[i];
     }
+    double elapsed = now() - started;
     double p50 = 0;
     if (completed[0] > 0) {
         qsort(latencies[0], completed[0], sizeof(double), ascending);
         p50 = latencies[0][completed[0] / 2] * 1e6;
     }
-    printf("%d clients: %.0f toggles/s, client 0 p50 %.0f us\n", clients, total / seconds, p50);
+    printf("%d clients: %.0f toggles/s, client 0 p50 %.0f us\n", clients, total / (requests > 0 ? elapsed : seconds), p50);
     zmq_ctx_term(context);
-    return total > 0 ? 0 : 1;
+    return total > 0 && (requests == 0 || total == requests * clients) ? 0 : 1;
 }
