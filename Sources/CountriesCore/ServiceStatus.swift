@@ -38,6 +38,9 @@ public struct ServiceStatus: Equatable, Sendable {
     /// A replicated service: a value in the store's log in etcd that does not decode, by key;
     /// absent when there is none.
     public var storeDamage: String?
+    /// A replicated service: how long the first change known committed and not yet published
+    /// has waited, in milliseconds (0 when none waits); on the wire `publication_lag_seconds`.
+    public var publicationLagMilliseconds: UInt64?
 
     /// Creates a status with no fields set.
     public init() {}
@@ -59,6 +62,7 @@ public struct ServiceStatus: Equatable, Sendable {
         Field("etcd_leader", "etcd leader", \.etcdLeader),
         Field("etcd_quorum", "etcd quorum", \.etcdQuorum),
         Field("store_damage", "store damage", \.storeDamage),
+        Field("publication_lag_seconds", "publication lag", \.publicationLagMilliseconds, as: .milliseconds),
     ]
 
     /// ``fields`` sorted by key, as `JSONEncoder` with `.sortedKeys` wrote them.

@@ -61,7 +61,7 @@ final class EtcdStore: StateStore {
         path = "etcd \(configuration.endpoints.joined(separator: ",")) \(configuration.prefix)"
         client = EtcdClient(
             endpoints: configuration.endpoints, timeout: configuration.requestTimeout,
-            security: configuration.security)
+            security: configuration.security, memberHealth: health.members)
         let deadline = ContinuousClock.now + configuration.startTimeout
         var lastError: EtcdError?
         var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
@@ -492,6 +492,8 @@ final class EtcdStore: StateStore {
         }
         if result.succeeded {
             generation = written
+            // Known at once: the event tail must publish it soon, or leave its member.
+            health.recordCommitted(lastSeq)
             return
         }
         var found: [RememberedRequest] = []
@@ -541,6 +543,7 @@ final class EtcdStore: StateStore {
         status.etcdLeader = cluster.leader ?? "none"
         status.etcdQuorum = health.unavailability() ?? "yes"
         status.storeDamage = health.replaced ?? health.damage
+        status.publicationLagMilliseconds = UInt64(health.publicationLag() / .milliseconds(1))
     }
 
     /// Runs a read, turning etcd's error into the store's.
