@@ -120,7 +120,14 @@ struct HungMemberTests {
         #expect(acknowledged.count > 100, "too few changes to measure: \(acknowledged.count)")
         for phase in phases {
             let inPhase = delays.filter { $0.acknowledged >= phase.from && $0.acknowledged < phase.to }
-            print("hung member: \(phase.label): \(Self.figures(inPhase))")
+            // The longest the writers went without an acknowledgement: the pause in changes.
+            let acks =
+                [phase.from]
+                + acknowledged.map(\.completed).filter { $0 >= phase.from && $0 < phase.to }.sorted()
+            let pause = zip(acks, acks.dropFirst()).map { $1 - $0 }.max() ?? .zero
+            print(
+                "hung member: \(phase.label): \(Self.figures(inPhase)); longest without an acknowledgement \(pause.milliseconds) ms"
+            )
         }
         print("hung member: whole run (\(acknowledged.count) acknowledged changes): \(Self.figures(delays))")
         let worst = try #require(delays.max { $0.delay < $1.delay })

@@ -7,7 +7,8 @@ import Testing
 
 /// A member that hangs (SIGSTOP: it still accepts TCP connections, so connecting succeeds and
 /// requests hang) is left within a second, avoided by every connection that shares the record,
-/// and used again once it answers a recheck.
+/// and used again once it answers a recheck. The member stopped is a follower: with the leader
+/// stopped, every request waits for an election first.
 @Suite(.serialized, .enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
 struct EtcdMemberHealthTests {
     @Test func aSilentMemberIsAvoidedUntilItAnswersARecheck() {
@@ -42,12 +43,15 @@ struct EtcdMemberHealthTests {
     @Test func aHungMemberIsLeftWithinASecondAndAvoidedByTheOtherConnections() throws {
         let cluster = try EtcdCluster(members: 3)
         defer { cluster.stop() }
+        let hung = try Self.follower(of: cluster)
+        // The hung member first, as every connection's first choice.
+        let urls = Array(cluster.clientURLs[hung...] + cluster.clientURLs[..<hung])
         let health = EtcdMemberHealth(recheckAfter: .milliseconds(200))
-        let first = EtcdClient(endpoints: cluster.clientURLs, memberHealth: health)
-        let second = EtcdClient(endpoints: cluster.clientURLs, memberHealth: health)
+        let first = EtcdClient(endpoints: urls, memberHealth: health)
+        let second = EtcdClient(endpoints: urls, memberHealth: health)
         _ = try first.txn(compare: [], success: [.put("k", Data("1".utf8))], failure: [])
         _ = try second.range(EtcdRangeRequest(key: "k"))
-        let pid = try #require(cluster.pid(of: 0))
+        let pid = try #require(cluster.pid(of: hung))
         kill(pid, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(pid, SIGCONT) } }
@@ -57,16 +61,16 @@ struct EtcdMemberHealthTests {
         var started = clock.now
         #expect(try first.range(EtcdRangeRequest(key: "k")).kvs.first?.value == Data("1".utf8))
         #expect(clock.now - started < .seconds(1) * testSlowdown)
-        #expect(health.isAvoided(cluster.clientURLs[0]))
+        #expect(health.isAvoided(cluster.clientURLs[hung]))
         // The other connection does not wait on it at all.
         started = clock.now
         _ = try second.range(EtcdRangeRequest(key: "k"))
-        #expect(second.currentEndpoint != cluster.clientURLs[0])
+        #expect(second.currentEndpoint != cluster.clientURLs[hung])
         #expect(clock.now - started < .milliseconds(400) * testSlowdown)
 
         // A watcher that prefers the hung member starts elsewhere, and sees a change.
         let revision = try first.txn(compare: [], success: [.put("k", Data("2".utf8))], failure: []).revision
-        let watcher = EtcdWatcher(endpoints: cluster.clientURLs, preferred: 0, memberHealth: health)
+        let watcher = EtcdWatcher(endpoints: urls, preferred: 0, memberHealth: health)
         var seen: [String] = []
         started = clock.now
         let deadline = clock.now + .seconds(5) * testSlowdown
@@ -78,31 +82,33 @@ struct EtcdMemberHealthTests {
             })
         #expect(seen == ["2"])
         #expect(clock.now - started < .milliseconds(400) * testSlowdown)
-        #expect(watcher.currentEndpoint != cluster.clientURLs[0])
+        #expect(watcher.currentEndpoint != cluster.clientURLs[hung])
 
         // Still hung: a recheck fails and it stays avoided; running again, it answers one.
         sleep(for: .milliseconds(250))
         first.recheckAvoided(EtcdRangeRequest(key: "k"), timeout: .milliseconds(200))
-        #expect(health.isAvoided(cluster.clientURLs[0]))
+        #expect(health.isAvoided(cluster.clientURLs[hung]))
         kill(pid, SIGCONT)
         stopped = false
         #expect(
             eventually(within: .seconds(5)) {
                 first.recheckAvoided(EtcdRangeRequest(key: "k"), timeout: .milliseconds(200))
-                return !health.isAvoided(cluster.clientURLs[0])
+                return !health.isAvoided(cluster.clientURLs[hung])
             })
     }
 
     @Test func aWatchOnAMemberThatDoesNotAnswerGoesToAnother() throws {
         let cluster = try EtcdCluster(members: 3)
         defer { cluster.stop() }
-        let client = EtcdClient(endpoints: Array(cluster.clientURLs.dropFirst()))
-        let pid = try #require(cluster.pid(of: 0))
+        let hung = try Self.follower(of: cluster)
+        let client = EtcdClient(
+            endpoints: cluster.clientURLs.indices.filter { $0 != hung }.map { cluster.clientURLs[$0] })
+        let pid = try #require(cluster.pid(of: hung))
         kill(pid, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(pid, SIGCONT) } }
         let health = EtcdMemberHealth()
-        let watcher = EtcdWatcher(endpoints: cluster.clientURLs, preferred: 0, memberHealth: health)
+        let watcher = EtcdWatcher(endpoints: cluster.clientURLs, preferred: hung, memberHealth: health)
         let revision = try client.txn(compare: [], success: [.put("w", Data())], failure: []).revision
         let clock = ContinuousClock()
         let started = clock.now
@@ -117,8 +123,14 @@ struct EtcdMemberHealthTests {
         let seen = try #require(seenAt, "no event")
         // The watch's creation went unanswered for half a second, then another member took it.
         #expect(seen - started < .seconds(1) * testSlowdown)
-        #expect(health.isAvoided(cluster.clientURLs[0]))
+        #expect(health.isAvoided(cluster.clientURLs[hung]))
         kill(pid, SIGCONT)
         stopped = false
+    }
+
+    /// A member that is not the leader.
+    private static func follower(of cluster: EtcdCluster) throws -> Int {
+        let leader = try #require(cluster.leaderIndex(), "no etcd leader")
+        return leader == 0 ? 1 : 0
     }
 }
