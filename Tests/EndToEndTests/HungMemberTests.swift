@@ -129,6 +129,12 @@ struct HungMemberTests {
                 "hung member: \(phase.label): \(Self.figures(inPhase)); longest without an acknowledgement \(pause.milliseconds) ms"
             )
         }
+        for (index, service) in services.enumerated() {
+            let log = service.process.stderrSoFar
+            print(
+                "hung member: r\(index) left a silent watch \(log.components(separatedBy: "delivered nothing").count - 1) times, stopped heartbeating \(log.components(separatedBy: "heartbeats stopped").count - 1) times"
+            )
+        }
         print("hung member: whole run (\(acknowledged.count) acknowledged changes): \(Self.figures(delays))")
         let worst = try #require(delays.max { $0.delay < $1.delay })
         let status = try services[0].run(["status"]).stdout
@@ -137,6 +143,46 @@ struct HungMemberTests {
             worst.delay < Self.target * testSlowdown,
             "seq \(worst.seq) reached r\(worst.replica)'s subscriber \(worst.delay.milliseconds) ms after its acknowledgement"
         )
+    }
+
+    /// A watch on a member that hangs while nothing else of the replica uses it: only what it
+    /// fails to deliver tells. The replica's own commit is published through another member
+    /// within about half a second (0.4 s, then a read), and its log says why.
+    @Test func aSilentWatchIsLeftWhenItsReplicaCommits() throws {
+        let etcd = try EtcdCluster(members: 3)
+        defer { etcd.stop() }
+        let leader = try #require(etcd.leaderIndex(), "no etcd leader")
+        // The watched member last in the list, so requests and the probe start elsewhere; the
+        // name `r2` makes the tail watch through the third member.
+        let watched = leader == 2 ? 1 : 2
+        let others = (0..<3).filter { $0 != watched }
+        let urls = (others + [watched]).map { etcd.clientURLs[$0] }.joined(separator: ",")
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox, options: ["--etcd", urls, "--replica-name", "r2"])
+        defer { service.stop(signal: SIGKILL) }
+        let subscriber = try Countries.start(
+            ["events", "--json", "--command", sandbox.commandEndpoint, "--events", sandbox.eventsEndpoint])
+        defer { subscriber.stop() }
+        try #require(eventually(within: .seconds(10)) { subscriber.stderrSoFar.contains("live") })
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        try #require(eventually(within: .seconds(5)) { Self.arrivals(subscriber).keys.contains(1) })
+
+        let pid = try #require(etcd.pid(of: watched))
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        // From before the toggle is sent: the acknowledgement comes a little later.
+        let sent = ContinuousClock.now
+        let toggle = try service.run(["toggle", "France", "--json"])
+        #expect(toggle.exitCode == 0, "\(toggle)")
+        #expect(eventually(within: .seconds(5)) { Self.arrivals(subscriber).keys.contains(2) })
+        let delay = try #require(Self.arrivals(subscriber)[2]) - sent
+        print(
+            "hung member: a silent watch left, publication \(delay.milliseconds) ms after the toggle was sent"
+        )
+        #expect(delay < .seconds(1) * testSlowdown)
+        #expect(
+            service.process.stderrSoFar.contains("delivered nothing after seq 1"),
+            "\(service.process.stderrSoFar)")
     }
 
     /// The worst and median delay, and the seq and replica of the worst.
