@@ -59,7 +59,8 @@ let package = Package(
         .target(name: "JSON", swiftSettings: strictSettings),
         // An etcd v3 client through its JSON gateway (keys, txns, watches, members); it knows
         // nothing of countries.
-        .target(name: "Etcd", dependencies: ["CCurl", "JSON"], swiftSettings: strictSettings),
+        .target(
+            name: "Etcd", dependencies: ["CCurl", "JSON", "SystemSupport"], swiftSettings: strictSettings),
 
         // The domain: plain values and functions, no sockets, files or terminals.
         .target(name: "CountriesCore", dependencies: ["JSON"], swiftSettings: strictSettings),

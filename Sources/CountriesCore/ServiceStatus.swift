@@ -41,6 +41,9 @@ public struct ServiceStatus: Equatable, Sendable {
     /// A replicated service: etcd refuses writes because its database is full (alarm NOSPACE),
     /// and what to do; absent when the last write went through.
     public var etcdSpace: String?
+    /// A replicated service: how long the first change known committed and not yet published
+    /// has waited, in milliseconds (0 when none waits); on the wire `publication_lag_seconds`.
+    public var publicationLagMilliseconds: UInt64?
 
     /// Creates a status with no fields set.
     public init() {}
@@ -63,6 +66,7 @@ public struct ServiceStatus: Equatable, Sendable {
         Field("etcd_quorum", "etcd quorum", \.etcdQuorum),
         Field("store_damage", "store damage", \.storeDamage),
         Field("etcd_space", "etcd space", \.etcdSpace),
+        Field("publication_lag_seconds", "publication lag", \.publicationLagMilliseconds, as: .milliseconds),
     ]
 
     /// ``fields`` sorted by key, as `JSONEncoder` with `.sortedKeys` wrote them.

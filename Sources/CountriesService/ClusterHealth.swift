@@ -1,10 +1,13 @@
+import Etcd
 import Foundation
 import SystemSupport
 
 /// What a replica knows of its etcd cluster: when it last had an answer that took a quorum (a
 /// linearizable read), and the members and leader it last saw. ``QuorumProbe`` writes it on its
 /// own thread; the service loop reads it to decide whether to heartbeat and to accept changes,
-/// and `status` reports it (docs/HA.md, "Losing the quorum").
+/// and `status` reports it (docs/HA.md, "Losing the quorum"). It also holds what the replica's
+/// etcd connections share: the members that stopped answering (``members``), and the seqs known
+/// committed but not yet published (docs/HA.md, "Publishing").
 final class ClusterHealth: Sendable {
     /// The members and leader as last seen.
     struct Cluster: Equatable, Sendable {
@@ -22,11 +25,15 @@ final class ClusterHealth: Sendable {
         var damage: String?
         var replaced: String?
         var noSpace: String?
+        var publication = PublicationWatchdog()
     }
 
     /// How long without a quorum read before the replica says it has no quorum: it then stops
     /// heartbeating and refuses changes with `storage_error` until a read succeeds again.
     let quorumTimeout: Duration
+    /// The members that stopped answering one of this replica's connections: all of them avoid
+    /// those until the probe finds them answering again.
+    let members = EtcdMemberHealth()
     private let state: Locked<State>
 
     /// Starts as healthy: the store was just read through a quorum.
@@ -41,7 +48,29 @@ final class ClusterHealth: Sendable {
             $0.lastQuorum = max($0.lastQuorum, instant)
             $0.lastError = nil
             $0.latestSeq = max($0.latestSeq, seq)
+            $0.publication.know(seq, at: .now)
         }
+    }
+
+    /// This replica committed up to `seq`: it is to be published at once.
+    func recordCommitted(_ seq: UInt64) {
+        state.withLock { $0.publication.know(seq, at: .now) }
+    }
+
+    /// Every event up to `seq` is published.
+    func recordPublished(_ seq: UInt64) {
+        state.withLock { $0.publication.publish(seq) }
+    }
+
+    /// How long the first seq known committed after `progress` has waited (zero: none waits);
+    /// by default after the last published seq.
+    func publicationLag(after progress: UInt64? = nil, now: ContinuousClock.Instant = .now) -> Duration {
+        state.withLock { $0.publication.lag(after: progress ?? $0.publication.published, now: now) }
+    }
+
+    /// Why heartbeats should stop for a publication that trails, or nil.
+    func publicationSilence(now: ContinuousClock.Instant = .now) -> String? {
+        state.withLock { $0.publication.silence(now: now) }
     }
 
     /// The highest seq a quorum read found: every event up to it is committed.

@@ -67,7 +67,7 @@ final class EtcdStore: StateStore {
         path = "etcd \(configuration.endpoints.joined(separator: ",")) \(configuration.prefix)"
         client = EtcdClient(
             endpoints: configuration.endpoints, timeout: configuration.requestTimeout,
-            security: configuration.security)
+            security: configuration.security, memberHealth: health.members)
         let deadline = ContinuousClock.now + configuration.startTimeout
         var lastError: EtcdError?
         var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
@@ -551,6 +551,8 @@ final class EtcdStore: StateStore {
         health.recordWritable()
         if result.succeeded {
             generation = written
+            // Known at once: the event tail must publish it soon, or leave its member.
+            health.recordCommitted(lastSeq)
             // Past a multiple of 100; or after every commit while this replica knows of no
             // snapshot in the last half of the kept events (its writes failed, or another
             // replica's went unseen), so the events it may not trim stay about 10,000.
@@ -659,6 +661,7 @@ final class EtcdStore: StateStore {
         status.etcdQuorum = health.unavailability() ?? "yes"
         status.storeDamage = health.replaced ?? health.damage
         status.etcdSpace = health.noSpace
+        status.publicationLagMilliseconds = UInt64(health.publicationLag() / .milliseconds(1))
     }
 
     /// Runs a read, turning etcd's error into the store's.

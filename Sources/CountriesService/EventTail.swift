@@ -11,8 +11,11 @@ import SystemSupport
 ///
 /// It reads the kept events after the last one it handed over, then watches the log from the
 /// revision of that read; when the watch ends (a member lost, or the leader with the
-/// `hasleader` requirement), skips a seq, or is told to ``restart()``, it starts again from a
-/// read, so nothing is lost.
+/// `hasleader` requirement) or skips a seq, it starts again from a read, so nothing is lost.
+/// It watches through a member of its own (``preferredMember(_:among:)``), and leaves it for
+/// another when another connection of the replica found it silent, or when a seq the replica
+/// knows is committed waits there ``PublicationWatchdog/tailLeavesAfter``: a member that hangs
+/// keeps the watch open without a word.
 final class EventTail: Sendable {
     /// An event as committed, with the bytes to publish.
     struct Entry: Sendable {
@@ -30,12 +33,13 @@ final class EventTail: Sendable {
     private let security: EtcdSecurity
     private let outbox: WakeupQueue<Entry>
     private let stopping = Atomic<Bool>(false)
-    private let restarting = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let startSeq: UInt64
     private let health: ClusterHealth
     /// The store's seed rows: what a reset's marker in the log stands for (``EtcdResetMarker``).
     private let seedRows: [IndexedCountry]
+    /// The index of the member the watch goes to first.
+    private let preferred: Int
 
     /// A tail that will hand over the events after `seq`, recording in `health` a value in the
     /// log that it cannot hand over; a reset's marker is handed over as the reset to `seed`.
@@ -51,7 +55,16 @@ final class EventTail: Sendable {
         security = configuration.security
         self.logger = logger
         startSeq = seq
+        preferred = Self.preferredMember(configuration.replicaName, among: configuration.endpoints.count)
         outbox = try WakeupQueue()
+    }
+
+    /// The member a replica called `name` watches through first: the sum of its name's bytes,
+    /// modulo the number of members, so names that differ in one character (`r1`, `r2`, `r3`)
+    /// watch through different members, and one hung member does not hold every replica's tail.
+    static func preferredMember(_ name: String, among count: Int) -> Int {
+        guard count > 0 else { return 0 }
+        return name.utf8.reduce(0) { ($0 + Int($1)) % count }
     }
 
     /// Starts the thread.
@@ -73,27 +86,27 @@ final class EventTail: Sendable {
     /// The events handed over since the last call, in seq order.
     func drain() -> [Entry] { outbox.drain() }
 
-    /// Ends the current watch and follows the log again from a read: for a watch that went
-    /// silent without an error (a connection cut without a word, which TCP may take minutes to
-    /// notice), found out because etcd's seq is ahead of what the tail handed over.
-    func restart() {
-        restarting.store(true, ordering: .relaxed)
-    }
-
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func follow() {
-        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout, security: security)
-        let watcher = EtcdWatcher(endpoints: endpoints, security: security)
+        let client = EtcdClient(
+            endpoints: endpoints, timeout: requestTimeout, security: security, memberHealth: health.members)
+        let watcher = EtcdWatcher(
+            endpoints: endpoints, preferred: preferred, security: security, memberHealth: health.members)
         var handedOver = startSeq
         var failures = 0
         while !isStopping {
             do {
                 let revision = try readKept(after: &handedOver, client: client)
+                var silent = false
                 try watcher.watch(
                     EtcdRangeRequest.prefix(layout.eventsPrefix), startRevision: revision + 1,
                     shouldStop: {
-                        self.isStopping || self.restarting.exchange(false, ordering: .relaxed)
+                        if self.isStopping || watcher.isOnAvoidedMember { return true }
+                        silent =
+                            self.health.publicationLag(after: handedOver)
+                            >= PublicationWatchdog.tailLeavesAfter
+                        return silent
                     },
                     onEvents: { changes, _ in
                         var entries: [Entry] = []
@@ -111,6 +124,14 @@ final class EventTail: Sendable {
                         }
                         return true
                     })
+                if silent {
+                    leave(watcher.currentEndpoint, handedOver: handedOver)
+                } else if !isStopping, watcher.isOnAvoidedMember {
+                    logger.log(
+                        .info,
+                        "another connection found \(watcher.currentEndpoint) silent; following the event log through another member"
+                    )
+                }
                 failures = 0
             } catch {
                 failures += 1
@@ -121,6 +142,18 @@ final class EventTail: Sendable {
                 pause(.milliseconds(min(1_000, 100 * failures)))
             }
         }
+    }
+
+    /// A watch let a seq known committed wait too long: its member hangs, or the connection
+    /// was cut without a word. Every connection of the replica avoids the member until it
+    /// answers a recheck; the tail reads from another.
+    private func leave(_ endpoint: String, handedOver: UInt64) {
+        health.members.recordSilence(endpoint)
+        let waited = Double(health.publicationLag(after: handedOver) / .milliseconds(1)) / 1000
+        logger.log(
+            .warning,
+            "the watch at \(endpoint) delivered nothing after seq \(handedOver) for \(String(format: "%.1f", waited)) s while a later seq is committed; reading the event log from another member"
+        )
     }
 
     /// Hands over the kept events after `handedOver` and returns the revision they were read at.

@@ -1,45 +1,54 @@
-/// Notices a replica whose published events fall behind the seq etcd's quorum reported: when a
-/// seq etcd reported is still not published ``restartAfter`` later, the event tail should
-/// follow the log again (a watch can go silent on a cut connection, which TCP may take minutes
-/// to notice), and from ``silenceAfter`` on, the replica should stop heartbeating rather than
-/// pass old data off as live (docs/HA.md, "Publishing"). A plain value, checked at each
-/// heartbeat.
+/// How long a replica has known of a committed seq it has not published: from the moment it
+/// knew (its own commit, or its quorum probe's read of `seq`), not from when anyone looked. The
+/// event tail leaves a watch that lets a known seq wait ``tailLeavesAfter`` (a member that hangs
+/// still accepts connections and keeps a watch open without a word), and the replica stops
+/// heartbeating once its published seq trails for ``silenceAfter``, so no view takes its old
+/// data for live (docs/HA.md, "Publishing"). A plain value; ``ClusterHealth`` keeps one.
 struct PublicationWatchdog {
-    /// What the replica should do now.
-    struct Verdict: Equatable {
-        /// Tell the tail to follow the log again.
-        var restartTail = false
-        /// Why heartbeats should stop, when they should.
-        var silence: String?
+    /// How long the tail lets a known seq wait on its watch before it reads from another member.
+    static let tailLeavesAfter: Duration = .milliseconds(400)
+    /// How long a known seq may wait to be published before heartbeats stop.
+    static let silenceAfter: Duration = .seconds(1)
+    /// Most seqs remembered with the moment they became known; beyond it the newest one is
+    /// raised instead (a lag then counts from the earlier moment: never shorter than it is).
+    static let remembered = 64
+
+    /// Seqs known committed and not yet published, each with when it became known, ascending.
+    private var known: [(seq: UInt64, since: ContinuousClock.Instant)] = []
+    /// The last seq published.
+    private(set) var published: UInt64 = 0
+
+    /// The highest seq known committed (what the replica must publish).
+    var latest: UInt64 { known.last?.seq ?? published }
+
+    /// `seq` is committed, as of `now`.
+    mutating func know(_ seq: UInt64, at now: ContinuousClock.Instant) {
+        guard seq > latest else { return }
+        if known.count < Self.remembered {
+            known.append((seq, now))
+        } else {
+            known[known.count - 1].seq = seq
+        }
     }
 
-    var restartAfter: Duration = .milliseconds(1_500)
-    var silenceAfter: Duration = .seconds(3)
-    /// A seq etcd reported that was not published yet, and since when. Fixed until it is
-    /// published, so that steady writes (etcd always a little ahead) are not a lag.
-    private var target: (seq: UInt64, since: ContinuousClock.Instant)?
-    /// When the tail was last told to restart, for this target.
-    private var restarted: ContinuousClock.Instant?
+    /// Every seq up to `seq` is published.
+    mutating func publish(_ seq: UInt64) {
+        published = max(published, seq)
+        known.removeAll { $0.seq <= published }
+    }
 
-    /// Checks the seq etcd reported (`latest`) against the seq last `published`.
-    mutating func check(latest: UInt64, published: UInt64, now: ContinuousClock.Instant) -> Verdict {
-        if let target, published >= target.seq {
-            self.target = nil
-            restarted = nil
-        }
-        if target == nil, latest > published { target = (latest, now) }
-        guard let target else { return Verdict() }
-        var verdict = Verdict()
-        let waited = now - target.since
-        // At most one restart every half of `restartAfter`.
-        if waited >= restartAfter, restarted.map({ now - $0 >= restartAfter / 2 }) ?? true {
-            verdict.restartTail = true
-            restarted = now
-        }
-        if waited >= silenceAfter {
-            verdict.silence =
-                "this replica has published only up to seq \(published) while etcd is at seq \(target.seq)"
-        }
-        return verdict
+    /// How long the first known seq after `progress` has waited (zero when there is none).
+    func lag(after progress: UInt64, now: ContinuousClock.Instant) -> Duration {
+        guard let first = known.first(where: { $0.seq > progress }) else { return .zero }
+        return max(.zero, now - first.since)
+    }
+
+    /// Why heartbeats should stop now, or nil: the published seq trailed for ``silenceAfter``.
+    func silence(now: ContinuousClock.Instant) -> String? {
+        let waited = lag(after: published, now: now)
+        guard waited >= Self.silenceAfter else { return nil }
+        let seconds = Double(waited / .milliseconds(1)) / 1000
+        return
+            "this replica has published only up to seq \(published) while seq \(latest) is committed (for \(String(format: "%.1f", seconds)) s)"
     }
 }

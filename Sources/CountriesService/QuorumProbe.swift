@@ -6,10 +6,14 @@ import Synchronization
 /// key, linearizable) every ``interval``, and for its members and leader every few rounds, and
 /// records what it saw in a ``ClusterHealth``. A replica whose probe has no answer for the
 /// health's quorum timeout stops heartbeating and refuses changes (docs/HA.md, "Losing the
-/// quorum"); it recovers by itself at the next answer.
+/// quorum"); it recovers by itself at the next answer. It also tries again, with a short
+/// timeout, each member the replica's connections avoid, so one that answers is used again.
 final class QuorumProbe: Sendable {
     /// How often the probe reads.
     let interval: Duration
+    /// How long a recheck of an avoided member may take: a member that answers at all answers
+    /// a read in milliseconds.
+    static let recheckTimeout: Duration = .milliseconds(250)
 
     private let endpoints: [String]
     private let layout: EtcdLayout
@@ -55,7 +59,8 @@ final class QuorumProbe: Sendable {
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func probe() {
-        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout, security: security)
+        let client = EtcdClient(
+            endpoints: endpoints, timeout: requestTimeout, security: security, memberHealth: health.members)
         var round = 0
         var hadQuorum = true
         while !isStopping {
@@ -94,6 +99,7 @@ final class QuorumProbe: Sendable {
                     report(verdict)
                 }
             }
+            client.recheckAvoided(EtcdRangeRequest(key: layout.seq), timeout: Self.recheckTimeout)
             round += 1
             let end = started + interval
             while !isStopping && ContinuousClock.now < end {

@@ -38,8 +38,6 @@ public final class StateService {
     private var publishedSeq: UInt64 = 0
     /// Whether heartbeats are held back for want of a quorum (logged when it changes).
     private var heartbeatsHeld = false
-    /// Notices published events falling behind etcd's seq.
-    private var watchdog = PublicationWatchdog()
     /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
     /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
     /// `Data` storage in a global that lives until exit, and reported it as leaked.
@@ -120,6 +118,7 @@ public final class StateService {
         handler.maximumUnreadReplyBytes = configuration.maximumUnreadReplyBytes
         let loadedSeq = handler.state.seq
         publishedSeq = loadedSeq
+        health?.recordPublished(loadedSeq)
         if let etcd = storeConfiguration.etcd, let health {
             do {
                 let tail = try EventTail(
@@ -235,6 +234,7 @@ public final class StateService {
                     publish(topic: entry.event.topic, body: entry.body)
                     publishedSeq = entry.event.seq
                 }
+                replication.health.recordPublished(publishedSeq)
             }
             if let writer {
                 if let forwarderItem, ready.isReadable(forwarderItem) {
@@ -349,8 +349,10 @@ public final class StateService {
     /// none, so views move to another replica or go stale instead of trusting it.
     private func publishHeartbeat() {
         if let replication {
-            var why = replication.health.unavailability() ?? replication.health.damage
-            if let lag = lagBehindTheLog(replication) { why = why ?? lag }
+            // A replica whose publication trails what it knows is committed says so too.
+            let why =
+                replication.health.unavailability() ?? replication.health.damage
+                ?? replication.health.publicationSilence()
             if (why != nil) != heartbeatsHeld {
                 heartbeatsHeld = why != nil
                 logger.log(
@@ -363,22 +365,6 @@ public final class StateService {
         publish(
             topic: .heartbeat,
             body: Heartbeat(seq: publishedSeq, store: handler.storeIdentity).encoded())
-    }
-
-    /// The ``PublicationWatchdog``'s verdict, acted on: the tail restarted, the lag logged.
-    private func lagBehindTheLog(
-        _ replication: (tail: EventTail, probe: QuorumProbe, health: ClusterHealth)
-    ) -> String? {
-        let latest = replication.health.latestSeq
-        let verdict = watchdog.check(latest: latest, published: publishedSeq, now: .now)
-        if verdict.restartTail {
-            logger.log(
-                .warning,
-                "etcd is at seq \(latest) but this replica published only up to \(publishedSeq); following the event log again"
-            )
-            replication.tail.restart()
-        }
-        return verdict.silence
     }
 
     private func publish(topic: Topic, body: Data) {

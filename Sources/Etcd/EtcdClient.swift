@@ -11,6 +11,10 @@ import JSON
 /// etcd's require-leader header, so a member without a leader refuses at once (`noQuorum`)
 /// instead of proposing or waiting; serializable ranges, the member list and status do not,
 /// so they still answer from a member cut off from the others.
+///
+/// A member that gave no answer in time is recorded in the ``EtcdMemberHealth`` the client
+/// shares with the process's other connections, and every call of theirs goes elsewhere until
+/// it answers a recheck (``recheckAvoided(_:timeout:)``).
 public final class EtcdClient {
     /// The endpoints, as given (`http://host:port`; a bare `host:port` gets `http://`).
     public let endpoints: [String]
@@ -19,18 +23,22 @@ public final class EtcdClient {
     /// The longest a call takes, endpoints tried included.
     public let timeout: Duration
 
+    /// Which members stopped answering, shared with the process's other connections.
+    public let memberHealth: EtcdMemberHealth
+
     private var current = 0
     private let transfer: CurlTransfer?
     private let authenticator: EtcdAuthenticator?
 
     /// A client for the cluster at `endpoints`, with `security`'s TLS files and user; connects
-    /// (and signs in) on the first call.
+    /// (and signs in) on the first call. It avoids the members `memberHealth` records as silent.
     public init(
         endpoints: [String], timeout: Duration = .seconds(1), connectTimeout: Duration = .milliseconds(300),
-        security: EtcdSecurity = EtcdSecurity()
+        security: EtcdSecurity = EtcdSecurity(), memberHealth: EtcdMemberHealth = EtcdMemberHealth()
     ) {
         self.endpoints = endpoints.map(Self.normalized)
         self.timeout = timeout
+        self.memberHealth = memberHealth
         let transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
         self.transfer = transfer
         authenticator = transfer.map { EtcdAuthenticator(user: security.user, transfer: $0) }
@@ -88,6 +96,15 @@ public final class EtcdClient {
         }
     }
 
+    /// Sends `request` (a linearizable range) to each member ``memberHealth`` avoids and has not
+    /// tried for its recheck interval, at most `timeout` each: one that answers is used again.
+    public func recheckAvoided(_ request: EtcdRangeRequest, timeout: Duration) {
+        let body = EtcdWire.encoded(EtcdWire.range(request))
+        for endpoint in memberHealth.dueForRecheck(among: endpoints) {
+            _ = try? attempt(endpoint, "/v3/kv/range", body, .read, true, timeout)
+        }
+    }
+
     // MARK: Calls
 
     /// Sends `body` to `path` at the current endpoint, and on to the next ones as the class of
@@ -105,6 +122,7 @@ public final class EtcdClient {
         // others takes a read and holds it); a txn has the whole timeout, it is sent once.
         let share = kind == .read && endpoints.count > 1 ? timeout / 2 : timeout
         var tries = 0
+        current = memberHealth.choice(among: endpoints, from: current)
         while true {
             let endpoint = endpoints[current]
             do {
@@ -114,7 +132,7 @@ public final class EtcdClient {
                 tries += 1
                 let moves =
                     error.code == .unreachable || error.code == .outcomeUnknown || error.code == .noQuorum
-                if moves { current = (current + 1) % endpoints.count }
+                if moves { current = memberHealth.next(among: endpoints, after: current) }
                 let again =
                     kind == .read ? moves : (error.code == .unreachable && tries < endpoints.count)
                 guard again else { throw error }
@@ -142,6 +160,7 @@ public final class EtcdClient {
                 try authenticator.signIn(at: endpoint, timeout: timeout)
                 let outcome = transfer.post(
                     url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
+                memberHealth.record(outcome, of: endpoint)
                 return try EtcdClassification.answer(outcome, kind, endpoint: endpoint)
             } catch {
                 // A stale token was refused before anything was proposed: sign in, send once more.

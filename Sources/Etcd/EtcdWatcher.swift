@@ -7,11 +7,19 @@ import JSON
 ///
 /// It sends etcd's require-leader header (`Grpc-Metadata-hasleader: true`), so a member cut off
 /// from the leader ends the stream (`noQuorum`) instead of going silent while the others go on.
+/// A member that does not even answer the watch's creation in ``answerTimeout`` (a hung process
+/// still accepts the connection) is left and recorded in the shared ``EtcdMemberHealth``; a
+/// stream that goes silent later is the caller's to notice (it knows what should have come).
 public final class EtcdWatcher {
     /// The endpoints, as given (`http://host:port`; a bare `host:port` gets `http://`).
     public let endpoints: [String]
     /// The endpoint the next watch goes to first.
     public var currentEndpoint: String { endpoints.isEmpty ? "" : endpoints[current] }
+
+    /// Which members stopped answering, shared with the process's other connections.
+    public let memberHealth: EtcdMemberHealth
+    /// How long a member may take to answer a watch's creation before the watch goes elsewhere.
+    public let answerTimeout: Duration
 
     private var current = 0
     private let transfer: CurlTransfer?
@@ -19,13 +27,25 @@ public final class EtcdWatcher {
     /// How often `shouldStop` is asked while the stream is silent.
     static let pollInterval: Int32 = 100
 
+    /// Whether ``memberHealth`` avoids the endpoint the watch is on while another one is not: the
+    /// watch should end and start again elsewhere.
+    public var isOnAvoidedMember: Bool {
+        !endpoints.isEmpty && memberHealth.choice(among: endpoints, from: current) != current
+    }
+
     /// A watcher on the cluster at `endpoints`, with `security`'s TLS files and user; connects
-    /// (and signs in) on each watch.
+    /// (and signs in) on each watch. It watches through `endpoints[preferred]` while that member
+    /// answers and `memberHealth` does not avoid it (replicas that prefer different members spread
+    /// their watches, so one hung member does not hold them all).
     public init(
-        endpoints: [String], connectTimeout: Duration = .milliseconds(300),
-        security: EtcdSecurity = EtcdSecurity()
+        endpoints: [String], preferred: Int = 0, connectTimeout: Duration = .milliseconds(300),
+        answerTimeout: Duration = .milliseconds(500), security: EtcdSecurity = EtcdSecurity(),
+        memberHealth: EtcdMemberHealth = EtcdMemberHealth()
     ) {
         self.endpoints = endpoints.map(EtcdClient.normalized)
+        current = endpoints.isEmpty ? 0 : preferred % endpoints.count
+        self.answerTimeout = answerTimeout
+        self.memberHealth = memberHealth
         let transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
         self.transfer = transfer
         authenticator = transfer.map { EtcdAuthenticator(user: security.user, transfer: $0) }
@@ -59,6 +79,7 @@ public final class EtcdWatcher {
         var tries = 0
         var signedInAgain = false
         while tries < endpoints.count {
+            current = memberHealth.choice(among: endpoints, from: current)
             let endpoint = endpoints[current]
             do {
                 try authenticator.signIn(at: endpoint, timeout: signInTimeout)
@@ -73,7 +94,7 @@ public final class EtcdWatcher {
                     continue
                 }
                 tries += 1
-                current = (current + 1) % endpoints.count
+                current = memberHealth.next(among: endpoints, after: current)
                 guard error.code == .unreachable, !shouldStop() else { throw error }
                 lastError = error
             }
@@ -100,6 +121,7 @@ public final class EtcdWatcher {
         var splitter = JSONStreamSplitter()
         var answered = false
         var finished = false
+        let started = ContinuousClock.now
         while !finished, !shouldStop() {
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
@@ -121,10 +143,17 @@ public final class EtcdWatcher {
                 finished = true
                 break
             }
+            if !answered, ContinuousClock.now - started > answerTimeout {
+                memberHealth.recordSilence(endpoint)
+                throw EtcdError(
+                    .unreachable, "no answer to the watch within \(answerTimeout) (the member hangs?)",
+                    endpoint: endpoint)
+            }
             curl_multi_poll(multi, nil, 0, Self.pollInterval, nil)
         }
         if !finished { return }  // stopped by shouldStop
         let outcome = transfer.outcome(result(multi))
+        memberHealth.record(outcome, of: endpoint)
         if outcome.result != CURLE_OK {
             let code: EtcdError.Code =
                 answered ? .outcomeUnknown : EtcdClassification.transport(outcome, .read)

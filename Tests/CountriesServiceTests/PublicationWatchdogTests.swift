@@ -2,36 +2,55 @@ import Testing
 
 @testable import CountriesService
 
-/// A replica whose event tail went silent restarts it, then stops heartbeating; a replica that
-/// merely trails steady writes by a moment does neither.
+/// A lag counts from when the replica knew of a committed seq, not from when anyone looked: the
+/// tail leaves its watch after 0.4 s, heartbeats stop after 1 s; a replica that merely trails
+/// steady writes by a moment does neither.
 @Suite struct PublicationWatchdogTests {
     private let start = ContinuousClock.now
 
     private func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 
-    @Test func aSilentTailIsRestartedThenTheReplicaFallsSilent() {
+    @Test func aKnownSeqThatWaitsIsALagFromWhenItWasKnown() {
         var watchdog = PublicationWatchdog()
-        #expect(watchdog.check(latest: 10, published: 10, now: at(0)) == .init())
-        #expect(watchdog.check(latest: 12, published: 10, now: at(100)) == .init())
-        #expect(watchdog.check(latest: 14, published: 10, now: at(1_000)) == .init())
-        let restart = watchdog.check(latest: 14, published: 10, now: at(1_700))
-        #expect(restart.restartTail && restart.silence == nil)
-        #expect(!watchdog.check(latest: 14, published: 10, now: at(1_900)).restartTail, "not at every check")
-        let silent = watchdog.check(latest: 14, published: 10, now: at(3_200))
-        #expect(silent.silence?.contains("published only up to seq 10 while etcd is at seq 12") == true)
-        // Caught up: heartbeats again.
-        #expect(watchdog.check(latest: 14, published: 14, now: at(3_300)) == .init())
+        watchdog.publish(10)
+        watchdog.know(10, at: at(0))
+        #expect(watchdog.lag(after: 10, now: at(500)) == .zero)
+        watchdog.know(12, at: at(100))
+        watchdog.know(14, at: at(300))
+        #expect(watchdog.lag(after: 10, now: at(450)) == .milliseconds(350))
+        // The tail handed 12 over: its lag counts from when 14 was known.
+        #expect(watchdog.lag(after: 12, now: at(450)) == .milliseconds(150))
+        #expect(watchdog.lag(after: 10, now: at(500)) >= PublicationWatchdog.tailLeavesAfter)
+        #expect(watchdog.silence(now: at(1_000)) == nil)
+        let silent = watchdog.silence(now: at(1_200))
+        #expect(silent?.contains("published only up to seq 10 while seq 14 is committed (for 1.1 s)") == true)
+        watchdog.publish(12)
+        #expect(watchdog.silence(now: at(1_200)) == nil, "14 was known at 300 ms")
+        #expect(watchdog.silence(now: at(1_300)) != nil)
+        // Caught up: no lag, heartbeats again.
+        watchdog.publish(14)
+        #expect(watchdog.lag(after: 14, now: at(5_000)) == .zero)
+        #expect(watchdog.silence(now: at(5_000)) == nil)
     }
 
     @Test func steadyWritesAreNotALag() {
         var watchdog = PublicationWatchdog()
-        // etcd is always a little ahead, but every seq it reported is published soon after.
+        // Always a little ahead, but every seq known is published soon after.
         for tick in 0..<100 {
-            let latest = UInt64(tick * 10 + 10)
-            let published = UInt64(tick * 10 + 5)
-            #expect(
-                watchdog.check(latest: latest, published: published, now: at(tick * 500)) == .init(),
-                "tick \(tick)")
+            watchdog.know(UInt64(tick * 10 + 10), at: at(tick * 500))
+            watchdog.publish(UInt64(tick * 10 + 5))
+            #expect(watchdog.lag(after: watchdog.published, now: at(tick * 500 + 100)) <= .milliseconds(600))
+            #expect(watchdog.silence(now: at(tick * 500 + 100)) == nil, "tick \(tick)")
         }
+    }
+
+    @Test func aLongLagIsNeverUnderstatedWhenManySeqsWait() {
+        var watchdog = PublicationWatchdog()
+        for seq in 1...1_000 { watchdog.know(UInt64(seq), at: at(seq)) }
+        watchdog.publish(999)
+        // The seqs past the remembered ones count from the last remembered moment.
+        #expect(watchdog.lag(after: 999, now: at(2_000)) >= .milliseconds(1_000))
+        watchdog.publish(1_000)
+        #expect(watchdog.lag(after: 1_000, now: at(2_000)) == .zero)
     }
 }

@@ -103,18 +103,18 @@ final class ReplicaWriter: Sendable {
     /// A request is given up (indeterminate, unless refused by every try) after this long.
     static let requestLimit = Duration.seconds(6)
 
-    /// Starts adding from `host`, trying replica `preferred` first each time, with `pause`
-    /// between requests (so a run stays well within the 10,000 events a replicated service
-    /// keeps, and its whole history can be read back).
+    /// Starts adding from `host` (from this host when `network` is nil), trying replica
+    /// `preferred` first each time, with `pause` between requests (so a run stays well within
+    /// the 10,000 events a replicated service keeps, and its whole history can be read back).
     init(
-        _ label: String, network: BridgedNetwork, host: String, endpoints: [String], preferred: Int,
+        _ label: String, network: BridgedNetwork?, host: String, endpoints: [String], preferred: Int,
         origin: ContinuousClock.Instant, pause: Duration = .milliseconds(20), kind: Kind = .failover
     ) {
         self.label = label
         let thread = Thread { [operations, failures, answers, stopping, finished] in
             defer { finished.signal() }
             do {
-                try network.enter(host)
+                try network?.enter(host)
                 let clients = try ReplicaCommandClients(endpoints: endpoints, timeout: Self.tryTimeout)
                 let reporting = CommandClient(
                     context: try Context(), endpoints: endpoints, timeout: Self.tryTimeout,
