@@ -25,7 +25,11 @@ final class EtcdStore: StateStore {
     let seedRows: [IndexedCountry]
     /// The seq of the newest snapshot this replica knows of (read or written; 0 for the seed):
     /// no commit deletes an event after it, so the snapshot and the events after it are the state.
-    private(set) var knownSnapshotSeq: UInt64 = 0
+    var knownSnapshotSeq: UInt64 { max(readSnapshotSeq, snapshotWriter?.knownSeq ?? 0) }
+    /// The newest snapshot's seq as this replica read it (the writer knows the ones it wrote).
+    private var readSnapshotSeq: UInt64 = 0
+    /// Started by the first snapshot to write.
+    private var snapshotWriter: SnapshotWriter?
 
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
@@ -356,7 +360,7 @@ final class EtcdStore: StateStore {
             // No snapshot yet: the seed, at seq 0, is one.
             state = CountriesState(rows: seedRows, seq: 0)
         }
-        knownSnapshotSeq = max(knownSnapshotSeq, state.seq)
+        readSnapshotSeq = max(readSnapshotSeq, state.seq)
         let snapshotSeq = state.seq
         let complete: Bool
         do {
@@ -613,42 +617,33 @@ final class EtcdStore: StateStore {
         return marker
     }
 
-    /// Writes `state` as the snapshot, apart from the commit that crossed a multiple of
-    /// ``snapshotInterval`` (in chunks: ``EtcdBlob``), unless a newer one is there. A failure
-    /// changes nothing already committed: it is logged, and the next such commit tries again.
+    /// Hands `state` to the snapshot writer, apart from the commit that crossed a multiple of
+    /// ``snapshotInterval``: the commit's replies do not wait for it (``SnapshotWriter``).
     private func writeSnapshot(_ state: CountriesState) {
-        let blob = layout.snapshotBlob
-        do {
-            // The pointer as it is now (a store from before chunks: the snapshot itself, read
-            // once); its mod revision is what the switch compares.
-            let head = try client.range(EtcdRangeRequest(key: layout.snapshot))
-            var expected: Int64 = 0
-            if let kv = head.kvs.first {
-                expected = kv.modRevision
-                if let pointer = EtcdBlob.Pointer(kv.value), pointer.seq >= state.seq {
-                    knownSnapshotSeq = max(knownSnapshotSeq, pointer.seq)
-                    return
-                }
-            }
-            let value = Event(seq: state.seq, kind: .reset(state.rows), store: identity).encoded()
-            if try blob.replace(expected: expected, with: value, seq: state.seq, client: client) {
-                knownSnapshotSeq = max(knownSnapshotSeq, state.seq)
-            }
-        } catch {
-            _ = noteNoSpace(EtcdStore.storeError(error, during: "snapshot"))
-            logger.log(
-                .warning,
-                "writing the snapshot at seq \(state.seq) failed (\(error)); the changes are committed, and the next commit past a multiple of \(EtcdStore.snapshotInterval) writes it again"
-            )
-        }
+        let writer =
+            snapshotWriter
+            ?? SnapshotWriter(
+                configuration: configuration, identity: identity, health: health, logger: logger)
+        snapshotWriter = writer
+        writer.submit(state)
     }
+
+    /// Waits until the snapshot handed over last is written or given up (for tests).
+    func waitForSnapshot() { snapshotWriter?.waitUntilIdle() }
+
+    deinit { snapshotWriter?.stop() }
 
     /// `error`, recorded for `status` and logged once when etcd's database is full.
     private func noteNoSpace(_ error: StateStoreError) -> StateStoreError {
+        EtcdStore.noteNoSpace(error, health: health, logger: logger)
+        return error
+    }
+
+    /// Records `error` for `status` and logs it once, when etcd's database is full.
+    static func noteNoSpace(_ error: StateStoreError, health: ClusterHealth, logger: Logger) {
         if error.code == .noSpace, health.recordNoSpace(error.message) {
             logger.log(.error, error.message)
         }
-        return error
     }
 
     // MARK: Status

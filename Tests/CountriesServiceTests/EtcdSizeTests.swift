@@ -76,6 +76,7 @@ struct EtcdSizeTests {
         while a.state.seq < 310 { replies += try handle(a, [#"{"op":"toggle","index":3}"#]) }
         let refusals = replies.compactMap(\.error?.message)
         #expect(refusals.isEmpty, "\(refusals.prefix(3))")
+        store.waitForSnapshot()
         #expect(store.knownSnapshotSeq == 300)
         // A replica started now reads the same list from the snapshot and the events after it,
         // and a retried reset gets its first reply, list and all.

@@ -98,7 +98,10 @@ struct ReplicatedSizeTests {
             if reply?.ok != true { refusals.append("\(command.op): \(reply?.error?.message ?? "no reply")") }
             step += 1
         }
-        #expect(refusals.isEmpty, "\(refusals.count) refused: \(refusals.prefix(3))")
+        #expect(
+            refusals.isEmpty,
+            "\(refusals.count) refused: \(refusals.prefix(3)); replicas' logs: \(services.map { String($0.process.stderrSoFar.suffix(3_000)) })"
+        )
         // A replica restarted reads the list from the snapshot and the events after it.
         services[1].stop()
         services[1] = try replica(on: etcd, seed: seed, sandbox: sandboxes[1])
