@@ -12,6 +12,9 @@ import Foundation
 /// - a peer holding its bound of unread replies is not forwarded to: it is refused here, as
 ///   every replica refuses it;
 /// - a request another replica forwarded here stays here (never passed on again);
+/// - a `reset` stays here: its reply carries the whole list (up to 16 MB), which the writer
+///   would build for each retry once building it outlasted the forwarder's reply timeout, and
+///   a reset is rare enough that committing it here (the compare keeps it safe) costs nothing;
 /// - everything else (reads, `status`, malformed requests, or no writer known) stays here.
 enum ForwardingDecision: Equatable {
     /// Handle the request here (commit it, if it is a change, as before the election).
@@ -34,12 +37,13 @@ enum ForwardingDecision: Equatable {
         return .forward(to: endpoint)
     }
 
-    /// Whether `body` is one frame holding a valid change (anything else is answered here).
+    /// Whether `body` is one frame holding a valid change other than `reset` (anything else is
+    /// answered here).
     static func isChange(_ body: [Data]) -> Bool {
         guard body.count == 1, let frame = body.first, let request = try? Request.decode(frame) else {
             return false
         }
-        if case .change = request.command { return true }
+        if case .change(let change) = request.command, change != .reset { return true }
         return false
     }
 }

@@ -33,6 +33,12 @@ import Testing
         #expect(decide(request("not json")) == .handleHere, "refused here, as anywhere")
     }
 
+    /// A reset's reply is the whole list: built once here, not on the writer for every retry.
+    @Test func aResetIsCommittedHere() {
+        #expect(decide(request(#"{"op":"reset","id":"r-2"}"#)) == .handleHere)
+        #expect(decide(request(#"{"op":"add","name":"Atlantis","id":"r-3"}"#)) == .forward(to: writer))
+    }
+
     @Test func theWriterOrNoWriterCommitsItself() {
         let toggle = request(#"{"op":"toggle","name":"France"}"#)
         #expect(decide(toggle, role: .writer) == .handleHere)
