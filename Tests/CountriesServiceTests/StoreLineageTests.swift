@@ -8,7 +8,7 @@ import Testing
 /// The lineage mark against a real etcd: it goes on through writes and compactions, and a
 /// restore from a snapshot (same cluster and member ids) gives the store a new identity, once.
 @Suite(
-    .timeLimit(.minutes(2)),
+    .timeLimit(.minutes(2 * testSlowdown)),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
 struct StoreLineageTests {
     @Test func aRestoreIsCaughtAndTheStoreGetsANewIdentityOnce() throws {

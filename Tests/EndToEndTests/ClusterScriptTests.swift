@@ -10,7 +10,9 @@ import Testing
 /// (COUNTRIES_CLUSTER_BINARY), on loopback addresses of the test's own (COUNTRIES_CLUSTER_NET),
 /// state in a scratch directory; every process the script started is SIGKILLed by the pid it
 /// recorded when the test ends, also when it fails.
-@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+@Suite(
+    .serialized, .timeLimit(.minutes(2 * testSlowdown)),
+    .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ClusterScriptTests {
     /// One cluster's state directory and addresses.
     final class ClusterRun {

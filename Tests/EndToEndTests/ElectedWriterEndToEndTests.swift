@@ -7,7 +7,9 @@ import Testing
 /// One elected writer among replicas (docs/HA.md, "Commits"): the others forward changes to it,
 /// so replicas no longer race for the seq; a writer that dies is replaced; and a former writer
 /// paused past its lease commits nothing on the seq it last knew (the seq compare is the fence).
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+@Suite(
+    .serialized, .timeLimit(.minutes(3 * testSlowdown)),
+    .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ElectedWriterEndToEndTests {
     typealias Replicas = ReplicationEndToEndTests.Replicas
     typealias Requester = ReplicationEndToEndTests.Requester

@@ -6,7 +6,9 @@ import Testing
 /// Replicas on an etcd that takes only TLS with client certificates and signed-in users
 /// (docs/SECURITY.md, "Replicated mode"): they serve as their user; anyone else who reaches
 /// etcd's port cannot write the list; a wrong or careless setup is refused with what to do.
-@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+@Suite(
+    .serialized, .timeLimit(.minutes(2 * testSlowdown)),
+    .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct EtcdSecurityEndToEndTests {
     private static let password = "correct horse battery staple"
 

@@ -8,7 +8,9 @@ import Testing
 /// requests hang) costs the replicas little: their requests and watches leave it, and every
 /// acknowledged change reaches a subscriber of each replica within the target (docs/HA.md,
 /// "Failures", a hung member). Each member is stopped in turn, the leader among them.
-@Suite(.serialized, .timeLimit(.minutes(6)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+@Suite(
+    .serialized, .timeLimit(.minutes(6 * testSlowdown)),
+    .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct HungMemberTests {
     /// The target: an acknowledged change published by every replica within this, while a
     /// member hangs.

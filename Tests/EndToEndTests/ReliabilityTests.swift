@@ -21,7 +21,7 @@ import ZeroMQ
         var visited: Bool
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.timeLimit(.minutes(15 * testSlowdown)))
     func crashSoakLosesNothingAndAppliesNothingTwice() throws {
         let clients = ReliabilitySizes.value("RELIABILITY_CLIENTS", default: 4)
         let perClient = ReliabilitySizes.value("RELIABILITY_TOGGLES", default: 500)
@@ -171,7 +171,7 @@ import ZeroMQ
 
     // MARK: 2. Slow and stuck subscribers
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.timeLimit(.minutes(10 * testSlowdown)))
     func aStoppedSubscriberSlowsNobodyAndCatchesUp() throws {
         let phase = Duration.milliseconds(ReliabilitySizes.value("RELIABILITY_STOP_MS", default: 3_000))
         let clients = ReliabilitySizes.value("RELIABILITY_FLOOD_CLIENTS", default: 3)
@@ -293,7 +293,7 @@ import ZeroMQ
 
     // MARK: 3. Bad input at volume
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.timeLimit(.minutes(10 * testSlowdown)))
     func aFloodOfBadRequestsChangesNothing() throws {
         let count = ReliabilitySizes.value("RELIABILITY_BAD_REQUESTS", default: 20_000)
         let scratch = try ReliabilityScratch()

@@ -8,7 +8,9 @@ import Testing
 /// The largest lists in replicated mode (docs/HA.md, "Limits"): no list wedges the store in
 /// etcd. A reset is a marker in etcd, the seed and the snapshot are kept in chunks written apart
 /// from the changes, and every transaction stays under etcd's default 1.5 MiB request limit.
-@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+@Suite(
+    .serialized, .timeLimit(.minutes(10 * testSlowdown)),
+    .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ReplicatedSizeTests {
     /// Two replicas on `etcd`, seeded from `seed`.
     private func replicas(on etcd: EtcdCluster, seed: String, sandboxes: [Sandbox]) throws -> [Service] {

@@ -9,7 +9,9 @@ import ZeroMQ
 /// are one service: one global seq, every change published by every replica, a retry on
 /// another replica applied once, reads never older than an acknowledged change, and a replica
 /// without a quorum that refuses changes, stops heartbeating and recovers by itself.
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+@Suite(
+    .serialized, .timeLimit(.minutes(3 * testSlowdown)),
+    .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ReplicationEndToEndTests {
     /// A REQ-style DEALER that sends exact bytes and returns the reply's bytes.
     final class Requester {
