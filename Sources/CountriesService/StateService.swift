@@ -131,7 +131,8 @@ public final class StateService {
                 replication = (tail, probe, health)
                 writer = (
                     WriterElectionRunner(
-                        configuration: etcd, endpoint: Self.advertised(boundEndpoints[0]), logger: logger),
+                        configuration: etcd, endpoint: Self.advertised(boundEndpoints[0]),
+                        memberHealth: health.members, logger: logger),
                     try ChangeForwarder(
                         context: sockets.context, security: configuration.security, logger: logger)
                 )

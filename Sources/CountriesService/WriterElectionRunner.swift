@@ -16,14 +16,17 @@ final class WriterElectionRunner: Sendable {
     private let endpoints: [String]
     private let security: EtcdSecurity
     private let requestTimeout: Duration
+    /// The replica's record of members that stopped answering, shared by all its connections.
+    private let memberHealth: EtcdMemberHealth
     private let layout: EtcdLayout
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
     /// A runner for the replica whose command endpoint (the one others forward to) is `endpoint`.
-    init(configuration: EtcdConfiguration, endpoint: String, logger: Logger) {
+    init(configuration: EtcdConfiguration, endpoint: String, memberHealth: EtcdMemberHealth, logger: Logger) {
         election = Locked(WriterElection(endpoint: endpoint))
+        self.memberHealth = memberHealth
         endpoints = configuration.endpoints
         security = configuration.security
         requestTimeout = configuration.requestTimeout
@@ -57,7 +60,8 @@ final class WriterElectionRunner: Sendable {
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private func run() {
-        let client = EtcdClient(endpoints: endpoints, timeout: requestTimeout, security: security)
+        let client = EtcdClient(
+            endpoints: endpoints, timeout: requestTimeout, security: security, memberHealth: memberHealth)
         var lastRole = WriterElection.Role.unknown
         var failing = false
         while !isStopping {
