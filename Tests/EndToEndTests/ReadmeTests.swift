@@ -61,7 +61,9 @@ struct ReadmeTests {
         "scripts/web-screenshot": .skip("drives headless chromium; scripts/test runs the same browser test"),
         "scripts/test      # installs what is missing, builds, and runs every test (what CI runs)":
             .skip("the test suite itself"),
-        "scripts/test --sanitize   # integration and end-to-end suites under ASan, then TSan (CI too)":
+        "scripts/test --sanitize   # integration suites under ASan, then TSan (CI too)":
+            .skip("the test suite itself, under sanitizers"),
+        "scripts/test --sanitize --end-to-end   # and the end-to-end suites: 20 minutes or more, by hand":
             .skip("the test suite itself, under sanitizers"),
         "countries list": .run(exit: 0),
         "countries toggle France": .run(exit: 0),
