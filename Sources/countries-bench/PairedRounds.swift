@@ -12,7 +12,11 @@ struct LoadTarget {
 
     /// What the service is compared with.
     enum Baseline: String {
-        case redisAlways = "Redis always"
+        /// A bare REP server that appends a page and fdatasyncs it before each reply.
+        case syncingFloor = "floor REQ/REP+fdatasync"
+        /// A bare ROUTER server that shares one fdatasync among every request queued, and
+        /// publishes each: what group commit can reach with libzmq alone.
+        case groupSyncingFloor = "floor ROUTER+group fdatasync+PUB"
         case publishingFloor = "floor REQ/REP+PUB"
         case floor = "floor REQ/REP"
     }
@@ -26,13 +30,16 @@ struct LoadTarget {
     var throughput: Bool
     var limit: Double
 
+    // The durable targets were "≥ 1.0× / ≤ 1.0× Redis appendfsync always" (issue 13) until
+    // issue 23: a bare libzmq server that syncs each request is itself 1.28-1.38× Redis here, so
+    // the durable service is judged against the bare servers that sync as it does.
     static let all = [
         LoadTarget(
-            figure: "durable 16-client toggles/s", service: .durable, baseline: .redisAlways, clients: 16,
-            throughput: true, limit: 1.0),
+            figure: "durable 16-client toggles/s", service: .durable, baseline: .groupSyncingFloor,
+            clients: 16, throughput: true, limit: 0.9),
         LoadTarget(
-            figure: "durable 1-client p50", service: .durable, baseline: .redisAlways, clients: 1,
-            throughput: false, limit: 1.0),
+            figure: "durable 1-client p50", service: .durable, baseline: .syncingFloor,
+            clients: 1, throughput: false, limit: 1.1),
         LoadTarget(
             figure: "in-memory 16-client toggles/s", service: .inMemory, baseline: .publishingFloor,
             clients: 16, throughput: true, limit: 0.9),

@@ -289,39 +289,39 @@ let pairedRoundCount = quick ? 1 : 3
 var pairedRatios: [String: [Double]]?
 var pairedRounds: [PairedRound] = []
 if wanted("toggle") {
-    if let executable = RedisUnderTest.find() {
-        do {
-            let floor = try FloorServer(.reply, context: context)
-            defer { floor.stop() }
-            let publishing = try FloorServer(.publish, context: context)
-            defer { publishing.stop() }
-            let always = try RedisUnderTest(executable: executable, appendfsync: "always")
-            defer { always.stop() }
-            let memory = try ServiceUnderTest(binary: binary, database: nil, context: context)
-            defer { memory.stop() }
-            let database = "\(try makeTemporaryDirectory("paired-db"))/countries.db"
-            let durable = try ServiceUnderTest(binary: binary, database: database, context: context)
-            defer { durable.stop() }
-            pairedRounds = runPairedRounds(
-                LoadTarget.all, rounds: pairedRoundCount, progress: progress,
-                service: { which, clients in
-                    serviceLoad(which == .durable ? durable.command : memory.command, clients: clients)
-                },
-                baseline: { which, clients in
-                    switch which {
-                    case .redisAlways: redisLoad(always, clients: clients)
-                    case .publishingFloor: floorLoad(publishing.command, clients: clients)
-                    case .floor: floorLoad(floor.command, clients: clients)
-                    }
-                })
-            pairedRatios = Dictionary(grouping: pairedRounds, by: \.target.figure).mapValues {
-                $0.compactMap(\.ratio)
-            }
-        } catch {
-            failed("paired target rounds", error)
+    do {
+        let floor = try FloorServer(.reply, context: context)
+        defer { floor.stop() }
+        let publishing = try FloorServer(.publish, context: context)
+        defer { publishing.stop() }
+        let pages = try makeTemporaryDirectory("paired-floor-sync")
+        let syncing = try FloorServer(.sync(path: "\(pages)/pages"), context: context)
+        defer { syncing.stop() }
+        let groupSyncing = try FloorServer(.groupSync(path: "\(pages)/group-pages"), context: context)
+        defer { groupSyncing.stop() }
+        let memory = try ServiceUnderTest(binary: binary, database: nil, context: context)
+        defer { memory.stop() }
+        let database = "\(try makeTemporaryDirectory("paired-db"))/countries.db"
+        let durable = try ServiceUnderTest(binary: binary, database: database, context: context)
+        defer { durable.stop() }
+        pairedRounds = runPairedRounds(
+            LoadTarget.all, rounds: pairedRoundCount, progress: progress,
+            service: { which, clients in
+                serviceLoad(which == .durable ? durable.command : memory.command, clients: clients)
+            },
+            baseline: { which, clients in
+                switch which {
+                case .syncingFloor: floorLoad(syncing.command, clients: clients)
+                case .groupSyncingFloor: floorLoad(groupSyncing.command, clients: clients)
+                case .publishingFloor: floorLoad(publishing.command, clients: clients)
+                case .floor: floorLoad(floor.command, clients: clients)
+                }
+            })
+        pairedRatios = Dictionary(grouping: pairedRounds, by: \.target.figure).mapValues {
+            $0.compactMap(\.ratio)
         }
-    } else {
-        report.notes.append("paired target rounds: skipped, redis-server is not installed")
+    } catch {
+        failed("paired target rounds", error)
     }
 }
 
@@ -428,25 +428,25 @@ for clients in clientCounts {
         let always = redis["always"]?[clients]
         let baselineName = "Redis always"
         report.add(
-            name, "p50", result.latency.p50, "µs", baseline: always.map { (baselineName, $0.latency.p50) },
-            ratioLimit: clients == 1 ? 1.0 : nil, target: clients == 1 ? "≤ 1.0× Redis always" : nil)
+            name, "p50", result.latency.p50, "µs", baseline: always.map { (baselineName, $0.latency.p50) })
         report.add(
             name, "p99", result.latency.p99, "µs", baseline: always.map { (baselineName, $0.latency.p99) })
         report.add(
             name, "max", result.latency.max, "µs", baseline: always.map { (baselineName, $0.latency.max) })
         report.add(
             name, "toggles/s", result.perSecond, "/s", baseline: always.map { (baselineName, $0.perSecond) },
-            ratioLimit: clients == 16 ? 1.0 : nil, lowerIsBetter: false,
-            target: clients == 16 ? "≥ 1.0× Redis always" : nil)
+            lowerIsBetter: false)
         if clients == 1, let syncingFloor {
             report.add(
                 name, "p50", result.latency.p50, "µs",
-                baseline: ("floor REQ/REP+fdatasync", syncingFloor.latency.p50))
+                baseline: ("floor REQ/REP+fdatasync", syncingFloor.latency.p50), ratioLimit: 1.1,
+                target: "≤ 1.1× floor REQ/REP+fdatasync")
         }
         if clients == 16, let groupSyncingFloor {
             report.add(
                 name, "toggles/s", result.perSecond, "/s",
-                baseline: (groupSyncName, groupSyncingFloor.perSecond), lowerIsBetter: false)
+                baseline: (groupSyncName, groupSyncingFloor.perSecond), ratioLimit: 0.9, lowerIsBetter: false,
+                target: "≥ 0.9× \(groupSyncName)")
         }
         // CPU per toggle moves far less with the machine's load than throughput does.
         if let cpu = serverCPU["durable"]?[clients] {
@@ -733,7 +733,8 @@ if let svgPath {
 @MainActor func sweepBaseline(_ target: LoadTarget) -> Double? {
     let result =
         switch target.baseline {
-        case .redisAlways: redis["always"]?[target.clients]
+        case .syncingFloor: target.clients == 1 ? syncingFloor : nil
+        case .groupSyncingFloor: target.clients == 16 ? groupSyncingFloor : nil
         case .publishingFloor: target.clients == 16 ? publishingFloor : nil
         case .floor: floorResults[target.clients]
         }
