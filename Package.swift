@@ -78,7 +78,7 @@ let package = Package(
         ),
         .target(
             name: "CountriesTerminal",
-            dependencies: ["CountriesCore", "SystemSupport"],
+            dependencies: ["CountriesCore"],
             swiftSettings: strictSettings
         ),
         // The page of `countries web` as a pure model (state in, events for the pages out) and
@@ -119,8 +119,7 @@ let package = Package(
         .executableTarget(
             name: "countries-bench",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "Etcd",
-                "SystemSupport", "ZeroMQ",
+                "CountriesCore", "CountriesClient", "CountriesTerminal", "Etcd", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),
@@ -181,7 +180,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesWebTests",
-            dependencies: ["CountriesWeb", "CountriesCore", "HTTPServer"],
+            dependencies: ["CountriesWeb", "CountriesCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -192,13 +191,15 @@ let package = Package(
         // Replays the fuzz target's kept inputs (Tests/CountriesCoreTests/FuzzRegressions).
         .testTarget(
             name: "CountriesFuzzTests",
-            dependencies: ["countries-fuzz", "CountriesCore"],
+            dependencies: ["countries-fuzz"],
             swiftSettings: strictSettings
         ),
         // The executable's own command line (its specs), parsed in-process.
         .testTarget(
             name: "CommandLineSpecTests",
-            dependencies: ["countries", "ArgumentParsing", "CountriesOptions", "CountriesCore"],
+            dependencies: [
+                "countries", "ArgumentParsing", "CountriesOptions", "CountriesCore", "CountriesService",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
