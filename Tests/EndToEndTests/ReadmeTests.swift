@@ -56,6 +56,7 @@ struct ReadmeTests {
         "scripts/demo      # installs what is missing, builds, and opens the demo in tmux":
             .skip("opens tmux and attaches; Tests/examples/test_examples.sh runs --detach"),
         "scripts/demo --stop": .run(exit: 0),
+        "scripts/demo --help": .run(exit: 0),
         "scripts/serve": .scriptsServe,
         "scripts/bootstrap": .skip("installs packages with apt-get"),
         "scripts/web-screenshot": .skip("drives headless chromium; scripts/test runs the same browser test"),
