@@ -19,6 +19,26 @@ extension KeygenDeclaration {
     public static var options: Options { Options() }
 }
 
+/// `countries backup`: its name, help and options (``BackupOptions``).
+public protocol BackupDeclaration: Subcommand where Options == BackupOptions {}
+
+extension BackupDeclaration {
+    public static var name: String { "backup" }
+    public static var abstract: String {
+        "Copy the SQLite store to FILE while the service serves it (SQLite's online backup)."
+    }
+    public static var discussion: String? {
+        """
+        The copy is one consistent state (the seq it prints), private (mode 0600) and marked: a \
+        service started on it gives it a new store identity, so subscribers start over rather than \
+        take it for the store it was copied from. To restore, stop the service, move the copy to \
+        the --db path and start it. Replicated mode (--etcd) keeps no SQLite store: use \
+        `etcdctl snapshot save` (docs/HA.md, "Backup and restore").
+        """
+    }
+    public static var options: Options { Options() }
+}
+
 /// `countries relay`: its name, help and options (``RelayOptions``).
 public protocol RelayDeclaration: Subcommand where Options == RelayOptions {}
 

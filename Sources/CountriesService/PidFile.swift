@@ -31,7 +31,7 @@ public struct PidFile {
     /// another live process holds it or when `path` is anything but a stale pid file.
     public static func claim(_ path: String) throws(ClaimError) -> PidFile {
         let text = "\(getpid())\n"
-        let temporary = temporaryPath(for: path)
+        let temporary = PrivateFiles.temporaryPath(beside: path)
         let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw cannotWrite(path, errno) }
         // Readable by all whatever the umask (the process's, which tests running at once may
@@ -88,14 +88,6 @@ public struct PidFile {
     /// drops the lock.
     public func release() {
         file.release(ifItHolds: text)
-    }
-
-    /// A name of its own beside `path`, so the rename stays in one file system.
-    private static func temporaryPath(for path: String) -> String {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        return "\(directory).\(name).\(getpid())-\(String(UInt32.random(in: .min ... .max), radix: 16)).tmp"
     }
 
     /// The file at `path`, open, locked by us and still there, when it is a stale pid file; nil

@@ -49,6 +49,24 @@ public enum PrivateFiles {
         return mode
     }
 
+    /// A name of its own beside `path` (hidden, with this process's id and a random part), so a
+    /// file written under it and renamed to `path` stays in one file system.
+    static func temporaryPath(beside path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        return "\(directory).\(name).\(getpid())-\(String(UInt32.random(in: .min ... .max), radix: 16)).tmp"
+    }
+
+    /// Flushes the directory holding `path` to disk, so a name just given there survives a crash.
+    static func syncDirectory(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+
     /// `0644` for a log line.
     static func octal(_ mode: mode_t) -> String {
         "0" + String(mode, radix: 8)

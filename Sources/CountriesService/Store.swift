@@ -256,11 +256,15 @@ final class Store: StateStore {
     /// identities existed), and minted anew when the file is not the one the identity was given
     /// in (its inode differs: it was restored from a backup or copied). A copy may go on from
     /// the same seq as the original with other changes, so it must not pass for the original.
+    /// A copy made by `countries backup` (``StoreBackup``) is marked so, and always gets a new
+    /// identity, even once moved over the original file's inode.
     private static func loadIdentity(_ database: Database, path: String) throws -> (String, String?) {
         try database.transaction {
             let (device, inode) = Store.fileIdentity(of: path)
             let rows = try database.prepare("SELECT store, inode, device FROM identity").rows()
-            if let row = rows.first, rows.count == 1, row.count == 3, case .text(let id) = row[0],
+            let isBackup = try !database.prepare("SELECT 1 FROM meta WHERE key = ?1")
+                .rows([.text(StoreBackup.metaKey)]).isEmpty
+            if !isBackup, let row = rows.first, rows.count == 1, row.count == 3, case .text(let id) = row[0],
                 StoreIdentity.isWellFormed(id), row[1] == .integer(inode)
             {
                 if row[2] == .integer(device) { return (id, nil) }
@@ -272,7 +276,11 @@ final class Store: StateStore {
                 }
             }
             let note: String
-            if rows.isEmpty {
+            if isBackup {
+                note =
+                    "a new store identity: the file is a copy made by `countries backup` (restored), so subscribers start over"
+                try database.prepare("DELETE FROM meta WHERE key = ?1").run([.text(StoreBackup.metaKey)])
+            } else if rows.isEmpty {
                 note = "a new store identity"
             } else if path == ":memory:" {
                 note = "a new identity for this in-memory store"

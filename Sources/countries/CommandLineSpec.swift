@@ -22,6 +22,7 @@ enum CountriesCommandLine {
                 SetCommand.self, AddCommand.self, RemoveCommand.self, ResetCommand.self, HistoryCommand.self,
                 StatusCommand.self, EventsCommand.self, WatchCommand.self, SelectCommand.self,
                 OnChangeCommand.self, WebCommand.self, KeygenCommand.self, RelayCommand.self,
+                BackupCommand.self,
             ])
     }
 

@@ -10,6 +10,8 @@ enum ExitCode {
     static let usage: Int32 = 64
     /// Input data (a seed file) is wrong (EX_DATAERR).
     static let dataError: Int32 = 65
+    /// The input named does not exist or is not what it should be: `backup`'s store (EX_NOINPUT).
+    static let noInput: Int32 = 66
     /// No reply from the service to a read after every try, or an endpoint cannot be bound
     /// (EX_UNAVAILABLE).
     static let unavailable: Int32 = 69

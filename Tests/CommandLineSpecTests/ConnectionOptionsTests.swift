@@ -14,7 +14,7 @@ import Testing
     ]
     /// `serve` is the service, `keygen` talks to no one, and `relay` binds an endpoint of its own
     /// and takes --curve-key and --server-key as a server does (docs/SECURITY.md).
-    static let notClients = ["serve", "keygen", "relay"]
+    static let notClients = ["serve", "keygen", "relay", "backup"]
 
     static let wholeSet = [
         "--command", "ipc:///tmp/c-cmd", "--events", "ipc:///tmp/c-ev", "--timeout", "1234", "--retries", "5",

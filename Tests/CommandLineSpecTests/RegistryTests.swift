@@ -19,6 +19,7 @@ import Testing
         case "set": return ["France", "--visited", "true"]
         case "add": return ["Narnia"]
         case "keygen": return ["me"]
+        case "backup": return ["copy.db"]
         case "on-change": return ["--", "true"]
         default: return []
         }
@@ -40,7 +41,7 @@ import Testing
             Self.names == [
                 "serve", "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history",
                 "status",
-                "events", "watch", "select", "on-change", "web", "keygen", "relay",
+                "events", "watch", "select", "on-change", "web", "keygen", "relay", "backup",
             ])
     }
 

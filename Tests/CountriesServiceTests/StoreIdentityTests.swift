@@ -48,6 +48,52 @@ import Testing
         #expect(try Store(path: path, seed: seed).identity == original)
     }
 
+    /// A copy made by `countries backup` is marked: it gets a new identity even at the inode the
+    /// identity was given in (a backup copied over the store's file in place, or an inode number
+    /// used again), once; the new identity then holds.
+    @Test func aBackupGetsANewIdentityEvenAtTheSameInode() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = "\(directory)/countries.db"
+        let original = try Store(path: path, seed: seed).identity
+        let database = try Database(path: path, mode: .readWrite)
+        try database.prepare("INSERT INTO meta(key, value) VALUES (?1, 1)").run([.text(StoreBackup.metaKey)])
+        database.close()
+        let restored = try Store(path: path, seed: seed)
+        #expect(restored.identity != original)
+        #expect(restored.identityNote?.contains("countries backup") == true, "\(restored.identityNote ?? "")")
+        let again = try Store(path: path, seed: seed)
+        #expect(again.identity == restored.identity)
+        #expect(again.identityNote == nil)
+    }
+
+    /// The copy `StoreBackup` writes: one file, mode 0600, the store's state, and a new identity
+    /// when opened.
+    @Test func aBackupCopyIsPrivateHoldsTheStateAndIsANewStore() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = "\(directory)/countries.db"
+        let store = try Store(path: path, seed: seed)
+        var state = try store.loadState()
+        var batch = StoreBatch()
+        if let event = try state.apply(.toggle(.index(2), ifSeq: nil), seed: seed).event {
+            batch.events.append(event)
+        }
+        try store.commit(batch)
+        let copy = try StoreBackup.take(store: path, to: "\(directory)/copy.db", force: false)
+        #expect(copy.seq == 1)
+        #expect(copy.identity == store.identity)
+        #expect(PrivateFiles.mode(of: "\(directory)/copy.db") == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: "\(directory)/copy.db-wal"))
+        let restored = try Store(path: "\(directory)/copy.db", seed: seed)
+        #expect(restored.identity != store.identity)
+        #expect(try restored.loadState() == state)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasPrefix(".")
+        }
+        #expect(entries.isEmpty, "left behind: \(entries)")
+    }
+
     /// A copy on another file system may get the same inode number: the device is kept beside
     /// it. A store from before devices were kept (none recorded) keeps its identity and records
     /// its device; one whose device differs is a copy.

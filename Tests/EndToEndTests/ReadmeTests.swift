@@ -56,6 +56,7 @@ struct ReadmeTests {
         "scripts/demo      # installs what is missing, builds, and opens the demo in tmux":
             .skip("opens tmux and attaches; Tests/examples/test_examples.sh runs --detach"),
         "scripts/demo --stop": .run(exit: 0),
+        "scripts/demo --help": .run(exit: 0),
         "scripts/serve": .scriptsServe,
         "scripts/bootstrap": .skip("installs packages with apt-get"),
         "scripts/web-screenshot": .skip("drives headless chromium; scripts/test runs the same browser test"),
@@ -97,6 +98,12 @@ struct ReadmeTests {
             .synopsis,
         "countries serve --pidfile countries.pid --log-format json": .service(ready: "serving commands on"),
         "countries status": .run(exit: 0),
+        // Backup and restore: the copy of the tour's store (countries.db in the walk's
+        // directory), put in its place, served as a new store by the plain `countries serve`.
+        "countries backup FILE": .synopsis,
+        "countries backup backup.db      # while the service runs: prints the seq it copied": .run(exit: 0),
+        "rm -f countries.db-wal countries.db-shm && mv backup.db countries.db": .run(exit: 0),
+        "countries backup": .synopsis,
         "countries relay --from tcp://SERVICE:5556 --bind tcp://0.0.0.0:5557 --insecure":
             .startStop(
                 ready: "relaying",

@@ -3,7 +3,7 @@ import SQLite
 import Testing
 
 /// Runs `body` with the path of a fresh directory that is removed afterwards, whatever happens.
-private func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
+func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("SQLiteTests-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -21,7 +21,7 @@ private func withDatabase<T>(_ body: (Database) throws -> T) throws -> T {
 }
 
 /// The error `body` throws, failing the test if it throws none or something else.
-private func sqliteError(_ body: () throws -> Void) -> SQLiteError? {
+func sqliteError(_ body: () throws -> Void) -> SQLiteError? {
     do {
         try body()
         Issue.record("expected an SQLiteError, got none")

@@ -32,6 +32,14 @@ public final class ScratchDirectory: Sendable {
     /// An `ipc://` endpoint on a socket file in the directory.
     public func ipc(_ name: String) -> String { "ipc://" + file(name) }
 
+    /// The permission bits of the file at `path` (following links), or nil when it cannot be
+    /// examined.
+    public static func mode(of path: String) -> mode_t? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return status.st_mode & 0o7777
+    }
+
     /// Deletes the directory and everything in it. Safe to call twice.
     public func remove() {
         try? FileManager.default.removeItem(atPath: path)

@@ -18,6 +18,8 @@ cleanup() {
     sleep 0.2
     for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
     tmux kill-session -t "countries-demo-test-$$" 2>/dev/null
+    tmux kill-session -t "countries-demo-outer-$$" 2>/dev/null
+    tmux kill-session -t "countries-demo-nested-$$" 2>/dev/null
     tmux kill-session -t "countries-demo-ha-test-$$" 2>/dev/null
     # The --ha demo's cluster, by the pids scripts/cluster recorded.
     for pidfile in "$work"/cluster/*.pid; do
@@ -105,6 +107,74 @@ else
     check "demo --detach starts" false
 fi
 
+# scripts/demo with 127.0.0.1:8080 taken by another program (a python listener; or by whatever
+# holds it already): the demo serves its web view on a port it picked, and prints that one.
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 8080)); s.listen(); time.sleep(600)' 2>/dev/null &
+listener=$!
+pids+=("$listener")
+for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/8080) 2>/dev/null && break; sleep 0.1; done
+export COUNTRIES_DEMO_SESSION="countries-demo-test-$$"
+if "$root/scripts/demo" --detach >"$work/demo-port.out" 2>&1; then
+    url="$(grep -o 'in a browser: http://[^ ]*' "$work/demo-port.out" | cut -d' ' -f4)"
+    check "demo: with 8080 taken it prints another port ($url)" bash -c "[[ '$url' =~ ^http://127.0.0.1:[0-9]+/\$ && '$url' != http://127.0.0.1:8080/ ]]"
+    check "demo: the printed URL serves the demo's table" bash -c "curl -sf --max-time 5 '$url' | grep -qi countries"
+    "$root/scripts/demo" --stop >/dev/null
+else
+    cat "$work/demo-port.out" >&2
+    check "demo --detach starts with 8080 taken" false
+fi
+# COUNTRIES_DEMO_WEB_PORT names a taken port: the demo fails saying so, and starts nothing.
+COUNTRIES_DEMO_WEB_PORT=8080 "$root/scripts/demo" --detach >"$work/demo-port.out" 2>&1
+check "demo: a taken COUNTRIES_DEMO_WEB_PORT is refused (exit 69)" test $? -eq 69
+check "demo: the refusal names the port" grep -q "COUNTRIES_DEMO_WEB_PORT=8080 is taken" "$work/demo-port.out"
+check "demo: nothing left after the refusal" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
+kill "$listener" 2>/dev/null
+
+# scripts/demo from inside tmux: it moves the client to the demo's session (no nested client),
+# and, with no client to move (a detached session), fails and stops everything it started.
+demo_inside() {  # $1: the outer session; runs scripts/demo in it, its exit code in $work/$1.status
+    tmux new-session -d -s "$1" -x 160 -y 50 \
+        "env COUNTRIES_DEMO_SESSION=$COUNTRIES_DEMO_SESSION COUNTRIES_DEMO_BINARY=$binary COUNTRIES_DEMO_DIR=$COUNTRIES_DEMO_DIR COUNTRIES_COMMAND=$COUNTRIES_COMMAND COUNTRIES_EVENTS=$COUNTRIES_EVENTS bash -c 'while [ ! -e $work/$1.go ]; do sleep 0.1; done; $root/scripts/demo >$work/$1.out 2>&1; echo \$? >$work/$1.status; sleep 600'"
+}
+demo_status() {  # $1: the outer session; waits (bounded) for its demo to end
+    for _ in $(seq 1 150); do [[ -s "$work/$1.status" ]] && break; sleep 0.2; done
+    cat "$work/$1.status" 2>/dev/null
+}
+outer="countries-demo-outer-$$"
+demo_inside "$outer"
+# A client attached to the outer session, in a terminal of its own (script(1) gives it a pty).
+script -qfc "tmux attach -t $outer" /dev/null >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 1 50); do [[ -n "$(tmux list-clients -t "$outer" 2>/dev/null)" ]] && break; sleep 0.1; done
+touch "$work/$outer.go"
+check "demo inside tmux exits 0" test "$(demo_status "$outer")" = 0
+[[ "$(cat "$work/$outer.status" 2>/dev/null)" == 0 ]] || cat "$work/$outer.out" >&2
+check "demo inside tmux moved the client to its session" bash -c "tmux list-clients -F '#{client_session}' | grep -qx '$COUNTRIES_DEMO_SESSION'"
+live=0
+for _ in $(seq 1 100); do
+    for pane in $(tmux list-panes -t "$COUNTRIES_DEMO_SESSION:demo" -F '#{pane_id}'); do
+        tmux capture-pane -p -t "$pane" | grep -q "live · seq" && live=1
+    done
+    ((live)) && break
+    sleep 0.2
+done
+check "demo inside tmux: the views are live" test "$live" -eq 1
+"$root/scripts/demo" --stop >/dev/null
+tmux kill-session -t "$outer" 2>/dev/null
+nested="countries-demo-nested-$$"
+demo_inside "$nested"
+touch "$work/$nested.go"
+check "demo inside tmux with no client to move fails (exit 69)" test "$(demo_status "$nested")" = 69
+check "demo: the failure says what it stopped" grep -q "stopping what it started" "$work/$nested.out"
+check "demo: nothing left after the failure" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null && ! '$binary' count --timeout 300 --retries 1 >/dev/null 2>&1"
+tmux kill-session -t "$nested" 2>/dev/null
+
+# --ha --stop stops the --ha demo (here, with nothing running, says so and exits 0).
+"$root/scripts/demo" --ha --stop >"$work/demo-ha-stop.out" 2>&1
+check "demo --ha --stop is accepted" test $? -eq 0
+check "demo --ha --stop says nothing runs" grep -q "demo: not running" "$work/demo-ha-stop.out"
+
 # scripts/demo --ha --detach: the cluster's views stay live while the chaos pane SIGKILLs and
 # restarts a replica, then an etcd member (every second here); --stop takes the cluster too.
 if [[ -x /usr/bin/etcd ]]; then
@@ -135,8 +205,8 @@ if [[ -x /usr/bin/etcd ]]; then
         done
         check "demo --ha: two watch panes and select are live after the kills (past seq $seq_now)" test "$live" -ge 3
         cluster_pids="$(cat "$COUNTRIES_CLUSTER_DIR"/*.pid)"
-        "$root/scripts/demo" --stop >/dev/null
-        check "demo --stop closes the --ha session" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
+        "$root/scripts/demo" --ha --stop >/dev/null
+        check "demo --ha --stop closes the --ha session" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
         # Bounded wait: on a busy machine the last member may take a moment to exit after down.
         for _ in $(seq 1 50); do
             kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null || [[ -d "$COUNTRIES_CLUSTER_DIR" ]] || break
@@ -150,7 +220,7 @@ if [[ -x /usr/bin/etcd ]]; then
         if [[ -d "$COUNTRIES_CLUSTER_DIR" ]]; then
             echo "demo --stop: $COUNTRIES_CLUSTER_DIR is still there: $(ls "$COUNTRIES_CLUSTER_DIR" | tr '\n' ' ')" >&2
         fi
-        check "demo --stop stops the cluster" bash -c "! kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null && [[ ! -d '$COUNTRIES_CLUSTER_DIR' ]]"
+        check "demo --ha --stop stops the cluster" bash -c "! kill -0 ${cluster_pids//$'\n'/ } 2>/dev/null && [[ ! -d '$COUNTRIES_CLUSTER_DIR' ]]"
     else
         cat "$work/demo-ha.out" >&2
         check "demo --ha --detach starts" false
