@@ -93,7 +93,7 @@ let package = Package(
             name: "CountriesViews",
             dependencies: [
                 "CountriesCore", "CountriesClient", "CountriesTerminal", "CountriesWeb", "HTTPServer",
-                "SystemSupport",
+                "Metrics", "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -73,6 +73,31 @@ import Testing
         #expect(malformed.exitCode == 64 && malformed.stderr.contains("127.0.0.1:9464"), "\(malformed)")
     }
 
+    @Test func webAnswersMetricsAndIsReadyWhileLive() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop(signal: SIGKILL) }
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        let web = try WebEndToEndTests.Web(following: service)
+        defer { web.stop() }
+        #expect(
+            try eventually(within: .seconds(10)) { try Self.fetch(web.base + "/readyz") == (200, "ready\n") })
+        let metrics = try ExpositionParser(try Self.fetch(web.base + "/metrics").body)
+        #expect(metrics.value("countries_ready") == 1)
+        #expect(metrics.value("countries_seq") == 1)
+        #expect(try Self.fetch(web.base + "/healthz") == (200, "alive\n"))
+
+        service.stop(signal: SIGKILL)
+        var answer = (status: 0, body: "")
+        #expect(
+            try eventually(within: .seconds(10)) {
+                answer = try Self.fetch(web.base + "/readyz")
+                return answer.status == 503
+            }, "\(answer)")
+        #expect(answer.body.hasPrefix("not ready: the table is stale"), "\(answer)")
+        #expect(try Self.fetch(web.base + "/healthz").status == 200, "alive, if not ready")
+    }
+
     @Test func debugJSONLogsCarryEachRequestsFields() throws {
         let sandbox = try Sandbox()
         let service = try Service(
