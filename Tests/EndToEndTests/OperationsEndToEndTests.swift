@@ -98,6 +98,45 @@ import Testing
         #expect(try Self.fetch(web.base + "/healthz").status == 200, "alive, if not ready")
     }
 
+    @Test func relayCountsWhatItForwardsAndIsReadyWhileUpstreamSpeaks() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop(signal: SIGKILL) }
+        let port = try freeTCPPort()
+        let relayEndpoint = sandbox.scratch.ipc("relay")
+        let relay = try Countries.start([
+            "relay", "--from", sandbox.eventsEndpoint, "--bind", relayEndpoint, "--metrics",
+            "127.0.0.1:\(port)",
+        ])
+        defer { relay.stop(signal: SIGKILL) }
+        let base = "http://127.0.0.1:\(port)"
+        #expect(
+            relay.stderr.waitFor(
+                timeout: .seconds(10) * testSlowdown, { $0.contains("serving metrics at \(base)") }) != nil)
+        let subscriber = try Countries.start(["events", "--events", relayEndpoint])
+        defer { subscriber.stop(signal: SIGKILL) }
+        #expect(try eventually(within: .seconds(10)) { try Self.fetch(base + "/readyz") == (200, "ready\n") })
+        var metrics: ExpositionParser?
+        let counted = try eventually(within: .seconds(10)) {
+            _ = try service.run(["toggle", "France"])
+            let parsed = try ExpositionParser(try Self.fetch(base + "/metrics").body)
+            metrics = parsed
+            return parsed.value("countries_relay_forwarded_total", ["topic": "country.changed"]) ?? 0 >= 1
+                && parsed.value("countries_subscribers") == 1
+        }
+        #expect(counted, "\(String(describing: metrics?.samples))")
+        #expect(metrics?.value("countries_relay_forwarded_total", ["topic": "heartbeat"]) ?? 0 >= 1)
+
+        service.stop(signal: SIGKILL)
+        var answer = (status: 0, body: "")
+        #expect(
+            try eventually(within: .seconds(10)) {
+                answer = try Self.fetch(base + "/readyz")
+                return answer.status == 503
+            }, "\(answer)")
+        #expect(answer.body.contains("nothing received from upstream"), "\(answer)")
+    }
+
     @Test func debugJSONLogsCarryEachRequestsFields() throws {
         let sandbox = try Sandbox()
         let service = try Service(
