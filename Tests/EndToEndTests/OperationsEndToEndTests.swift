@@ -137,6 +137,44 @@ import Testing
         #expect(answer.body.contains("nothing received from upstream"), "\(answer)")
     }
 
+    /// Replicated mode: the etcd gauges come from the same status a `status` request gets, and a
+    /// replica that loses its quorum is not ready, and says why.
+    @Test(
+        .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"),
+        .timeLimit(.minutes(2 * testSlowdown)))
+    func aReplicaWithoutQuorumIsNotReady() throws {
+        let port = try freeTCPPort()
+        let base = "http://127.0.0.1:\(port)"
+        let replicas = try ReplicationEndToEndTests.Replicas(
+            count: 1, options: ["--metrics", "127.0.0.1:\(port)"])
+        defer { replicas.stop() }
+        let service = try #require(replicas.services.first)
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        var metrics: ExpositionParser?
+        let live = try eventually(within: .seconds(10)) {
+            let parsed = try ExpositionParser(try Self.fetch(base + "/metrics").body)
+            metrics = parsed
+            return parsed.value("countries_seq") == 1 && parsed.value("countries_etcd_quorum") == 1
+        }
+        #expect(live, "\(String(describing: metrics?.samples))")
+        #expect(metrics?.value("countries_etcd_members") == 1)
+        #expect(metrics?.samples.contains { $0.name == "countries_etcd_leader" && $0.value == 1 } == true)
+        #expect(metrics?.value("countries_publication_lag_seconds") != nil)
+        #expect(try Self.fetch(base + "/readyz") == (200, "ready\n"))
+
+        replicas.etcd.kill(member: 0)
+        var answer = (status: 0, body: "")
+        #expect(
+            try eventually(within: .seconds(20)) {
+                answer = try Self.fetch(base + "/readyz")
+                return answer.status == 503
+            }, "\(answer)")
+        #expect(answer.body.contains("quorum") || answer.body.contains("etcd"), "\(answer)")
+        let after = try ExpositionParser(try Self.fetch(base + "/metrics").body)
+        #expect(after.value("countries_ready") == 0)
+        #expect(after.value("countries_etcd_quorum") == 0)
+    }
+
     @Test func debugJSONLogsCarryEachRequestsFields() throws {
         let sandbox = try Sandbox()
         let service = try Service(
