@@ -41,7 +41,9 @@ import Testing
             // Every scrape parses strictly, not only the last.
             let metrics = try ExpositionParser(page.body)
             parsed = metrics
+            // The snapshot is up to 500 ms old: wait for the last answer, the refusal.
             return metrics.value("countries_requests_total", ["op": "toggle", "code": "ok"]) == 3
+                && metrics.value("countries_requests_total", ["op": "toggle", "code": "not_found"]) == 1
         }
         let metrics = try #require(parsed)
         #expect(counted, "\(metrics.samples)")
