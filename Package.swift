@@ -55,6 +55,8 @@ let package = Package(
             name: "HTTPServer", dependencies: ["CMicroHTTPD", "SystemSupport"], swiftSettings: strictSettings),
         .target(name: "ArgumentParsing", swiftSettings: strictSettings),
         .target(name: "SystemSupport", swiftSettings: strictSettings),
+        // The Prometheus text format: the metrics of a snapshot written, and read back strictly.
+        .target(name: "Metrics", dependencies: ["SystemSupport"], swiftSettings: strictSettings),
         // The project's one JSON codec: a strict parser and a byte-exact writer.
         .target(name: "JSON", swiftSettings: strictSettings),
         // An etcd v3 client through its JSON gateway (keys, txns, watches, members); it knows
@@ -68,7 +70,7 @@ let package = Package(
         // The layers above the core.
         .target(
             name: "CountriesService",
-            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport", "Etcd"],
+            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport", "Etcd", "Metrics"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -91,7 +93,7 @@ let package = Package(
             name: "CountriesViews",
             dependencies: [
                 "CountriesCore", "CountriesClient", "CountriesTerminal", "CountriesWeb", "HTTPServer",
-                "SystemSupport",
+                "Metrics", "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),
@@ -110,7 +112,7 @@ let package = Package(
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
                 "CountriesTerminal", "CountriesViews", "CountriesOptions", "CountriesWeb", "HTTPServer",
-                "SystemSupport",
+                "Metrics", "SystemSupport",
                 "ZeroMQ",
             ],
             swiftSettings: strictSettings
@@ -151,6 +153,7 @@ let package = Package(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strictSettings),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         // The etcd client against real etcd members (scripts/bootstrap installs etcd 3.4).
         .testTarget(
             name: "EtcdTests", dependencies: ["Etcd", "JSON", "TestSupport"], swiftSettings: strictSettings),
@@ -169,7 +172,7 @@ let package = Package(
             name: "CountriesServiceTests",
             dependencies: [
                 "CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
-                "Etcd",
+                "Etcd", "Metrics", "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),
@@ -206,7 +209,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "countries", "countries-embedding-example", "ZeroMQ", "CountriesCore", "SQLite",
-                "TestSupport", "CountriesClient",
+                "TestSupport", "CountriesClient", "Metrics",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesService
+import CountriesWeb
 
 /// Declarations several subcommands share, written once.
 public enum CommonOptions {
@@ -75,6 +76,22 @@ public enum CommonOptions {
                 throw command.usageError("--log-level must be debug, info, warning or error")
             }
             return level
+        }
+    }
+
+    /// Where a service or relay answers `/metrics`, `/healthz` and `/readyz` (off unless given).
+    public static var metrics: Option<WebListenAddress?> {
+        Option(
+            "metrics", value: "host:port",
+            help:
+                "Serve /metrics (Prometheus), /healthz and /readyz over HTTP here, like 127.0.0.1:9464; a non-loopback address needs --insecure (docs/OPERATIONS.md)."
+        ).map { (text, command) throws(UsageError) -> WebListenAddress? in
+            guard let text else { return nil }
+            guard let address = WebListenAddress(text) else {
+                throw command.usageError(
+                    "--metrics takes HOST:PORT with an IP address, like 127.0.0.1:9464 or [::1]:9464")
+            }
+            return address
         }
     }
 

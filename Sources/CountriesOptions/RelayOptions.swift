@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesService
+import CountriesWeb
 
 /// The options of `countries relay`.
 public struct RelayOptions: OptionGroup {
@@ -18,6 +19,7 @@ public struct RelayOptions: OptionGroup {
         repeating: "allow-read", value: "dir", help: "Same as --allow (a relay only reads).")
     public let insecure = Option(flag: "insecure", help: "Allow a plaintext --bind that is not loopback.")
     public let logLevel = CommonOptions.logLevel
+    public let metrics = CommonOptions.metrics
 
     public init() {}
 }

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesService
+import CountriesWeb
 import Etcd
 import Foundation
 
@@ -111,6 +112,7 @@ public struct ServeOptions: OptionGroup {
         help: "text for people, json (one object per line) for collectors.",
         default: LogFormat.text.rawValue, allowedValues: LogFormat.allCases.map(\.rawValue)
     ).map { format, _ in LogFormat(rawValue: format) ?? .text }
+    public let metrics = CommonOptions.metrics
     public let pidfile = Option(
         "pidfile", value: "path",
         help:

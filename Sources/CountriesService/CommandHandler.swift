@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import Metrics
 
 /// The service's brain without its sockets: decodes requests, runs them against the state,
 /// commits changes in batches (group commit: requests that arrive together share one transaction
@@ -33,6 +34,26 @@ final class CommandHandler {
         var uptimeSeconds: Double
         var endpoints: [String]
     }
+
+    /// Commit latencies and sizes, kept when the metrics are on (nil: not measured).
+    private var commits: (seconds: Histogram, changes: Histogram)?
+
+    /// Whether answers are counted by op and code and commits measured, for the metrics.
+    var measures: Bool {
+        get { commits != nil }
+        set {
+            tally.countsRequests = newValue
+            commits =
+                newValue
+                ? (
+                    Histogram(upperBounds: ServiceMetrics.secondsBuckets),
+                    Histogram(upperBounds: ServiceMetrics.changesBuckets)
+                ) : nil
+        }
+    }
+
+    /// Whether requests need a ``RequestTrace`` (a debug log or the metrics read it).
+    var traces: Bool { tally.traces }
 
     /// Requests answered as they asked, for `status`.
     var served: Int { tally.served }
@@ -93,7 +114,17 @@ final class CommandHandler {
         func flush() {
             stagedEventBytes = 0
             if !staged.isEmpty {
+                // Measured when it writes an event: a batch of refusals commits nothing.
+                let started = commits == nil ? nil : ContinuousClock.now
                 output += path.commit(staged, state: &state, working: &working)
+                if let started {
+                    let changes = staged.reduce(0) { $0 + ($1.event == nil ? 0 : 1) }
+                    if changes > 0 {
+                        commits?.seconds.observe(
+                            Double((ContinuousClock.now - started) / .nanoseconds(1)) / 1e9)
+                        commits?.changes.observe(Double(changes))
+                    }
+                }
                 staged.removeAll(keepingCapacity: true)
             }
             if !output.isEmpty {
@@ -103,11 +134,14 @@ final class CommandHandler {
         }
 
         for incoming in requests {
+            var trace = incoming.trace
             /// Answers this request now with a refusal, after the changes before it (arrival order).
-            func refuseNow(_ error: CountriesError, op: String?) {
+            func refuseNow(_ error: CountriesError) {
                 flush()
                 output.append(
-                    .reply(envelope: incoming.envelope, body: tally.refuse(error, op: op).encoded()))
+                    .reply(
+                        envelope: incoming.envelope,
+                        body: tally.refuse(error, trace, seq: state.seq).encoded()))
             }
 
             if let unreadReplies {
@@ -121,7 +155,7 @@ final class CommandHandler {
                         CountriesError(
                             .tooLarge,
                             "\(unread) bytes of replies to this client are still unread (at most \(maximumUnreadReplyBytes) may wait); nothing changed: read them, then send more"
-                        ), op: nil)
+                        ))
                     continue
                 }
             }
@@ -133,7 +167,7 @@ final class CommandHandler {
                 guard !readsPrepared else { return true }
                 if let refusal = path.prepareRead(&state) {
                     output.append(
-                        .reply(envelope: incoming.envelope, body: tally.refuse(refusal, op: nil).encoded()))
+                        .reply(envelope: incoming.envelope, body: tally.refuse(refusal, trace).encoded()))
                     return false
                 }
                 working = state
@@ -145,9 +179,10 @@ final class CommandHandler {
             do {
                 request = try decode(incoming.body)
             } catch {
-                refuseNow(error, op: nil)
+                refuseNow(error)
                 continue
             }
+            if tally.traces { trace = trace.naming(request) }
 
             switch request.command {
             case .change(let change):
@@ -156,15 +191,15 @@ final class CommandHandler {
                         .forbidden, "this client's key may read and subscribe but not change the list")
                     output.append(
                         .reply(
-                            envelope: incoming.envelope, body: tally.refuse(refusal, op: change.op).encoded())
+                            envelope: incoming.envelope,
+                            body: tally.refuse(refusal, trace, seq: state.seq).encoded())
                     )
                     continue
                 }
                 if let why = store.unavailability {
                     refuseNow(
                         CountriesError(
-                            .storageError, "\(why); nothing changed, retry later or on another replica"),
-                        op: change.op)
+                            .storageError, "\(why); nothing changed, retry later or on another replica"))
                     continue
                 }
                 let asked = request.id.map { _ in change.canonicalForm }
@@ -175,19 +210,20 @@ final class CommandHandler {
                     switch path.earlyAnswer(forID: id, asking: asked) {
                     case .reply(let first)?:
                         flush()  // keep replies in arrival order
-                        tally.countServed()
+                        tally.countServed(trace, seq: nil)
                         output.append(.reply(envelope: incoming.envelope, body: first))
                         continue
                     case .refusal(let refusal)?:
-                        refuseNow(refusal, op: change.op)
+                        refuseNow(refusal)
                         continue
                     case nil:
                         break
                     }
                 }
-                let next = stager.stage(
+                var next = stager.stage(
                     change, id: request.id, asked: asked, ifStore: request.ifStore,
                     envelope: incoming.envelope, on: &working)
+                next.trace = trace
                 // Counted before it is appended: `staged.last` copied the whole staged change.
                 stagedEventBytes += next.event.map(CommandHandler.estimatedBytes) ?? 0
                 staged.append(next)
@@ -198,11 +234,11 @@ final class CommandHandler {
                 }
             case .query(.list):
                 guard readyToRead() else { continue }
-                tally.countServed()
+                tally.countServed(trace, seq: state.seq)
                 output.append(.reply(envelope: incoming.envelope, body: encodedList()))
             case .query(let query):
                 guard readyToRead() else { continue }
-                let reply = answer { () throws(CountriesError) in
+                let reply = answer(trace) { () throws(CountriesError) in
                     var reply = try state.answer(query)
                     reply.store = store.identity
                     return reply
@@ -210,14 +246,14 @@ final class CommandHandler {
                 output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
             case .history(let since):
                 guard readyToRead() else { continue }
-                let reply = answer { () throws(CountriesError) in try history(since: since) }
+                let reply = answer(trace) { () throws(CountriesError) in try history(since: since) }
                 output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
             case .status:
                 flush()
                 output.append(
                     .reply(
                         envelope: incoming.envelope,
-                        body: answer { () throws(CountriesError) in status() }.encoded()))
+                        body: answer(trace) { () throws(CountriesError) in status() }.encoded()))
             }
         }
         flush()
@@ -273,13 +309,13 @@ final class CommandHandler {
         return try Request.decode(frame)
     }
 
-    private func answer(_ body: () throws(CountriesError) -> Reply) -> Reply {
+    private func answer(_ trace: RequestTrace, _ body: () throws(CountriesError) -> Reply) -> Reply {
         do {
             let reply = try body()
-            tally.countServed()
+            tally.countServed(trace, seq: reply.seq ?? state.seq)
             return reply
         } catch {
-            return tally.refuse(error, op: nil)
+            return tally.refuse(error, trace, seq: state.seq)
         }
     }
 
@@ -332,9 +368,36 @@ final class CommandHandler {
     }
 
     private func status() -> Reply {
-        let info = statusInfo()
         var reply = Reply(seq: state.seq, count: state.count)
         reply.store = store.identity
+        reply.status = currentStatus(readsHistory: true)
+        return reply
+    }
+
+    /// What the metrics say now: the same status a `status` request gets, with the counts and
+    /// measures kept since start.
+    func metrics() -> ServiceMetrics {
+        var metrics = ServiceMetrics()
+        metrics.requests = tally.requests
+        if let commits {
+            metrics.commitSeconds = commits.seconds
+            metrics.commitChanges = commits.changes
+        }
+        metrics.seq = state.seq
+        // Without the oldest retained seq: on etcd that is a read of the cluster, which the
+        // loop makes for a `status` request but not twice a second for a scrape.
+        metrics.status = currentStatus(readsHistory: false)
+        metrics.unreadiness = store.unavailability
+        if let unreadReplies {
+            metrics.repliesQueuedBytes = unreadReplies.totalBytes
+            metrics.repliesQueuedPeers = unreadReplies.peers
+        }
+        return metrics
+    }
+
+    /// The service's status, for `status` and the metrics alike.
+    private func currentStatus(readsHistory: Bool) -> ServiceStatus {
+        let info = statusInfo()
         var status = ServiceStatus()
         status.version = info.version
         status.uptimeMilliseconds = UInt64((max(0, info.uptimeSeconds) * 1000).rounded())
@@ -343,12 +406,11 @@ final class CommandHandler {
         status.commandsRefused = refused
         status.storePath = store.path
         status.storeBytes = store.sizeOnDisk
-        status.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq)
+        if readsHistory { status.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq) }
         status.endpoints = info.endpoints
         status.subscribers = subscribers
         store.clusterStatus(into: &status)
-        reply.status = status
-        return reply
+        return status
     }
 }
 

@@ -35,10 +35,10 @@ extension CommitPath {
     func replies(to staged: [StagedChange]) -> [Outgoing] {
         staged.map { change in
             if let settled = change.settled {
-                tally.countServed()
+                tally.countServed(change.trace, seq: nil)
                 return .reply(envelope: change.envelope, body: settled)
             }
-            tally.count(change.reply, op: change.change.op)
+            tally.count(change.reply, change.trace)
             return .reply(envelope: change.envelope, body: change.body)
         }
     }
@@ -67,11 +67,10 @@ extension CommitPath {
         }
         return staged.map { change in
             if let settled = change.settled {
-                tally.countServed()
+                tally.countServed(change.trace, seq: nil)
                 return .reply(envelope: change.envelope, body: settled)
             }
-            return .reply(
-                envelope: change.envelope, body: tally.refuse(failure, op: change.change.op).encoded())
+            return .reply(envelope: change.envelope, body: tally.refuse(failure, change.trace).encoded())
         }
     }
 }

@@ -12,9 +12,13 @@ struct IncomingRequest {
     var body: [Data]
     /// What the client may do (read-only clients are refused changes).
     var access: Access = .readWrite
+    /// Who sent it and when it was read, when the tally reads traces (else ``RequestTrace/none``).
+    var trace = RequestTrace.none
 
     /// The message property in which the ZAP handler names a client's access ("rw:KEY").
     static let userIDProperty = "User-Id"
+    /// The message property in which libzmq names a tcp peer's address.
+    static let peerAddressProperty = "Peer-Address"
 
     init(envelope: [Data], body: [Data], access: Access = .readWrite) {
         self.envelope = envelope
@@ -25,8 +29,12 @@ struct IncomingRequest {
     /// A message off the ROUTER: split into envelope and body; when clients are
     /// `authenticated`, the access the ZAP handler wrote in the User-Id ("rw:KEY" or "ro:KEY"),
     /// anything else getting the least.
-    init(_ message: ReceivedMessage, authenticated: Bool) {
+    init(_ message: ReceivedMessage, authenticated: Bool, received: ContinuousClock.Instant? = nil) {
         self = Self.split(message.frames)
+        if let received {
+            trace = RequestTrace(received: received)
+            trace.peer = message.properties[Self.peerAddressProperty]
+        }
         if authenticated {
             access =
                 message.properties[Self.userIDProperty]?.hasPrefix("rw:") == true ? .readWrite : .readOnly

@@ -38,6 +38,60 @@ public enum LogFormat: String, Sendable, CaseIterable {
     case json
 }
 
+/// A named value a log line carries beside its message (docs/OPERATIONS.md, "Logs").
+public struct LogField: Sendable, Equatable {
+    /// A field's value: JSON writes a number as a number.
+    public enum Value: Sendable, Equatable {
+        case text(String)
+        case integer(Int64)
+        case number(Double)
+
+        /// As `key=value` text shows it.
+        var text: String {
+            switch self {
+            case .integer(let number): return "\(number)"
+            case .number(let number): return String(format: "%.3f", number)
+            case .text(let text):
+                let plain =
+                    !text.isEmpty
+                    && !text.unicodeScalars.contains {
+                        $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20
+                    }
+                if plain { return text }
+                var quoted = "\""
+                for scalar in text.unicodeScalars {
+                    switch scalar {
+                    case "\"": quoted += "\\\""
+                    case "\\": quoted += "\\\\"
+                    case "\n": quoted += "\\n"
+                    case _ where scalar.value < 0x20: quoted += String(format: "\\u%04x", scalar.value)
+                    default: quoted.unicodeScalars.append(scalar)
+                    }
+                }
+                return quoted + "\""
+            }
+        }
+
+        var json: Any {
+            switch self {
+            case .integer(let number): return NSNumber(value: number)
+            case .number(let number): return NSNumber(value: (number * 1000).rounded() / 1000)
+            case .text(let text): return text
+            }
+        }
+    }
+
+    /// The key: lowercase letters and `_`.
+    public var name: String
+    public var value: Value
+
+    /// A field.
+    public init(_ name: String, _ value: Value) {
+        self.name = name
+        self.value = value
+    }
+}
+
 /// One line per event on stderr.
 public struct Logger: Sendable {
     /// The least severe level that is written.
@@ -58,17 +112,30 @@ public struct Logger: Sendable {
         self.sink = sink
     }
 
-    /// Writes `message` at `level` if the logger's level lets it through.
-    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+    /// Whether a line at `level` would be written: a caller skips the work of its fields when
+    /// it would not.
+    public func logs(_ level: LogLevel) -> Bool { level >= self.level }
+
+    /// Writes `message` at `level` if the logger's level lets it through, with `fields`: in
+    /// JSON, keys of the object beside `time`, `level` and `message` (which they never
+    /// replace); in text, `key=value` after the message, a value quoted when it holds a space,
+    /// a quote, an `=` or nothing.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, fields: [LogField] = []) {
         guard level >= self.level else { return }
         switch format {
         case .text:
-            sink("\(Logger.timestamp()) \(level.name): \(message())")
+            var line = "\(Logger.timestamp()) \(level.name): \(message())"
+            for field in fields { line += " \(field.name)=\(field.value.text)" }
+            sink(line)
         case .json:
-            let fields = ["time": Logger.timestamp(), "level": level.name, "message": message()]
+            var object: [String: Any] = [:]
+            for field in fields { object[field.name] = field.value.json }
+            object["time"] = Logger.timestamp()
+            object["level"] = level.name
+            object["message"] = message()
             let data =
                 (try? JSONSerialization.data(
-                    withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+                    withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
             sink(String(decoding: data, as: UTF8.self))
         }
     }

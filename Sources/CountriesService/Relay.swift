@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import Metrics
 import SystemSupport
 import ZeroMQ
 
@@ -36,12 +37,26 @@ public final class Relay {
     private var window: ForwardingWindow
     /// Messages not forwarded, logged a few at a time with a count of the rest.
     private var drops = RefusalLog(noun: "dropped messages")
+    /// Where the loop publishes its metrics (`relay --metrics`), or nil.
+    private let board: MetricsBoard<RelayMetrics>?
+    /// What the loop counts for them.
+    private var counts = RelayMetrics()
+    /// When the last message from upstream came.
+    private var lastUpstream: ContinuousClock.Instant?
+    /// How often the loop publishes its metrics.
+    static let metricsInterval = Duration.milliseconds(500)
 
     /// Binds the downstream endpoint and connects upstream; throws a ``ServiceError`` that says
     /// what to fix, having given back whatever it took.
-    public init(_ configuration: RelayConfiguration, logger: Logger) throws(ServiceError) {
+    ///
+    /// With a `board`, the loop publishes a ``RelayMetrics`` snapshot on it every
+    /// ``metricsInterval`` (docs/OPERATIONS.md).
+    public init(
+        _ configuration: RelayConfiguration, logger: Logger, metrics board: MetricsBoard<RelayMetrics>? = nil
+    ) throws(ServiceError) {
         self.configuration = configuration
         self.logger = logger
+        self.board = board
         window = configuration.forwardingWindow
         // Frames of megabytes come and go here; glibc's moving threshold kept 15 MiB more
         // resident at the peak with resets of 16 MB (``LargeBlocks``).
@@ -55,7 +70,8 @@ public final class Relay {
         do {
             upstream = try sockets.makeSocket(.xsub)
             downstream = try sockets.makeEventSocket(
-                role: "relay", bounds: configuration.subscriberBounds, wholeStream: true)
+                role: "relay", countsConnections: true, bounds: configuration.subscriberBounds,
+                wholeStream: true)
             for socket in [upstream, downstream] { try socket.setOption(.linger, 0) }
             // No frame larger than the largest event: libzmq drops (and reconnects) an upstream
             // that sends one, before taking it in.
@@ -101,16 +117,31 @@ public final class Relay {
         let downstreamItem = poller.add(downstream)
         let stopItem = poller.add(fileDescriptor: stop.fileDescriptor)
         sockets.register(in: &poller)
+        var nextMetrics = ContinuousClock.now
         serving: while true {
+            if let board {
+                let now = ContinuousClock.now
+                if now >= nextMetrics {
+                    counts.subscribers = sockets.connections
+                    counts.upstreamSilenceSeconds = lastUpstream.map {
+                        Double((now - $0) / .milliseconds(1)) / 1000
+                    }
+                    board.publish(counts, at: now)
+                    nextMetrics = now + Self.metricsInterval
+                }
+            }
             let ready: PollResult
             do {
-                ready = try poller.poll(timeoutMilliseconds: -1)
+                // Without metrics nothing is due but what the sockets bring.
+                let timeout = board == nil ? -1 : max(0, Int((nextMetrics - .now) / .milliseconds(1)) + 1)
+                ready = try poller.poll(timeoutMilliseconds: timeout)
             } catch {
                 throw ServiceError(.sockets, "polling failed: \(error)")
             }
             if ready.isInterrupted { continue }
             sockets.handle(ready)
             if ready.isReadable(upstreamItem) {
+                if board != nil { lastUpstream = .now }
                 for _ in 0..<1_000 {
                     guard let message = try? upstream.receiveHeld(dontWait: true) else { break }
                     forward(message)
@@ -148,11 +179,13 @@ public final class Relay {
             do {
                 // XPUB never blocks: a subscriber over its high-water mark misses it.
                 try downstream.send(message, dontWait: true)
+                if board != nil { counts.forwarded[topic.rawValue, default: 0] += 1 }
             } catch {
                 logger.log(.warning, "forwarding failed: \(error)")
             }
             return
         }
+        counts.dropped += 1
         if let line = drops.record("did not forward a message from upstream: \(reason)", now: .now) {
             logger.log(.warning, line)
         }

@@ -18,6 +18,8 @@ struct StagedChange {
     /// Answered without a commit: the id was found remembered when a shared store refused the
     /// batch (the first reply, or a `conflict`).
     var settled: Data?
+    /// The request's trace, for its log line and metrics (``RequestTrace/none`` when unread).
+    var trace = RequestTrace.none
 
     init(
         envelope: [Data], id: String?, asked: Data?, change: Change, ifStore: String?, reply: Reply,

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import Metrics
 import SystemSupport
 import ZeroMQ
 
@@ -41,14 +42,25 @@ public final class StateService {
     /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
     /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
     /// `Data` storage in a global that lives until exit, and reported it as leaked.
+    /// Where the loop publishes its metrics (`serve --metrics`), or nil.
+    private let board: MetricsBoard<ServiceMetrics>?
+    /// How often the loop publishes them: a scrape sees counts at most this old.
+    static let metricsInterval = Duration.milliseconds(500)
     private let topicFrames = Dictionary(
         uniqueKeysWithValues: Topic.allCases.map { ($0, Data($0.rawValue.utf8)) })
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix,
     /// having given back whatever it took (sockets, context, the writer lock).
-    public init(configuration: ServiceConfiguration, logger: Logger) throws(ServiceError) {
+    ///
+    /// With a `board`, the loop publishes a ``ServiceMetrics`` snapshot on it every
+    /// ``metricsInterval`` (docs/OPERATIONS.md).
+    public init(
+        configuration: ServiceConfiguration, logger: Logger,
+        metrics board: MetricsBoard<ServiceMetrics>? = nil
+    ) throws(ServiceError) {
         self.configuration = configuration
         self.logger = logger
+        self.board = board
         try StateService.checkExposure(configuration)
         let sockets = try ServerSockets(security: configuration.security, logger: logger)
         // Before the binds: a second service on the same store is refused before it takes a
@@ -115,6 +127,7 @@ public final class StateService {
             throw ServiceError(.store, error.description)
         }
         handler.unreadReplies = unreadReplies
+        handler.measures = board != nil
         handler.maximumUnreadReplyBytes = configuration.maximumUnreadReplyBytes
         let loadedSeq = handler.state.seq
         publishedSeq = loadedSeq
@@ -206,6 +219,7 @@ public final class StateService {
         sockets.register(in: &poller)
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
+        var nextMetrics = ContinuousClock.now
         var batch: [IncomingRequest] = []
         batch.reserveCapacity(configuration.maximumBatch)
 
@@ -215,7 +229,12 @@ public final class StateService {
                 publishHeartbeat()
                 nextHeartbeat = now + interval
             }
-            let wakeup = min(nextHeartbeat, writer?.forwarder.nextDeadline ?? nextHeartbeat)
+            if let board, now >= nextMetrics {
+                board.publish(handler.metrics(), at: now)
+                nextMetrics = now + Self.metricsInterval
+            }
+            var wakeup = min(nextHeartbeat, writer?.forwarder.nextDeadline ?? nextHeartbeat)
+            if board != nil { wakeup = min(wakeup, nextMetrics) }
             let timeout = max(0, Int((wakeup - now) / .milliseconds(1)) + 1)
             let ready: PollResult
             do {
@@ -299,6 +318,10 @@ public final class StateService {
     /// Reads every request already queued, up to the batch limit, without waiting.
     private func readBatch(into batch: inout [IncomingRequest]) {
         let authenticated = sockets.authenticates
+        // One clock read per batch, and only when a log line or a metric reads it.
+        let received = handler.traces ? ContinuousClock.now : nil
+        var properties = authenticated ? [IncomingRequest.userIDProperty] : []
+        if logger.logs(.debug) { properties.append(IncomingRequest.peerAddressProperty) }
         var costly = 0
         var replyBytes = 0
         while batch.count < configuration.maximumBatch && costly < configuration.maximumHistoryPerBatch
@@ -306,14 +329,13 @@ public final class StateService {
         {
             let message: ReceivedMessage?
             do {
-                message = try commands.receiveMessage(
-                    dontWait: true, properties: authenticated ? [IncomingRequest.userIDProperty] : [])
+                message = try commands.receiveMessage(dontWait: true, properties: properties)
             } catch {
                 logger.log(.error, "receiving a request failed: \(error)")
                 return
             }
             guard let message else { return }
-            let request = IncomingRequest(message, authenticated: authenticated)
+            let request = IncomingRequest(message, authenticated: authenticated, received: received)
             let mayBeHistory = request.mayBeHistory
             if mayBeHistory { costly += 1 }
             replyBytes += request.estimatedReplyBytes(

@@ -50,6 +50,9 @@ final class UnreadReplies: Sendable {
         total.subtract(count, ordering: .releasing)
     }
 
+    /// Every peer's bytes together.
+    var totalBytes: Int { total.load(ordering: .acquiring) }
+
     /// Peers with replies in flight.
     var peers: Int { bytes.withLock { $0.count } }
 }

@@ -5,6 +5,7 @@ import CountriesWeb
 import Foundation
 @preconcurrency import Glibc
 import HTTPServer
+import Metrics
 import SystemSupport
 
 /// `countries web`'s live table in browsers: wires a subscription loop, the page model (which
@@ -19,6 +20,8 @@ public final class WebView {
     let server: HTTPServer
     /// The address pages open.
     public let address: String
+    /// What the loop publishes for `/metrics` and `/readyz`.
+    let board = MetricsBoard<WebMetrics>()
 
     /// Starts serving on `listen`; pages must present `token` when one is given.
     public init(
@@ -39,9 +42,13 @@ public final class WebView {
             fileDescriptors: [signals.fileDescriptor, inbox.fileDescriptor]
         )
         let inbox = inbox
+        let board = board
+        let health = HealthEndpoints(
+            contentType: MetricsText.contentType, metrics: { board.exposition() },
+            unreadiness: { board.unreadiness() })
         do {
             server = try HTTPServer(host: listen.host, port: listen.port, limits: limits) { request in
-                WebView.answer(request, token: token, guard: requestGuard, inbox: inbox)
+                WebView.answer(request, token: token, guard: requestGuard, inbox: inbox, health: health)
             }
         } catch {
             throw WebViewError(message: error.description)
@@ -49,9 +56,11 @@ public final class WebView {
         address = "http://\(listen.authority(port: server.port))/"
     }
 
-    /// Answers one request (on a server thread; it never blocks).
+    /// Answers one request (on a server thread; it never blocks). `/metrics`, `/healthz` and
+    /// `/readyz` are `health`'s, behind the same Host and token checks as the page.
     static func answer(
-        _ request: HTTPRequest, token: String?, guard requestGuard: WebRequestGuard, inbox: WebInbox
+        _ request: HTTPRequest, token: String?, guard requestGuard: WebRequestGuard, inbox: WebInbox,
+        health: HealthEndpoints? = nil
     ) -> HTTPResponse {
         let changes = request.method == "POST" && request.path == "/toggle"
         func refuse(_ status: Int, _ message: String) -> HTTPResponse {
@@ -88,6 +97,7 @@ public final class WebView {
         if changes, let refusal = requestGuard.check(headers: request.headers, changes: true) {
             return json(refusal.status, refusal.message)
         }
+        if let health, let response = health.answer(request) { return response }
         switch (request.method, request.path) {
         case ("GET", "/"), ("HEAD", "/"):
             let nonce = WebToken.fresh()
@@ -137,6 +147,7 @@ public final class WebView {
         defer { server.stop() }
         var model = WebPageModel()
         var pages: [EventStream] = []
+        var metrics = WebMetrics()
 
         func broadcast(_ bytes: [UInt8]) {
             guard !bytes.isEmpty else { return }
@@ -144,14 +155,19 @@ public final class WebView {
             pages = pages.filter { $0.send(bytes) }
         }
 
+        func answer(_ answer: WebToggleAnswer, status: Int, text: String) {
+            metrics.toggles[status, default: 0] += 1
+            answer.finish(status: status, text: text)
+        }
+
         func finish(_ outcomes: [PendingRequests<WebToggleAnswer>.Outcome]) {
             for outcome in outcomes {
                 switch outcome {
-                case .replied(let answer, let reply):
+                case .replied(let toggle, let reply):
                     let described = SelectionStatus.describe(reply: reply)
-                    answer.finish(status: described.isError ? 409 : 200, text: described.text)
-                case .failed(let answer, let error):
-                    answer.finish(status: 503, text: "\(answer.name) was not toggled: \(error.message)")
+                    answer(toggle, status: described.isError ? 409 : 200, text: described.text)
+                case .failed(let toggle, let error):
+                    answer(toggle, status: 503, text: "\(toggle.name) was not toggled: \(error.message)")
                 }
             }
         }
@@ -166,15 +182,15 @@ public final class WebView {
                     case .opened(let stream):
                         let messages = model.opened(lastEventID: stream.lastEventID)
                         if messages.allSatisfy({ stream.send($0) }) { pages.append(stream) }
-                    case .toggle(let name, let answer):
+                    case .toggle(let name, let toggle):
                         guard model.link == .live, let replica = model.replica else {
-                            answer.finish(
-                                status: 409,
+                            answer(
+                                toggle, status: 409,
                                 text: "not toggled: the table is \(model.stateLine); try again when live")
                             continue
                         }
                         guard replica.rows.contains(where: { $0.name == name }) else {
-                            answer.finish(status: 404, text: "not toggled: \(name) is no longer in the list")
+                            answer(toggle, status: 404, text: "not toggled: \(name) is no longer in the list")
                             continue
                         }
                         // A fresh id per click: the retries of this one toggle cannot apply twice.
@@ -182,7 +198,7 @@ public final class WebView {
                         let request = Request(
                             id: RequestID.make(), command: .change(.toggle(.name(name))),
                             ifStore: loop.subscription.store)
-                        finish(toggles.send(request, tag: answer, now: now))
+                        finish(toggles.send(request, tag: toggle, now: now))
                     }
                 }
                 pages.removeAll { $0.isEnded }
@@ -203,6 +219,12 @@ public final class WebView {
                         applied: update.applied))
                 return true
             case .tick:
+                // Once per turn of the loop (at least every second): what /metrics and /readyz read.
+                metrics.live = model.link == .live
+                metrics.stateLine = model.stateLine
+                metrics.seq = model.replica?.seq
+                metrics.pages = pages.count
+                board.publish(metrics, at: now)
                 return true
             }
         }

@@ -3,6 +3,7 @@ import CountriesCore
 import CountriesOptions
 import CountriesService
 @preconcurrency import Glibc
+import Metrics
 import SystemSupport
 
 /// `countries relay`: fan-out across hosts (``Relay``).
@@ -29,8 +30,19 @@ struct RelayCommand: RelayDeclaration {
             throw command.usageError("--allow and --server-key need --curve-key (the relay's secret key)")
         }
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
+        let logger = Logger(level: command[\.logLevel])
+        let board = command[\.metrics].map { _ in MetricsBoard<RelayMetrics>() }
+        let listener = try board.flatMap { board in
+            try MetricsListener.start(
+                command[\.metrics], insecure: command[\.insecure], board: board,
+                usageError: command.usageError)
+        }
+        defer { listener?.stop() }
+        if let listener, let address = command[\.metrics] {
+            logger.log(.info, "serving metrics at http://\(address.authority(port: listener.port))/metrics")
+        }
         do {
-            try Relay(configuration, logger: Logger(level: command[\.logLevel])).run(stopOn: signals)
+            try Relay(configuration, logger: logger, metrics: board).run(stopOn: signals)
         } catch {
             let exitCode: Int32
             switch error.code {

@@ -3,6 +3,7 @@ import CountriesOptions
 import CountriesService
 import Foundation
 @preconcurrency import Glibc
+import Metrics
 import SystemSupport
 
 /// `countries serve`: run the state service until SIGINT or SIGTERM.
@@ -52,9 +53,19 @@ struct ServeCommand: ServeDeclaration {
             throw CommandFailure(message: "\(error)", exitCode: ExitCode.cantCreate)
         }
         defer { pidFile?.release() }
+        let board = command[\.metrics].map { _ in MetricsBoard<ServiceMetrics>() }
+        let listener = try board.flatMap { board in
+            try MetricsListener.start(
+                command[\.metrics], insecure: command[\.insecure], board: board,
+                usageError: command.usageError)
+        }
+        defer { listener?.stop() }
+        if let listener, let address = command[\.metrics] {
+            logger.log(.info, "serving metrics at http://\(address.authority(port: listener.port))/metrics")
+        }
         let service: StateService
         do {
-            service = try StateService(configuration: configuration, logger: logger)
+            service = try StateService(configuration: configuration, logger: logger, metrics: board)
         } catch {
             let exitCode: Int32
             switch error.code {
