@@ -18,11 +18,13 @@ struct SubscriberSetup {
     let context: Context
     let subscription: LiveSubscription
     let options: ClientOptions
+    /// The service's heartbeat period (`--heartbeat-ms`).
+    let heartbeat: Duration
 
     /// With `keepsStates`, each update carries the state after every change (piped `watch`).
     init<Options: SubscriberOptions>(_ command: ParsedValues<Options>, keepsStates: Bool = false) throws {
         options = try ClientOptions(command)
-        let heartbeat = command[\.heartbeat]
+        heartbeat = command[\.heartbeat]
         context = try Context()
         do {
             subscription = try LiveSubscription(
@@ -133,27 +135,38 @@ extension SubscriberSetup {
     }
 
     /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
-    /// returns false; says on stderr when the view goes stale and live again.
+    /// returns false; says on stderr where it waits while no list came yet or the view is stale,
+    /// and when it is live again (``SubscriberNotices``).
+    /// The first list may take one heartbeat period before it says so.
     func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
-        var lastPhase = subscription.phase
+        var notices = SubscriberNotices(
+            endpoints: subscription.endpoints, patience: heartbeat, now: ContinuousClock.now)
         try SubscriptionLoop(subscription: subscription, fileDescriptors: [signals.fileDescriptor]).run {
-            happening, _ in
+            happening, now in
             switch happening {
             case .readable: return signals.drain().isEmpty
-            case .replies, .tick: return true
+            case .replies: return true
+            case .tick:
+                for line in notices.lines(phase: subscription.phase, seq: subscription.replica?.seq, now: now)
+                {
+                    Output.error(line)
+                }
+                return true
             case .update(let update):
                 // What the notifications made the consumer say comes before the phase they end in.
                 for case .rejected(_, let reason) in update.notifications {
                     Output.error("protocol violation: \(reason); dropped it, catching up from the service")
                 }
                 let goOn = try handle(update)
-                for case .phaseChanged(let phase) in update.notifications where phase != lastPhase {
-                    lastPhase = phase
-                    switch phase {
-                    case .stale(let reason): Output.error("stale: \(reason); catching up")
-                    case .live: Output.error("live at seq \(update.replica?.seq ?? 0)")
-                    case .connecting: break
+                // Each phase it went through, in order (stale and live again in one update too).
+                let phases = update.notifications.compactMap { notification in
+                    if case .phaseChanged(let phase) = notification { return phase }
+                    return nil
+                }
+                for phase in phases + [update.phase] {
+                    for line in notices.lines(phase: phase, seq: update.replica?.seq, now: now) {
+                        Output.error(line)
                     }
                 }
                 return goOn
