@@ -1,6 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesService
+import ZeroMQ
 
 /// Declarations several subcommands share, written once.
 public enum CommonOptions {
@@ -30,6 +31,15 @@ public enum CommonOptions {
     /// One or more countries, by index or name.
     public static var targets: Argument<[CountryReference]> {
         Argument(repeating: "target", help: targetHelp).map { texts, _ in texts.map(reference) }
+    }
+
+    /// `--count N`: a subscriber that prints stops after N of what it prints; nil to run on.
+    public static func count(help: String) -> Option<Int?> {
+        Option(integer: "count", value: "n", help: help).map {
+            (count, command) throws(UsageError) in
+            if let count, count < 1 { throw command.usageError("--count must be at least 1") }
+            return count
+        }
     }
 
     /// A non-negative seq, or nil when not given.
@@ -75,6 +85,23 @@ public enum CommonOptions {
                 throw command.usageError("--log-level must be debug, info, warning or error")
             }
             return level
+        }
+    }
+
+    /// An endpoint option, its value (one endpoint, or several separated by commas) checked
+    /// before anything connects or binds: `127.0.0.1:5555` without `tcp://` is a usage error
+    /// that names the endpoint meant (``Endpoint/problem(_:)``). Empty items are left to the
+    /// option's reader.
+    public static func checkedEndpoints(_ option: Option<String>) -> Option<String> {
+        let name = option.spec.name
+        return option.map { (value, command) throws(UsageError) in
+            for item in value.split(separator: ",") {
+                let endpoint = item.trimmingCharacters(in: .whitespaces)
+                if !endpoint.isEmpty, let problem = Endpoint.problem(endpoint) {
+                    throw command.usageError("--\(name): \(problem)")
+                }
+            }
+            return value
         }
     }
 

@@ -4,11 +4,13 @@ import CountriesService
 
 /// The options of `countries relay`.
 public struct RelayOptions: OptionGroup {
-    public let from = Option(
-        "from", value: "endpoint", help: "The event endpoint to follow (a service or a relay).",
-        default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
-    public let bind = Option(
-        "bind", value: "endpoint", help: "Where subscribers connect.", default: Defaults.relayEndpoint)
+    public let from = CommonOptions.checkedEndpoints(
+        Option(
+            "from", value: "endpoint", help: "The event endpoint to follow (a service or a relay).",
+            default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS"))
+    public let bind = CommonOptions.checkedEndpoints(
+        Option(
+            "bind", value: "endpoint", help: "Where subscribers connect.", default: Defaults.relayEndpoint))
     public let curveKey = Option("curve-key", value: "file", help: "The relay's secret key file.")
     public let serverKey = Option(
         "server-key", value: "file", help: "The upstream's public key file (for a CURVE upstream).")

@@ -9,12 +9,14 @@ public struct ServeOptions: OptionGroup {
     // The service's own defaults (ServiceConfiguration) are the options' defaults.
     private static let defaults = ServiceConfiguration()
 
-    public let command = Option(
-        "command", value: "endpoint", help: "Where to accept commands (REQ/REP).",
-        default: ServeOptions.defaults.commandEndpoint, environment: "COUNTRIES_COMMAND")
-    public let events = Option(
-        "events", value: "endpoint", help: "Where to publish events (PUB/SUB).",
-        default: ServeOptions.defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
+    public let command = CommonOptions.checkedEndpoints(
+        Option(
+            "command", value: "endpoint", help: "Where to accept commands (REQ/REP).",
+            default: ServeOptions.defaults.commandEndpoint, environment: "COUNTRIES_COMMAND"))
+    public let events = CommonOptions.checkedEndpoints(
+        Option(
+            "events", value: "endpoint", help: "Where to publish events (PUB/SUB).",
+            default: ServeOptions.defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS"))
     public let db = Option(
         "db", value: "path",
         help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
@@ -121,6 +123,26 @@ public struct ServeOptions: OptionGroup {
 }
 
 extension ParsedValues where Options == ServeOptions {
+    /// Whether the state is kept in memory only: `--in-memory` with a `--db` given at the same
+    /// level (both on the command line, or both from the environment) is a usage error, since
+    /// one of them would be ignored; a command-line one wins over one from the environment.
+    public func inMemory() throws(UsageError) -> Bool {
+        let memory = parsed.source("in-memory")
+        let db = parsed.source("db")
+        guard self[\.inMemory], db != .none else { return self[\.inMemory] }
+        switch (memory, db) {
+        case (.commandLine, .environment): return true
+        case (.environment, .commandLine): return false
+        default:
+            let named = { (source: ParsedCommand.ValueSource, option: String) in
+                if case .environment(let variable) = source { return "\(variable) (--\(option))" }
+                return "--\(option)"
+            }
+            throw usageError(
+                "\(named(memory, "in-memory")) and \(named(db, "db")) are two different stores; give one")
+        }
+    }
+
     /// The list `--seed` names: `default`, `world`, or a file of names (``SeedList/parse(_:)``).
     public func seedList() throws(SeedFileError) -> [Country] {
         let name = self[\.seed]
@@ -145,7 +167,7 @@ extension ParsedValues where Options == ServeOptions {
     /// (``PidFile`` refuses an existing store whatever its path: it is not a pid file.)
     public func pidFilePath() throws(UsageError) -> String? {
         guard let pidFile = self[\.pidfile] else { return nil }
-        guard !self[\.inMemory], self[\.etcd] == nil else { return pidFile }
+        guard try !inMemory(), self[\.etcd] == nil else { return pidFile }
         let db = self[\.db]
         let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
         let storeFiles = [db, db + "-wal", db + "-shm", db + ".lock"].map(absolute)

@@ -8,11 +8,8 @@ import CountriesWeb
 public struct EventsOptions: SubscriberOptions {
     public let since = CommonOptions.seq(
         "since", help: "First print the kept events after this seq, then follow.")
-    public let count = Option(integer: "count", value: "n", help: "Stop after this many events.").map {
-        (count, command) throws(UsageError) in
-        if let count, count < 1 { throw command.usageError("--count must be at least 1") }
-        return count
-    }
+    public let count = CommonOptions.count(
+        help: "Exit (0) after printing this many events; restarts said on stderr do not count.")
     public let json = Option(flag: "json", help: "Print each event's JSON on one line.")
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
@@ -24,6 +21,10 @@ public struct EventsOptions: SubscriberOptions {
 /// `countries watch`.
 public struct WatchOptions: SubscriberOptions {
     public let json = Option(flag: "json", help: "Print the whole list as one JSON line after every change.")
+    public let count = CommonOptions.count(
+        help:
+            "Exit (0) after printing the list this many times, the list at start being the first (with --json or when not on a terminal)."
+    )
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
 

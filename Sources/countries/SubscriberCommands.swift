@@ -48,15 +48,24 @@ struct WatchCommand: WatchDeclaration {
     func run() throws -> Int32 {
         let terminal = Terminal()
         let onScreen = !command[\.json] && terminal.outputIsTerminal && terminal.inputIsTerminal
+        let limit = command[\.count]
+        if onScreen, limit != nil {
+            throw command.usageError(
+                "--count counts printed lists: give --json too, or send the output to a file or pipe")
+        }
         let setup = try SubscriberSetup(command, keepsStates: !onScreen)
         if onScreen {
             try setup.screen(.watch, toggles: nil, terminal: terminal)
             return ExitCode.success
         }
         let asJSON = command[\.json]
+        var printed = 0
         try setup.follow { update in
-            for state in update.states { show(state, store: update.store, asJSON: asJSON) }
-            return true
+            for state in update.states.prefix((limit ?? Int.max) - printed) {
+                show(state, store: update.store, asJSON: asJSON)
+                printed += 1
+            }
+            return printed < limit ?? Int.max
         }
         return ExitCode.success
     }
