@@ -6,7 +6,8 @@ import ZeroMQ
 /// Declarations several subcommands share, written once.
 public enum CommonOptions {
     public static var json: Option<Bool> {
-        Option(flag: "json", help: "Print the service's JSON reply on one line.")
+        Option(
+            flag: "json", help: "Print the service's JSON reply on one line.", environment: "COUNTRIES_JSON")
     }
 
     /// A subscriber's idea of the service's heartbeat period.
@@ -14,7 +15,7 @@ public enum CommonOptions {
         Option(
             integer: "heartbeat-ms", value: "ms",
             help: "The service's heartbeat period; 3 missed make the view stale.",
-            default: Defaults.heartbeatInterval.wholeMilliseconds
+            default: Defaults.heartbeatInterval.wholeMilliseconds, environment: "COUNTRIES_HEARTBEAT_MS"
         ).map { (milliseconds, command) throws(UsageError) in
             guard milliseconds >= 10 else { throw command.usageError("--heartbeat-ms must be at least 10") }
             return .milliseconds(milliseconds)
@@ -35,7 +36,7 @@ public enum CommonOptions {
 
     /// `--count N`: a subscriber that prints stops after N of what it prints; nil to run on.
     public static func count(help: String) -> Option<Int?> {
-        Option(integer: "count", value: "n", help: help).map {
+        Option(integer: "count", value: "n", help: help, environment: "COUNTRIES_COUNT").map {
             (count, command) throws(UsageError) in
             if let count, count < 1 { throw command.usageError("--count must be at least 1") }
             return count
@@ -79,7 +80,7 @@ public enum CommonOptions {
     public static var logLevel: Option<LogLevel> {
         Option(
             "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,
-            allowedValues: LogLevel.allCases.map(\.name)
+            environment: "COUNTRIES_LOG_LEVEL", allowedValues: LogLevel.allCases.map(\.name)
         ).map { (name, command) throws(UsageError) in
             guard let level = LogLevel(name: name) else {
                 throw command.usageError("--log-level must be debug, info, warning or error")

@@ -48,7 +48,8 @@ public struct ConnectionOptions: OptionGroup {
         self.events = followsEvents ? CommonOptions.checkedEndpoints(events) : events
         timeout = Option(
             integer: "timeout", value: "ms", help: "How long to wait for each reply, in milliseconds.",
-            default: Defaults.requestTimeout.wholeMilliseconds, section: section
+            default: Defaults.requestTimeout.wholeMilliseconds, environment: "COUNTRIES_TIMEOUT",
+            section: section
         ).map { (milliseconds, command) throws(UsageError) in
             guard milliseconds > 0 else {
                 throw command.usageError("--timeout must be a positive number of milliseconds")
@@ -59,7 +60,7 @@ public struct ConnectionOptions: OptionGroup {
             integer: "retries", value: "n",
             help:
                 "How many times to send a request in all before giving up (same request id each time; at least once to each --command endpoint).",
-            default: Defaults.requestTries, section: section
+            default: Defaults.requestTries, environment: "COUNTRIES_RETRIES", section: section
         ).map { (tries, command) throws(UsageError) in
             guard tries >= 1 else { throw command.usageError("--retries must be at least 1") }
             return tries

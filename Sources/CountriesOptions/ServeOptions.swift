@@ -20,7 +20,7 @@ public struct ServeOptions: OptionGroup {
     public let db = Option(
         "db", value: "path",
         help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
-        default: ServiceConfiguration.defaultStorePath)
+        default: ServiceConfiguration.defaultStorePath, environment: "COUNTRIES_DB")
     public let etcd = Option(
         "etcd", value: "urls",
         help:
@@ -42,7 +42,7 @@ public struct ServeOptions: OptionGroup {
     public let etcdPrefix = Option(
         "etcd-prefix", value: "prefix",
         help: "With --etcd: the key prefix this service owns; replicas on one prefix share one list.",
-        default: EtcdConfiguration.defaultPrefix
+        default: EtcdConfiguration.defaultPrefix, environment: "COUNTRIES_ETCD_PREFIX"
     ).map { (prefix, command) throws(UsageError) -> String in
         // At most 100 bytes: a replica checks every shorter prefix for a store it would nest in,
         // in one transaction (etcd takes at most 128 operations).
@@ -57,35 +57,41 @@ public struct ServeOptions: OptionGroup {
     public let replicaName = Option(
         "replica-name", value: "name",
         help:
-            "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint)."
-    )
+            "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint).",
+        environment: "COUNTRIES_REPLICA_NAME")
     public let etcdCACert = Option(
         "etcd-cacert", value: "file",
-        help: "With --etcd: the CA that signed the members' certificates (https:// endpoints).")
+        help: "With --etcd: the CA that signed the members' certificates (https:// endpoints).",
+        environment: "COUNTRIES_ETCD_CACERT")
     public let etcdCert = Option(
         "etcd-cert", value: "file",
-        help: "With --etcd: the client certificate shown to etcd (needs --etcd-key).")
+        help: "With --etcd: the client certificate shown to etcd (needs --etcd-key).",
+        environment: "COUNTRIES_ETCD_CERT")
     public let etcdKey = Option(
         "etcd-key", value: "file",
-        help: "With --etcd: the client certificate's private key (owner-only, like a secret key).")
+        help: "With --etcd: the client certificate's private key (owner-only, like a secret key).",
+        environment: "COUNTRIES_ETCD_KEY")
     public let etcdUser = Option(
         "etcd-user", value: "name",
         help:
-            "With --etcd: sign in to etcd as this user; the password comes from COUNTRIES_ETCD_PASSWORD or --etcd-password-file (docs/SECURITY.md)."
-    )
+            "With --etcd: sign in to etcd as this user; the password comes from COUNTRIES_ETCD_PASSWORD or --etcd-password-file (docs/SECURITY.md).",
+        environment: "COUNTRIES_ETCD_USER")
     public let etcdPasswordFile = Option(
         "etcd-password-file", value: "file",
-        help: "With --etcd-user: the file whose first line is the password (owner-only).")
+        help: "With --etcd-user: the file whose first line is the password (owner-only).",
+        environment: "COUNTRIES_ETCD_PASSWORD_FILE")
     public let inMemory = Option(
-        flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")
+        flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).",
+        environment: "COUNTRIES_IN_MEMORY")
     public let seed = Option(
         "seed", value: "list",
         help:
             "The list a new store starts from and `reset` puts back: default, world, or a FILE (a JSON array when it starts with [, else one name per line).",
-        default: "default")
+        default: "default", environment: "COUNTRIES_SEED")
     public let heartbeat = Option(
         integer: "heartbeat-ms", value: "ms", help: "Heartbeat period.",
-        default: ServeOptions.defaults.heartbeatInterval.wholeMilliseconds
+        default: ServeOptions.defaults.heartbeatInterval.wholeMilliseconds,
+        environment: "COUNTRIES_HEARTBEAT_MS"
     ).map { (milliseconds, command) throws(UsageError) -> Duration in
         guard (10...3_600_000).contains(milliseconds) else {
             throw command.usageError("--heartbeat-ms must be between 10 and 3600000")
@@ -96,28 +102,31 @@ public struct ServeOptions: OptionGroup {
     public let curveKey = Option(
         "curve-key", value: "file",
         help:
-            "The service's secret key file: turns on CURVE encryption on both endpoints (needs --allow).")
+            "The service's secret key file: turns on CURVE encryption on both endpoints (needs --allow).",
+        environment: "COUNTRIES_CURVE_KEY")
     public let allow = Option(
         repeating: "allow", value: "dir",
-        help: "A directory of client .pub keys that may read and change.")
+        help: "A directory of client .pub keys that may read and change.", environment: "COUNTRIES_ALLOW")
     public let allowRead = Option(
         repeating: "allow-read", value: "dir",
-        help: "A directory of client .pub keys that may only read and subscribe.")
+        help: "A directory of client .pub keys that may only read and subscribe.",
+        environment: "COUNTRIES_ALLOW_READ")
     public let insecure = Option(
         flag: "insecure",
         help:
-            "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list)."
-    )
+            "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list).",
+        environment: "COUNTRIES_INSECURE")
     public let logFormat = Option(
         "log-format", value: "format",
         help: "text for people, json (one object per line) for collectors.",
-        default: LogFormat.text.rawValue, allowedValues: LogFormat.allCases.map(\.rawValue)
+        default: LogFormat.text.rawValue, environment: "COUNTRIES_LOG_FORMAT",
+        allowedValues: LogFormat.allCases.map(\.rawValue)
     ).map { format, _ in LogFormat(rawValue: format) ?? .text }
     public let pidfile = Option(
         "pidfile", value: "path",
         help:
-            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit. Never written over a file that is not a stale pid file."
-    )
+            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit. Never written over a file that is not a stale pid file.",
+        environment: "COUNTRIES_PIDFILE")
 
     public init() {}
 }

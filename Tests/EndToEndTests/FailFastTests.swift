@@ -87,6 +87,14 @@ import Testing
                 "Error: --bind: 127.0.0.1:5557 has no transport; did you mean tcp://127.0.0.1:5557?"
             ),
             (
+                ["count"], ["COUNTRIES_COMMAND": "127.0.0.1:5555"],
+                "Error: --command: 127.0.0.1:5555 has no transport; did you mean tcp://127.0.0.1:5555? (the value of COUNTRIES_COMMAND)"
+            ),
+            (
+                ["count"], ["COUNTRIES_TIMEOUT": "2s"],
+                "Error: The value '2s' is invalid for '--timeout <ms>' (the value of COUNTRIES_TIMEOUT)"
+            ),
+            (
                 ["serve", "--db", "a.db", "--in-memory"], [:],
                 "Error: --in-memory and --db are two different stores; give one"
             ),
@@ -128,5 +136,40 @@ import Testing
         #expect(run.exitCode == 74, "\(run)")
         #expect(!run.stderr.contains("does not exist"), "\(run)")
         #expect(run.stderr.contains("No such file or directory, though /proc/sys exists"), "\(run)")
+    }
+
+    /// Configuration from the environment: the service's endpoints, store and log level; a
+    /// client's timeout and retries; a flag on the command line wins over its variable.
+    @Test func theEnvironmentConfiguresServiceAndClient() throws {
+        let sandbox = try Sandbox()
+        let serve = try Countries.start(
+            ["serve"],
+            environment: [
+                "COUNTRIES_COMMAND": sandbox.commandEndpoint, "COUNTRIES_EVENTS": sandbox.eventsEndpoint,
+                "COUNTRIES_DB": sandbox.file("env.db"), "COUNTRIES_LOG_LEVEL": "warning",
+                "COUNTRIES_SEED": "world",
+            ])
+        defer { serve.stop() }
+        let client = ["COUNTRIES_COMMAND": sandbox.commandEndpoint]
+        #expect(
+            eventually(within: .seconds(10)) {
+                // The world list, not the default eight.
+                (try? Countries.run(["count"], environment: client))?.stdout == "\(SeedList.world.count)\n"
+            },
+            "\(serve.stderrSoFar)")
+        #expect(FileManager.default.fileExists(atPath: sandbox.file("env.db")))
+        #expect(!serve.stderrSoFar.contains(" info: "), "warning and above only: \(serve.stderrSoFar)")
+        let json = try Countries.run(["count"], environment: client.merging(["COUNTRIES_JSON": "1"]) { $1 })
+        #expect(json.stdout.hasPrefix(#"{"#), "\(json)")
+
+        // A service that never answers: the budget comes from the environment, or the command line.
+        let silent = try ZMTPListener(path: sandbox.file("silent"))
+        let budget = [
+            "COUNTRIES_COMMAND": "ipc://" + silent.path, "COUNTRIES_TIMEOUT": "100", "COUNTRIES_RETRIES": "1",
+        ]
+        let once = try Countries.run(["count"], environment: budget)
+        #expect(once.exitCode == 69 && once.stderr.contains("after 1 try"), "\(once)")
+        let twice = try Countries.run(["count", "--retries", "2"], environment: budget)
+        #expect(twice.exitCode == 69 && twice.stderr.contains("after 2 tries"), "\(twice)")
     }
 }
