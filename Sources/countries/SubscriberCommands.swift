@@ -49,7 +49,8 @@ struct WatchCommand: WatchDeclaration {
         let terminal = Terminal()
         let onScreen = !command[\.json] && terminal.outputIsTerminal && terminal.inputIsTerminal
         let limit = command[\.count]
-        if onScreen, limit != nil {
+        // A COUNTRIES_COUNT meant for scripts does not stop the live table; a --count typed does.
+        if onScreen, limit != nil, command.parsed.source("count") == .commandLine {
             throw command.usageError(
                 "--count counts printed lists: give --json too, or send the output to a file or pipe")
         }

@@ -67,6 +67,22 @@ import Testing
             "\(printed)")
     }
 
+    /// On a terminal `watch` is a live table with no lists to count: a typed `--count` is a
+    /// usage error, a `COUNTRIES_COUNT` meant for scripts is left alone.
+    @Test(.enabled(if: TmuxSession.isAvailable, "needs tmux"))
+    func countOnATerminal() throws {
+        let sandbox = try SubscriberSandbox()
+        defer { sandbox.stopAll() }
+        try sandbox.startService()
+        let typed = try sandbox.tmux("\(CountriesBinary.path) watch --count 1; echo \"exit $?\"; sleep 60")
+        let (refused, screen) = typed.waitForScreen { $0.contains("exit 64") }
+        #expect(refused && screen.contains("--count counts printed lists"), "\(screen)")
+        let inherited = try sandbox.tmux(
+            "COUNTRIES_COUNT=1 \(CountriesBinary.path) watch --heartbeat-ms 100; echo \"exit $?\"; sleep 60")
+        let (live, table) = inherited.waitForScreen { $0.contains("live · seq 0") && $0.contains("France") }
+        #expect(live, "\(table)")
+    }
+
     /// Mistakes found before anything runs, each a usage error (64) that says what to give.
     @Test(
         arguments: [
