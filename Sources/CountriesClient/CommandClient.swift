@@ -163,7 +163,8 @@ public final class CommandClient {
     }
 
     /// One try on endpoint `index`: send on a fresh or healthy socket, wait up to `timeout` for
-    /// the reply, or less when the socket's ``ConnectionWatch`` sees the connect refused.
+    /// the reply, or less when the socket's ``ConnectionWatch`` sees the connect refused (only on
+    /// an endpoint where that proves nothing listens: ``Endpoint/refusalIsConclusive(_:)``).
     private func attempt(_ body: Data, on index: Int) throws(ClientError) -> TryOutcome {
         let lazy = sockets[index]
         let endpoint = endpoints[index]
@@ -175,14 +176,14 @@ public final class CommandClient {
             }
             var poller = Poller()
             let item = poller.add(socket)
-            let watchItem = poller.add(watch.events)
+            let watchItem = watch.map { poller.add($0.events) }
             let deadline = ContinuousClock.now + timeout
             while true {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { break }
                 let ready = try poller.poll(timeoutMilliseconds: Int(remaining / .milliseconds(1)) + 1)
                 if ready.isInterrupted { continue }
-                if ready.isReadable(watchItem), try watch.update() == .refused {
+                if let watch, let watchItem, ready.isReadable(watchItem), try watch.update() == .refused {
                     // Never connected, so the request never left this socket: closing it
                     // (linger 0) drops it before libzmq's next connect, 100 ms later at least.
                     lazy.discard()
@@ -212,7 +213,7 @@ final class LazyRequestSocket {
     private let endpoint: String
     private let security: ClientSecurity?
     /// The socket and the watch on its connect, if one is open.
-    private(set) var current: (socket: Socket, watch: ConnectionWatch)?
+    private(set) var current: (socket: Socket, watch: ConnectionWatch?)?
 
     init(context: Context, endpoint: String, security: ClientSecurity?) {
         self.context = context
@@ -226,14 +227,17 @@ final class LazyRequestSocket {
 
     /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with
     /// an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if given; with a
-    /// watch on its connect, so a refused one is seen at once.
-    func connected() throws(ZMQError) -> (socket: Socket, watch: ConnectionWatch) {
+    /// watch on its connect where a refusal proves nothing listens (ipc, loopback tcp), so that
+    /// one is seen at once. Elsewhere a failed connect may be a network down for a moment, which
+    /// the tries and their timeout are there to wait out.
+    func connected() throws(ZMQError) -> (socket: Socket, watch: ConnectionWatch?) {
         if let current { return current }
         let socket = try context.makeSocket(.req)
         try socket.setOption(.linger, 0)
         try socket.setOption(.maxMessageSize, 64 << 20)
         if let security { try security.apply(to: socket) }
-        let watch = try ConnectionWatch(socket, context: context)
+        let watch =
+            Endpoint.refusalIsConclusive(endpoint) ? try ConnectionWatch(socket, context: context) : nil
         try socket.connect(endpoint)
         current = (socket, watch)
         return (socket, watch)
@@ -242,7 +246,7 @@ final class LazyRequestSocket {
     /// Closes the socket; the next ``connected()`` makes a fresh one.
     func discard() {
         current?.socket.close()
-        current?.watch.close()
+        current?.watch?.close()
         current = nil
     }
 }

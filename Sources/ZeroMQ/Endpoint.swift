@@ -24,6 +24,16 @@ public enum Endpoint {
         }
     }
 
+    /// Whether a failed connect to `endpoint` proves that nothing listens there: for `ipc://`
+    /// (no socket file, or nobody bound to it) and `tcp://` on a loopback address, where no
+    /// network lies between. For another host it may be a network that is down for a moment
+    /// (libzmq's monitor does not say which errno), so a client waits out its timeout as before.
+    public static func refusalIsConclusive(_ endpoint: String) -> Bool {
+        if endpoint.hasPrefix("ipc://") { return true }
+        guard endpoint.hasPrefix("tcp://"), !endpoint.contains(";") else { return false }
+        return isLoopbackOrLocal(endpoint)
+    }
+
     /// The transports an endpoint may name.
     public static let transports = [
         "tcp", "ipc", "inproc", "pgm", "epgm", "tipc", "vmci", "udp", "ws", "wss",
