@@ -107,6 +107,40 @@ public struct ParsedCommand: Sendable {
         return argumentValues[name] ?? []
     }
 
+    /// Where an option's value comes from.
+    public enum ValueSource: Sendable, Equatable {
+        /// The command line.
+        case commandLine
+        /// This environment variable.
+        case environment(String)
+        /// Neither: the default, if any.
+        case none
+    }
+
+    /// Where the option's value comes from: the command line wins over the environment.
+    public func source(_ option: String) -> ValueSource {
+        if explicitValues[option] != nil { return .commandLine }
+        if let variable = environmentVariable(supplying: option) { return .environment(variable) }
+        return .none
+    }
+
+    /// The environment variable the option's value came from, or nil when it came from the
+    /// command line or its default.
+    public func environmentVariable(supplying option: String) -> String? {
+        guard explicitValues[option] == nil, environmentValues[option] != nil else { return nil }
+        return optionSpec(option).environment
+    }
+
+    /// `error` about the declaration `key` (`--timeout`), saying which environment variable
+    /// gave the value when it came from there: the user may not know it is set.
+    public func namingTheEnvironment(in error: UsageError, for key: String) -> UsageError {
+        guard key.hasPrefix("--"), let variable = environmentVariable(supplying: String(key.dropFirst(2)))
+        else { return error }
+        var error = error
+        error.message += " (the value of \(variable))"
+        return error
+    }
+
     /// A usage error for this command, for checks the caller makes after parsing.
     public func usageError(_ message: String) -> UsageError {
         UsageError(message: message, commandPath: path, usage: usage)

@@ -109,15 +109,16 @@ extension Option where Value == Bool {
 }
 
 extension Option where Value == [String] {
-    /// A repeating option: every value given, in order (empty when none).
+    /// A repeating option: every value given, in order (empty when none); its environment
+    /// variable gives one value, used when the command line gives none.
     public init(
         repeating name: String, short: Character? = nil, value valueName: String, help: String,
-        section: String? = nil
+        environment: String? = nil, section: String? = nil
     ) {
         self.init(
             OptionSpec(
-                name: name, short: short, valueName: valueName, help: help, isRepeating: true,
-                section: section)
+                name: name, short: short, valueName: valueName, help: help, environment: environment,
+                isRepeating: true, section: section)
         ) { command in command.values(name) }
     }
 }

@@ -15,7 +15,11 @@ public struct ParsedValues<Options: OptionGroup>: Sendable {
     public init(_ parsed: ParsedCommand, declared: Options) throws(UsageError) {
         var values: [String: any Sendable] = [:]
         for declaration in declared.declarations {
-            values[declaration.key] = try declaration.value(in: parsed)
+            do {
+                values[declaration.key] = try declaration.value(in: parsed)
+            } catch {
+                throw parsed.namingTheEnvironment(in: error, for: declaration.key)
+            }
         }
         self.init(declared: declared, parsed: parsed, values: values)
     }

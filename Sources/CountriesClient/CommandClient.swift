@@ -107,17 +107,21 @@ public final class CommandClient {
             case .finish(let verdict):
                 return try finish(verdict, request: request, broken: broken)
             }
-            let frame: Data?
+            let frame: Data
             do {
-                frame = try self.attempt(body, on: index)
+                switch try self.attempt(body, on: index) {
+                case .answered(let answer): frame = answer
+                case .timedOut:
+                    step = machine.timedOut()
+                    continue
+                case .refused:
+                    step = machine.refused()
+                    continue
+                }
             } catch {
                 // An endpoint ZeroMQ cannot use: the others may still answer.
                 broken = error
                 step = machine.couldNotSend()
-                continue
-            }
-            guard let frame else {
-                step = machine.timedOut()
                 continue
             }
             do {
@@ -148,33 +152,51 @@ public final class CommandClient {
         try send(Request(id: RequestID.make(), command: command))
     }
 
-    /// One try on endpoint `index`: send on a fresh or healthy socket, wait up to `timeout`;
-    /// nil on timeout.
-    private func attempt(_ body: Data, on index: Int) throws(ClientError) -> Data? {
+    /// How one try ended.
+    private enum TryOutcome {
+        /// The reply's last frame.
+        case answered(Data)
+        /// No reply within the timeout.
+        case timedOut
+        /// Nothing listens at the endpoint: the connect failed before reaching anyone.
+        case refused
+    }
+
+    /// One try on endpoint `index`: send on a fresh or healthy socket, wait up to `timeout` for
+    /// the reply, or less when the socket's ``ConnectionWatch`` sees the connect refused (only on
+    /// an endpoint where that proves nothing listens: ``Endpoint/refusalIsConclusive(_:)``).
+    private func attempt(_ body: Data, on index: Int) throws(ClientError) -> TryOutcome {
         let lazy = sockets[index]
         let endpoint = endpoints[index]
         do {
-            let socket = try lazy.connected()
+            let (socket, watch) = try lazy.connected()
             guard try socket.send([body], dontWait: true) else {
                 lazy.discard()
-                return nil
+                return .timedOut
             }
             var poller = Poller()
             let item = poller.add(socket)
+            let watchItem = watch.map { poller.add($0.events) }
             let deadline = ContinuousClock.now + timeout
             while true {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { break }
                 let ready = try poller.poll(timeoutMilliseconds: Int(remaining / .milliseconds(1)) + 1)
                 if ready.isInterrupted { continue }
+                if let watch, let watchItem, ready.isReadable(watchItem), try watch.update() == .refused {
+                    // Never connected, so the request never left this socket: closing it
+                    // (linger 0) drops it before libzmq's next connect, 100 ms later at least.
+                    lazy.discard()
+                    return .refused
+                }
                 guard ready.isReadable(item) else { continue }
                 if let frames = try socket.receive(dontWait: true) {
-                    return frames.last ?? Data()
+                    return .answered(frames.last ?? Data())
                 }
             }
             // REQ cannot send again before it receives: the Lazy Pirate way is a new socket.
             lazy.discard()
-            return nil
+            return .timedOut
         } catch {
             lazy.discard()
             throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
@@ -190,8 +212,8 @@ final class LazyRequestSocket {
     private let context: Context
     private let endpoint: String
     private let security: ClientSecurity?
-    /// The socket, if one is open.
-    private(set) var current: Socket?
+    /// The socket and the watch on its connect, if one is open.
+    private(set) var current: (socket: Socket, watch: ConnectionWatch?)?
 
     init(context: Context, endpoint: String, security: ClientSecurity?) {
         self.context = context
@@ -200,25 +222,31 @@ final class LazyRequestSocket {
     }
 
     deinit {
-        current?.close()
+        discard()
     }
 
     /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with
-    /// an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if given.
-    func connected() throws(ZMQError) -> Socket {
+    /// an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if given; with a
+    /// watch on its connect where a refusal proves nothing listens (ipc, loopback tcp), so that
+    /// one is seen at once. Elsewhere a failed connect may be a network down for a moment, which
+    /// the tries and their timeout are there to wait out.
+    func connected() throws(ZMQError) -> (socket: Socket, watch: ConnectionWatch?) {
         if let current { return current }
         let socket = try context.makeSocket(.req)
         try socket.setOption(.linger, 0)
         try socket.setOption(.maxMessageSize, 64 << 20)
         if let security { try security.apply(to: socket) }
+        let watch =
+            Endpoint.refusalIsConclusive(endpoint) ? try ConnectionWatch(socket, context: context) : nil
         try socket.connect(endpoint)
-        current = socket
-        return socket
+        current = (socket, watch)
+        return (socket, watch)
     }
 
     /// Closes the socket; the next ``connected()`` makes a fresh one.
     func discard() {
-        current?.close()
+        current?.socket.close()
+        current?.watch?.close()
         current = nil
     }
 }
@@ -265,6 +293,9 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case badReply = "bad_reply"
         /// ZeroMQ itself failed (a malformed endpoint, for one).
         case sockets
+        /// Nothing listens at the endpoints (the connection was refused, or there is no socket
+        /// file), so nothing was sent.
+        case refused = "connection_refused"
         /// A change got no reply, or `unavailable`, and no later try brought its own reply: it
         /// may or may not have been applied. Sending it again with the same id is safe.
         case outcomeUnknown = "outcome_unknown"
@@ -305,6 +336,8 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             return .outcomeUnknown(id: request.id, endpoints: endpoints, tries: tries, lastReply: last)
         case .noReply:
             return .noReply(endpoints: endpoints, tries: tries)
+        case .refused(let indices):
+            return .refused(endpoints: indices.map { endpoints[$0] })
         case .unusable:
             return unusable
                 ?? ClientError(
@@ -318,6 +351,16 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             .noReply, endpoint: endpoints.joined(separator: ","),
             "no reply from \(endpoints.joined(separator: ", ")) after \(tries) \(tries == 1 ? "try" : "tries")\(endpoints.count > 1 ? " in all" : "")"
         )
+    }
+
+    /// Nothing listens at any of `endpoints` (the connection was refused, or there is no socket
+    /// file): no service is running there, and nothing was sent.
+    static func refused(endpoints: [String]) -> ClientError {
+        let list = endpoints.joined(separator: ", ")
+        return ClientError(
+            .refused, endpoint: endpoints.joined(separator: ","),
+            "nothing is listening on \(list): is `countries serve` running? (see --command)",
+            heardNothing: false)
     }
 
     /// A change whose outcome no try settled: what happened, and how to find out or retry

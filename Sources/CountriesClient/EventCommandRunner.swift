@@ -91,6 +91,38 @@ public struct EventCommandRunner {
         }
     }
 
+    /// Why the command cannot be run at all, found before the first event.
+    public enum Unrunnable: Error, Equatable, CustomStringConvertible {
+        /// No such file (a path), or no such command on PATH (a bare name).
+        case notFound(String)
+        /// The file is there but is a directory or not executable.
+        case notExecutable(String)
+
+        public var description: String {
+            switch self {
+            case .notFound(let name):
+                name.contains("/")
+                    ? "on-change: \(name): no such file; give the path of a program or script to run for each change"
+                    : "on-change: \(name): command not found on PATH; give its path, or install it"
+            case .notExecutable(let path):
+                "on-change: \(path) is not an executable file; make it executable (chmod +x) or give another"
+            }
+        }
+    }
+
+    /// Throws when the command cannot be run (no such file or command, not executable), so
+    /// on-change fails at start instead of at every event.
+    public func checkRunnable() throws(Unrunnable) {
+        let path = resolve(executable)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .notFound(executable)
+        }
+        guard !isDirectory.boolValue, FileManager.default.isExecutableFile(atPath: path) else {
+            throw .notExecutable(path)
+        }
+    }
+
     /// A bare name is looked up on PATH, as a shell would.
     private func resolve(_ name: String) -> String {
         guard !name.contains("/") else { return name }

@@ -80,7 +80,7 @@ public final class PendingRequests<Tag> {
 
     /// Adds the socket to wait on, if a request is in flight; returns its poller index.
     public func register(in poller: inout Poller) -> Int? {
-        guard inFlight != nil, let socket = socket.current else { return nil }
+        guard inFlight != nil, let socket = socket.current?.socket else { return nil }
         return poller.add(socket)
     }
 
@@ -89,7 +89,7 @@ public final class PendingRequests<Tag> {
 
     /// Reads a reply if the socket is readable; call after polling.
     public func receive(now: ContinuousClock.Instant) -> [Outcome] {
-        guard var flight = inFlight, let socket = socket.current else { return [] }
+        guard var flight = inFlight, let socket = socket.current?.socket else { return [] }
         let frames: [Data]?
         do {
             frames = try socket.receive(dontWait: true)
@@ -170,7 +170,7 @@ public final class PendingRequests<Tag> {
         inFlight = flight
         if socket.current != nil, flight.machine.sent > 1 { socket.discard() }
         do {
-            let socket = try self.socket.connected()
+            let socket = try self.socket.connected().socket
             // A fresh REQ socket queues the message even before it connects; false is only a
             // full pipe, which the deadline then handles like a lost reply.
             _ = try socket.send([flight.body], dontWait: true)

@@ -32,6 +32,10 @@ public struct RetryMachine: Sendable, Equatable {
         case noReply
         /// Every endpoint is unusable (ZeroMQ refused it: a malformed endpoint); nothing was sent.
         case unusable
+        /// Nothing is listening at the endpoints at these indices, and every other endpoint is
+        /// unusable: no try reached a service, so nothing was sent (and, for a change, nothing
+        /// applied).
+        case refused([Int])
     }
 
     /// How many endpoints there are.
@@ -51,6 +55,8 @@ public struct RetryMachine: Sendable, Equatable {
     /// Whether some try may have been applied.
     public private(set) var mayHaveApplied = false
     private var unusable: Set<Int> = []
+    /// The endpoints where nothing listens, in the order found (also in `unusable`).
+    private var refusedEndpoints: [Int] = []
 
     /// A request to `endpoints` endpoints, first to `first` (the one that answered last),
     /// `tries` times in all (at least once to each endpoint); `store` is a change's `if_store`.
@@ -79,10 +85,24 @@ public struct RetryMachine: Sendable, Equatable {
     /// now on.
     public mutating func couldNotSend() -> Step {
         unusable.insert(current)
-        if unusable.count == endpoints {
-            return .finish(mayHaveApplied ? .outcomeUnknown(nil) : .unusable)
-        }
+        if unusable.count == endpoints { return .finish(noneLeft()) }
         return next(lastReply: nil)
+    }
+
+    /// The try in flight found nothing listening at its endpoint (the connection was refused, or
+    /// there is no socket file): nothing was sent. The request moves on to the next endpoint at
+    /// once, and skips this one from now on; with none left, it ends.
+    public mutating func refused() -> Step {
+        unusable.insert(current)
+        refusedEndpoints.append(current)
+        if unusable.count == endpoints { return .finish(noneLeft()) }
+        return next(lastReply: nil)
+    }
+
+    /// How a request ends when no endpoint is left to try and no reply came.
+    private func noneLeft() -> Verdict {
+        if mayHaveApplied { return .outcomeUnknown(nil) }
+        return refusedEndpoints.isEmpty ? .unusable : .refused(refusedEndpoints)
     }
 
     /// The try in flight was answered.

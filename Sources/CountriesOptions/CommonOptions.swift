@@ -2,11 +2,13 @@ import ArgumentParsing
 import CountriesCore
 import CountriesService
 import CountriesWeb
+import ZeroMQ
 
 /// Declarations several subcommands share, written once.
 public enum CommonOptions {
     public static var json: Option<Bool> {
-        Option(flag: "json", help: "Print the service's JSON reply on one line.")
+        Option(
+            flag: "json", help: "Print the service's JSON reply on one line.", environment: "COUNTRIES_JSON")
     }
 
     /// A subscriber's idea of the service's heartbeat period.
@@ -14,7 +16,7 @@ public enum CommonOptions {
         Option(
             integer: "heartbeat-ms", value: "ms",
             help: "The service's heartbeat period; 3 missed make the view stale.",
-            default: Defaults.heartbeatInterval.wholeMilliseconds
+            default: Defaults.heartbeatInterval.wholeMilliseconds, environment: "COUNTRIES_HEARTBEAT_MS"
         ).map { (milliseconds, command) throws(UsageError) in
             guard milliseconds >= 10 else { throw command.usageError("--heartbeat-ms must be at least 10") }
             return .milliseconds(milliseconds)
@@ -31,6 +33,15 @@ public enum CommonOptions {
     /// One or more countries, by index or name.
     public static var targets: Argument<[CountryReference]> {
         Argument(repeating: "target", help: targetHelp).map { texts, _ in texts.map(reference) }
+    }
+
+    /// `--count N`: a subscriber that prints stops after N of what it prints; nil to run on.
+    public static func count(help: String) -> Option<Int?> {
+        Option(integer: "count", value: "n", help: help, environment: "COUNTRIES_COUNT").map {
+            (count, command) throws(UsageError) in
+            if let count, count < 1 { throw command.usageError("--count must be at least 1") }
+            return count
+        }
     }
 
     /// A non-negative seq, or nil when not given.
@@ -70,7 +81,7 @@ public enum CommonOptions {
     public static var logLevel: Option<LogLevel> {
         Option(
             "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,
-            allowedValues: LogLevel.allCases.map(\.name)
+            environment: "COUNTRIES_LOG_LEVEL", allowedValues: LogLevel.allCases.map(\.name)
         ).map { (name, command) throws(UsageError) in
             guard let level = LogLevel(name: name) else {
                 throw command.usageError("--log-level must be debug, info, warning or error")
@@ -84,7 +95,8 @@ public enum CommonOptions {
         Option(
             "metrics", value: "host:port",
             help:
-                "Serve /metrics (Prometheus), /healthz and /readyz over HTTP here, like 127.0.0.1:9464; a non-loopback address needs --insecure (docs/OPERATIONS.md)."
+                "Serve /metrics (Prometheus), /healthz and /readyz over HTTP here, like 127.0.0.1:9464; a non-loopback address needs --insecure (docs/OPERATIONS.md).",
+            environment: "COUNTRIES_METRICS"
         ).map { (text, command) throws(UsageError) -> WebListenAddress? in
             guard let text else { return nil }
             guard let address = WebListenAddress(text) else {
@@ -92,6 +104,23 @@ public enum CommonOptions {
                     "--metrics takes HOST:PORT with an IP address, like 127.0.0.1:9464 or [::1]:9464")
             }
             return address
+        }
+    }
+
+    /// An endpoint option, its value (one endpoint, or several separated by commas) checked
+    /// before anything connects or binds: `127.0.0.1:5555` without `tcp://` is a usage error
+    /// that names the endpoint meant (``Endpoint/problem(_:)``). Empty items are left to the
+    /// option's reader.
+    public static func checkedEndpoints(_ option: Option<String>) -> Option<String> {
+        let name = option.spec.name
+        return option.map { (value, command) throws(UsageError) in
+            for item in value.split(separator: ",") {
+                let endpoint = item.trimmingCharacters(in: .whitespaces)
+                if !endpoint.isEmpty, let problem = Endpoint.problem(endpoint) {
+                    throw command.usageError("--\(name): \(problem)")
+                }
+            }
+            return value
         }
     }
 

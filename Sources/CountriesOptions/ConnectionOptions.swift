@@ -32,20 +32,24 @@ public struct ConnectionOptions: OptionGroup {
         self.followsEvents = followsEvents
         let unused = "Accepted so every client command takes the same options; unused by \(name)."
         let section = "CONNECTION OPTIONS"
-        command = Option(
-            "command", value: "endpoint",
-            help:
-                "The service's command endpoint (REQ/REP), or its replicas' as A,B,... (tried in turn).",
-            default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND", section: section)
-        events = Option(
+        command = CommonOptions.checkedEndpoints(
+            Option(
+                "command", value: "endpoint",
+                help:
+                    "The service's command endpoint (REQ/REP), or its replicas' as A,B,... (tried in turn).",
+                default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND", section: section))
+        let events = Option(
             "events", value: "endpoint",
             help: followsEvents
                 ? "The service's event endpoint (PUB/SUB) or a relay's, or its replicas' as A,B,... (all followed)."
                 : unused,
             default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS", section: section)
+        // Only subscribers read --events; the others accept any value and ignore it.
+        self.events = followsEvents ? CommonOptions.checkedEndpoints(events) : events
         timeout = Option(
             integer: "timeout", value: "ms", help: "How long to wait for each reply, in milliseconds.",
-            default: Defaults.requestTimeout.wholeMilliseconds, section: section
+            default: Defaults.requestTimeout.wholeMilliseconds, environment: "COUNTRIES_TIMEOUT",
+            section: section
         ).map { (milliseconds, command) throws(UsageError) in
             guard milliseconds > 0 else {
                 throw command.usageError("--timeout must be a positive number of milliseconds")
@@ -56,7 +60,7 @@ public struct ConnectionOptions: OptionGroup {
             integer: "retries", value: "n",
             help:
                 "How many times to send a request in all before giving up (same request id each time; at least once to each --command endpoint).",
-            default: Defaults.requestTries, section: section
+            default: Defaults.requestTries, environment: "COUNTRIES_RETRIES", section: section
         ).map { (tries, command) throws(UsageError) in
             guard tries >= 1 else { throw command.usageError("--retries must be at least 1") }
             return tries

@@ -10,16 +10,18 @@ public struct ServeOptions: OptionGroup {
     // The service's own defaults (ServiceConfiguration) are the options' defaults.
     private static let defaults = ServiceConfiguration()
 
-    public let command = Option(
-        "command", value: "endpoint", help: "Where to accept commands (REQ/REP).",
-        default: ServeOptions.defaults.commandEndpoint, environment: "COUNTRIES_COMMAND")
-    public let events = Option(
-        "events", value: "endpoint", help: "Where to publish events (PUB/SUB).",
-        default: ServeOptions.defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS")
+    public let command = CommonOptions.checkedEndpoints(
+        Option(
+            "command", value: "endpoint", help: "Where to accept commands (REQ/REP).",
+            default: ServeOptions.defaults.commandEndpoint, environment: "COUNTRIES_COMMAND"))
+    public let events = CommonOptions.checkedEndpoints(
+        Option(
+            "events", value: "endpoint", help: "Where to publish events (PUB/SUB).",
+            default: ServeOptions.defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS"))
     public let db = Option(
         "db", value: "path",
         help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
-        default: ServiceConfiguration.defaultStorePath)
+        default: ServiceConfiguration.defaultStorePath, environment: "COUNTRIES_DB")
     public let etcd = Option(
         "etcd", value: "urls",
         help:
@@ -41,7 +43,7 @@ public struct ServeOptions: OptionGroup {
     public let etcdPrefix = Option(
         "etcd-prefix", value: "prefix",
         help: "With --etcd: the key prefix this service owns; replicas on one prefix share one list.",
-        default: EtcdConfiguration.defaultPrefix
+        default: EtcdConfiguration.defaultPrefix, environment: "COUNTRIES_ETCD_PREFIX"
     ).map { (prefix, command) throws(UsageError) -> String in
         // At most 100 bytes: a replica checks every shorter prefix for a store it would nest in,
         // in one transaction (etcd takes at most 128 operations).
@@ -56,35 +58,41 @@ public struct ServeOptions: OptionGroup {
     public let replicaName = Option(
         "replica-name", value: "name",
         help:
-            "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint)."
-    )
+            "With --etcd: this replica's name in status and logs (default: the host name and the command endpoint).",
+        environment: "COUNTRIES_REPLICA_NAME")
     public let etcdCACert = Option(
         "etcd-cacert", value: "file",
-        help: "With --etcd: the CA that signed the members' certificates (https:// endpoints).")
+        help: "With --etcd: the CA that signed the members' certificates (https:// endpoints).",
+        environment: "COUNTRIES_ETCD_CACERT")
     public let etcdCert = Option(
         "etcd-cert", value: "file",
-        help: "With --etcd: the client certificate shown to etcd (needs --etcd-key).")
+        help: "With --etcd: the client certificate shown to etcd (needs --etcd-key).",
+        environment: "COUNTRIES_ETCD_CERT")
     public let etcdKey = Option(
         "etcd-key", value: "file",
-        help: "With --etcd: the client certificate's private key (owner-only, like a secret key).")
+        help: "With --etcd: the client certificate's private key (owner-only, like a secret key).",
+        environment: "COUNTRIES_ETCD_KEY")
     public let etcdUser = Option(
         "etcd-user", value: "name",
         help:
-            "With --etcd: sign in to etcd as this user; the password comes from COUNTRIES_ETCD_PASSWORD or --etcd-password-file (docs/SECURITY.md)."
-    )
+            "With --etcd: sign in to etcd as this user; the password comes from COUNTRIES_ETCD_PASSWORD or --etcd-password-file (docs/SECURITY.md).",
+        environment: "COUNTRIES_ETCD_USER")
     public let etcdPasswordFile = Option(
         "etcd-password-file", value: "file",
-        help: "With --etcd-user: the file whose first line is the password (owner-only).")
+        help: "With --etcd-user: the file whose first line is the password (owner-only).",
+        environment: "COUNTRIES_ETCD_PASSWORD_FILE")
     public let inMemory = Option(
-        flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).")
+        flag: "in-memory", help: "Keep the state in memory only (lost when the service stops).",
+        environment: "COUNTRIES_IN_MEMORY")
     public let seed = Option(
         "seed", value: "list",
         help:
             "The list a new store starts from and `reset` puts back: default, world, or a FILE (a JSON array when it starts with [, else one name per line).",
-        default: "default")
+        default: "default", environment: "COUNTRIES_SEED")
     public let heartbeat = Option(
         integer: "heartbeat-ms", value: "ms", help: "Heartbeat period.",
-        default: ServeOptions.defaults.heartbeatInterval.wholeMilliseconds
+        default: ServeOptions.defaults.heartbeatInterval.wholeMilliseconds,
+        environment: "COUNTRIES_HEARTBEAT_MS"
     ).map { (milliseconds, command) throws(UsageError) -> Duration in
         guard (10...3_600_000).contains(milliseconds) else {
             throw command.usageError("--heartbeat-ms must be between 10 and 3600000")
@@ -95,34 +103,57 @@ public struct ServeOptions: OptionGroup {
     public let curveKey = Option(
         "curve-key", value: "file",
         help:
-            "The service's secret key file: turns on CURVE encryption on both endpoints (needs --allow).")
+            "The service's secret key file: turns on CURVE encryption on both endpoints (needs --allow).",
+        environment: "COUNTRIES_CURVE_KEY")
     public let allow = Option(
         repeating: "allow", value: "dir",
-        help: "A directory of client .pub keys that may read and change.")
+        help: "A directory of client .pub keys that may read and change.", environment: "COUNTRIES_ALLOW")
     public let allowRead = Option(
         repeating: "allow-read", value: "dir",
-        help: "A directory of client .pub keys that may only read and subscribe.")
+        help: "A directory of client .pub keys that may only read and subscribe.",
+        environment: "COUNTRIES_ALLOW_READ")
     public let insecure = Option(
         flag: "insecure",
         help:
-            "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list)."
-    )
+            "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list).",
+        environment: "COUNTRIES_INSECURE")
     public let logFormat = Option(
         "log-format", value: "format",
         help: "text for people, json (one object per line) for collectors.",
-        default: LogFormat.text.rawValue, allowedValues: LogFormat.allCases.map(\.rawValue)
+        default: LogFormat.text.rawValue, environment: "COUNTRIES_LOG_FORMAT",
+        allowedValues: LogFormat.allCases.map(\.rawValue)
     ).map { format, _ in LogFormat(rawValue: format) ?? .text }
     public let metrics = CommonOptions.metrics
     public let pidfile = Option(
         "pidfile", value: "path",
         help:
-            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit. Never written over a file that is not a stale pid file."
-    )
+            "Write the process id here, held while serving (another serve with it exits 73); removed at a clean exit. Never written over a file that is not a stale pid file.",
+        environment: "COUNTRIES_PIDFILE")
 
     public init() {}
 }
 
 extension ParsedValues where Options == ServeOptions {
+    /// Whether the state is kept in memory only: `--in-memory` with a `--db` given at the same
+    /// level (both on the command line, or both from the environment) is a usage error, since
+    /// one of them would be ignored; a command-line one wins over one from the environment.
+    public func inMemory() throws(UsageError) -> Bool {
+        let memory = parsed.source("in-memory")
+        let db = parsed.source("db")
+        guard self[\.inMemory], db != .none else { return self[\.inMemory] }
+        switch (memory, db) {
+        case (.commandLine, .environment): return true
+        case (.environment, .commandLine): return false
+        default:
+            let named = { (source: ParsedCommand.ValueSource, option: String) in
+                if case .environment(let variable) = source { return "\(variable) (--\(option))" }
+                return "--\(option)"
+            }
+            throw usageError(
+                "\(named(memory, "in-memory")) and \(named(db, "db")) are two different stores; give one")
+        }
+    }
+
     /// The list `--seed` names: `default`, `world`, or a file of names (``SeedList/parse(_:)``).
     public func seedList() throws(SeedFileError) -> [Country] {
         let name = self[\.seed]
@@ -147,7 +178,7 @@ extension ParsedValues where Options == ServeOptions {
     /// (``PidFile`` refuses an existing store whatever its path: it is not a pid file.)
     public func pidFilePath() throws(UsageError) -> String? {
         guard let pidFile = self[\.pidfile] else { return nil }
-        guard !self[\.inMemory], self[\.etcd] == nil else { return pidFile }
+        guard try !inMemory(), self[\.etcd] == nil else { return pidFile }
         let db = self[\.db]
         let absolute = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
         let storeFiles = [db, db + "-wal", db + "-shm", db + ".lock"].map(absolute)

@@ -8,12 +8,10 @@ import CountriesWeb
 public struct EventsOptions: SubscriberOptions {
     public let since = CommonOptions.seq(
         "since", help: "First print the kept events after this seq, then follow.")
-    public let count = Option(integer: "count", value: "n", help: "Stop after this many events.").map {
-        (count, command) throws(UsageError) in
-        if let count, count < 1 { throw command.usageError("--count must be at least 1") }
-        return count
-    }
-    public let json = Option(flag: "json", help: "Print each event's JSON on one line.")
+    public let count = CommonOptions.count(
+        help: "Exit (0) after printing this many events; restarts said on stderr do not count.")
+    public let json = Option(
+        flag: "json", help: "Print each event's JSON on one line.", environment: "COUNTRIES_JSON")
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
 
@@ -23,7 +21,13 @@ public struct EventsOptions: SubscriberOptions {
 
 /// `countries watch`.
 public struct WatchOptions: SubscriberOptions {
-    public let json = Option(flag: "json", help: "Print the whole list as one JSON line after every change.")
+    public let json = Option(
+        flag: "json", help: "Print the whole list as one JSON line after every change.",
+        environment: "COUNTRIES_JSON")
+    public let count = CommonOptions.count(
+        help:
+            "Exit (0) after printing the list this many times, the list at start being the first (with --json or when not on a terminal)."
+    )
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
 
@@ -43,12 +47,13 @@ public struct SelectOptions: SubscriberOptions {
 /// `countries on-change`.
 public struct OnChangeOptions: SubscriberOptions {
     public let initial = Option(
-        flag: "initial", help: "Also run once (as a reset) for the list as it is at start.")
+        flag: "initial", help: "Also run once (as a reset) for the list as it is at start.",
+        environment: "COUNTRIES_INITIAL")
     public let cursor = Option(
         "cursor", value: "file",
         help:
-            "Keep the store and the last seq whose command finished in this file; on start, run for every change since (or once as a reset when they are gone)."
-    )
+            "Keep the store and the last seq whose command finished in this file; on start, run for every change since (or once as a reset when they are gone).",
+        environment: "COUNTRIES_CURSOR")
     public let heartbeat = CommonOptions.heartbeat
     public let connection: ConnectionOptions
 
@@ -60,7 +65,7 @@ public struct OnChangeOptions: SubscriberOptions {
 public struct WebOptions: SubscriberOptions {
     public let listen = Option(
         "listen", value: "host:port", help: "Where browsers connect (an IP address and a port).",
-        default: "127.0.0.1:8080"
+        default: "127.0.0.1:8080", environment: "COUNTRIES_LISTEN"
     ).map { (text, command) throws(UsageError) -> WebListenAddress in
         guard let address = WebListenAddress(text) else {
             throw command.usageError(
@@ -71,15 +76,17 @@ public struct WebOptions: SubscriberOptions {
     public let token = Option(
         "token", value: "file",
         help:
-            "A private file (mode 0600) whose first line every page must present: open the page once with ?token=..., and it is kept in a cookie."
-    )
+            "A private file (mode 0600) whose first line every page must present: open the page once with ?token=..., and it is kept in a cookie.",
+        environment: "COUNTRIES_TOKEN")
     public let insecure = Option(
-        flag: "insecure", help: "Allow a --listen that is not loopback (anyone who reaches it sees the list)."
-    )
+        flag: "insecure",
+        help: "Allow a --listen that is not loopback (anyone who reaches it sees the list).",
+        environment: "COUNTRIES_INSECURE")
     public let allowHost = Option(
         repeating: "allow-host", value: "name",
         help:
-            "A host name pages may use besides IP addresses and localhost (repeatable); any other name in Host is refused (DNS rebinding)."
+            "A host name pages may use besides IP addresses and localhost (repeatable); any other name in Host is refused (DNS rebinding).",
+        environment: "COUNTRIES_ALLOW_HOST"
     ).map { (names, command) throws(UsageError) -> [String] in
         for name in names where WebRequestGuard.hostName(ofAuthority: name) != name.lowercased() {
             throw command.usageError(
@@ -91,7 +98,7 @@ public struct WebOptions: SubscriberOptions {
         integer: "connections-per-address", value: "n",
         help:
             "The most connections one client address may hold (each open page holds one); raise it for pages behind a proxy.",
-        default: 256
+        default: 256, environment: "COUNTRIES_CONNECTIONS_PER_ADDRESS"
     ).map { (count, command) throws(UsageError) -> Int in
         guard count >= 1 else { throw command.usageError("--connections-per-address must be at least 1") }
         return count

@@ -76,8 +76,17 @@ struct WriterLock {
         case .cannotCreate(let path, let number):
             let directory = (store as NSString).deletingLastPathComponent
             if number == ENOENT, !directory.isEmpty {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+                    isDirectory.boolValue
+                else {
+                    return
+                        "store \(store): the directory \(directory) does not exist; create it or pass another --db"
+                }
+                // It exists, yet creating a file there says ENOENT: a file system that makes no
+                // files (/proc, /sys), not a missing directory.
                 return
-                    "store \(store): the directory \(directory) does not exist; create it or pass another --db"
+                    "store \(store): cannot create its lock file \(path): \(String(cString: strerror(number))), though \(directory) exists: its file system does not let files be created there (like /proc); pass a --db on a disk"
             }
             return
                 "store \(store): cannot create its lock file \(path): \(String(cString: strerror(number))); the directory must be writable (SQLite also makes the -wal and -shm files there): make it writable, or pass another --db"

@@ -23,4 +23,34 @@ public enum Endpoint {
             return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
         }
     }
+
+    /// Whether a failed connect to `endpoint` proves that nothing listens there: for `ipc://`
+    /// (no socket file, or nobody bound to it) and `tcp://` on a loopback address, where no
+    /// network lies between. For another host it may be a network that is down for a moment
+    /// (libzmq's monitor does not say which errno), so a client waits out its timeout as before.
+    public static func refusalIsConclusive(_ endpoint: String) -> Bool {
+        if endpoint.hasPrefix("ipc://") { return true }
+        guard endpoint.hasPrefix("tcp://"), !endpoint.contains(";") else { return false }
+        return isLoopbackOrLocal(endpoint)
+    }
+
+    /// The transports an endpoint may name.
+    public static let transports = [
+        "tcp", "ipc", "inproc", "pgm", "epgm", "tipc", "vmci", "udp", "ws", "wss",
+    ]
+
+    /// What is wrong with `endpoint` before ZeroMQ is asked, or nil: an endpoint without a
+    /// `transport://` prefix (`127.0.0.1:5555`, `/tmp/x.sock`) is the common slip, and the answer
+    /// names the one it probably meant.
+    public static func problem(_ endpoint: String) -> String? {
+        if let separator = endpoint.range(of: "://") {
+            let scheme = endpoint[..<separator.lowerBound]
+            guard transports.contains(String(scheme)) else {
+                return "\(endpoint) has an unknown transport '\(scheme)'; use tcp://, ipc:// or inproc://"
+            }
+            return nil
+        }
+        let suggestion = endpoint.hasPrefix("/") || endpoint.hasPrefix(".") ? "ipc://" : "tcp://"
+        return "\(endpoint) has no transport; did you mean \(suggestion)\(endpoint)?"
+    }
 }

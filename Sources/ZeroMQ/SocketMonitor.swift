@@ -11,6 +11,10 @@ public struct MonitorEvent: Sendable, Equatable {
 
         /// A peer connected (accepted on a bound socket).
         public static let accepted = Kinds(rawValue: ZMQ_EVENT_ACCEPTED)
+        /// A connection to a peer was made (on a connecting socket).
+        public static let connected = Kinds(rawValue: ZMQ_EVENT_CONNECTED)
+        /// A connect failed (refused, no socket file) and will be tried again.
+        public static let connectRetried = Kinds(rawValue: ZMQ_EVENT_CONNECT_RETRIED)
         /// A peer disconnected.
         public static let disconnected = Kinds(rawValue: ZMQ_EVENT_DISCONNECTED)
         /// The handshake failed before authentication (e.g. mechanism mismatch).

@@ -27,6 +27,10 @@ enum ExitCode {
     static let ioError: Int32 = 74
     /// The CURVE settings cannot be used: a key file, an allow-list directory (EX_CONFIG).
     static let config: Int32 = 78
+    /// `on-change`'s command is a file that cannot be executed (as a shell says it).
+    static let notExecutable: Int32 = 126
+    /// `on-change`'s command does not exist (as a shell says it).
+    static let commandNotFound: Int32 = 127
 }
 
 extension ExitCode {

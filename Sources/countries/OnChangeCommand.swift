@@ -34,8 +34,14 @@ struct OnChangeCommand: OnChangeDeclaration {
         } catch {
             throw CommandFailure(message: error.description, exitCode: ExitCode.dataError)
         }
-        let setup = try SubscriberSetup(command)
         let runner = EventCommandRunner(executable: executable, arguments: arguments) { Output.error($0) }
+        do {
+            try runner.checkRunnable()
+        } catch {
+            let exitCode = error == .notFound(executable) ? ExitCode.commandNotFound : ExitCode.notExecutable
+            throw CommandFailure(message: error.description, exitCode: exitCode)
+        }
+        let setup = try SubscriberSetup(command)
         var feed = EventFeed(start: start)
         var saved: EventFeed.Position?
         if case .after(let position) = start { saved = position }

@@ -17,9 +17,10 @@ struct ServeCommand: ServeDeclaration {
         var configuration = ServiceConfiguration()
         configuration.commandEndpoint = command[\.command]
         configuration.eventsEndpoint = command[\.events]
-        configuration.storePath = command[\.inMemory] ? nil : command[\.db]
+        let inMemory = try command.inMemory()
+        configuration.storePath = inMemory ? nil : command[\.db]
         if let endpoints = command[\.etcd] {
-            if command[\.inMemory] {
+            if inMemory {
                 throw command.usageError("--in-memory and --etcd are two different stores; give one")
             }
             configuration.etcd = EtcdConfiguration(

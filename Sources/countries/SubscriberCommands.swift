@@ -18,11 +18,13 @@ struct SubscriberSetup {
     let context: Context
     let subscription: LiveSubscription
     let options: ClientOptions
+    /// The service's heartbeat period (`--heartbeat-ms`).
+    let heartbeat: Duration
 
     /// With `keepsStates`, each update carries the state after every change (piped `watch`).
     init<Options: SubscriberOptions>(_ command: ParsedValues<Options>, keepsStates: Bool = false) throws {
         options = try ClientOptions(command)
-        let heartbeat = command[\.heartbeat]
+        heartbeat = command[\.heartbeat]
         context = try Context()
         do {
             subscription = try LiveSubscription(
@@ -46,15 +48,25 @@ struct WatchCommand: WatchDeclaration {
     func run() throws -> Int32 {
         let terminal = Terminal()
         let onScreen = !command[\.json] && terminal.outputIsTerminal && terminal.inputIsTerminal
+        let limit = command[\.count]
+        // A COUNTRIES_COUNT meant for scripts does not stop the live table; a --count typed does.
+        if onScreen, limit != nil, command.parsed.source("count") == .commandLine {
+            throw command.usageError(
+                "--count counts printed lists: give --json too, or send the output to a file or pipe")
+        }
         let setup = try SubscriberSetup(command, keepsStates: !onScreen)
         if onScreen {
             try setup.screen(.watch, toggles: nil, terminal: terminal)
             return ExitCode.success
         }
         let asJSON = command[\.json]
+        var printed = 0
         try setup.follow { update in
-            for state in update.states { show(state, store: update.store, asJSON: asJSON) }
-            return true
+            for state in update.states.prefix((limit ?? Int.max) - printed) {
+                show(state, store: update.store, asJSON: asJSON)
+                printed += 1
+            }
+            return printed < limit ?? Int.max
         }
         return ExitCode.success
     }
@@ -133,27 +145,38 @@ extension SubscriberSetup {
     }
 
     /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
-    /// returns false; says on stderr when the view goes stale and live again.
+    /// returns false; says on stderr where it waits while no list came yet or the view is stale,
+    /// and when it is live again (``SubscriberNotices``).
+    /// The first list may take one heartbeat period before it says so.
     func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
-        var lastPhase = subscription.phase
+        var notices = SubscriberNotices(
+            endpoints: subscription.endpoints, patience: heartbeat, now: ContinuousClock.now)
         try SubscriptionLoop(subscription: subscription, fileDescriptors: [signals.fileDescriptor]).run {
-            happening, _ in
+            happening, now in
             switch happening {
             case .readable: return signals.drain().isEmpty
-            case .replies, .tick: return true
+            case .replies: return true
+            case .tick:
+                for line in notices.lines(phase: subscription.phase, seq: subscription.replica?.seq, now: now)
+                {
+                    Output.error(line)
+                }
+                return true
             case .update(let update):
                 // What the notifications made the consumer say comes before the phase they end in.
                 for case .rejected(_, let reason) in update.notifications {
                     Output.error("protocol violation: \(reason); dropped it, catching up from the service")
                 }
                 let goOn = try handle(update)
-                for case .phaseChanged(let phase) in update.notifications where phase != lastPhase {
-                    lastPhase = phase
-                    switch phase {
-                    case .stale(let reason): Output.error("stale: \(reason); catching up")
-                    case .live: Output.error("live at seq \(update.replica?.seq ?? 0)")
-                    case .connecting: break
+                // Each phase it went through, in order (stale and live again in one update too).
+                let phases = update.notifications.compactMap { notification in
+                    if case .phaseChanged(let phase) = notification { return phase }
+                    return nil
+                }
+                for phase in phases + [update.phase] {
+                    for line in notices.lines(phase: phase, seq: update.replica?.seq, now: now) {
+                        Output.error(line)
                     }
                 }
                 return goOn

@@ -72,6 +72,36 @@ import Testing
         #expect(try Fixture.run(["events", "--json"], environment: ["COUNTRIES_JSON": "no"]).flag("json"))
     }
 
+    /// A repeating option's variable gives one value when the command line gives none; an
+    /// error about a value from the environment names the variable, one about a value typed
+    /// does not.
+    @Test func repeatingOptionsAndErrorsFromTheEnvironment() throws {
+        let run = CommandSpec(
+            name: "run", abstract: "",
+            options: [
+                OptionSpec(
+                    name: "allow", valueName: "dir", help: "", environment: "TOOL_ALLOW", isRepeating: true)
+            ])
+        let parser = CommandLineParser(
+            root: CommandSpec(name: "tool", abstract: "", subcommands: [run]), version: "1")
+        guard case .run(let fromEnvironment) = try parser.parse(["run"], environment: ["TOOL_ALLOW": "/a"]),
+            case .run(let typed) = try parser.parse(
+                ["run", "--allow", "/b", "--allow", "/c"], environment: ["TOOL_ALLOW": "/a"])
+        else {
+            Issue.record("run did not parse")
+            return
+        }
+        #expect(fromEnvironment.values("allow") == ["/a"])
+        #expect(typed.values("allow") == ["/b", "/c"])
+        #expect(fromEnvironment.source("allow") == .environment("TOOL_ALLOW"))
+        #expect(typed.source("allow") == .commandLine)
+        let bad = fromEnvironment.usageError("--allow /a is no directory")
+        #expect(
+            fromEnvironment.namingTheEnvironment(in: bad, for: "--allow").message
+                == "--allow /a is no directory (the value of TOOL_ALLOW)")
+        #expect(typed.namingTheEnvironment(in: bad, for: "--allow").message == "--allow /a is no directory")
+    }
+
     @Test func boolValues() throws {
         #expect(try Fixture.run(["set", "1", "--visited", "false"]).bool("visited") == false)
         let parser = CommandLineParser(

@@ -9,7 +9,7 @@ import Testing
 @Suite struct RetryMachineTests {
     /// What can happen to one try.
     enum Happening: CaseIterable, CustomStringConvertible {
-        case timeout, unavailable, storageError, refused, ok, unusable, otherStore
+        case timeout, unavailable, storageError, refused, ok, unusable, otherStore, notListening
 
         var description: String {
             switch self {
@@ -20,6 +20,7 @@ import Testing
             case .ok: "ok"
             case .unusable: "unusable"
             case .otherStore: "another store's conflict"
+            case .notListening: "nothing listening"
             }
         }
 
@@ -33,6 +34,7 @@ import Testing
             case .ok: machine.received(Reply(seq: 7, count: 8))
             case .unusable: machine.couldNotSend()
             case .otherStore: machine.received(RetryMachineTests.otherStoresConflict)
+            case .notListening: machine.refused()
             }
         }
     }
@@ -54,7 +56,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 24 * (7 + 49 + 343 + 2_401))
+        #expect(checked == 24 * (8 + 64 + 512 + 4_096))
     }
 
     private func check(_ sequence: [Happening], endpoints: Int, tries: Int, changes: Bool) {
@@ -65,6 +67,7 @@ import Testing
         var sends: [Int] = []
         var lost = false
         var unusable = Set<Int>()
+        var notListening: [Int] = []
         let context = "\(sequence) on \(endpoints) endpoint(s), \(tries) tries, changes: \(changes)"
         for happening in sequence {
             guard case .send(let endpoint) = step else { break }
@@ -73,7 +76,11 @@ import Testing
             // A try of a change that may have been applied.
             if changes && (happening == .timeout || happening == .unavailable) { lost = true }
             // An endpoint of another store is as good as unusable for this change.
-            if happening == .unusable || (changes && happening == .otherStore) { unusable.insert(endpoint) }
+            // Nothing listening there: skipped for the rest of the request.
+            if happening == .unusable || happening == .notListening || (changes && happening == .otherStore) {
+                unusable.insert(endpoint)
+            }
+            if happening == .notListening { notListening.append(endpoint) }
             step = happening.apply(to: &machine)
             if case .finish(let verdict) = step {
                 switch verdict {
@@ -92,7 +99,10 @@ import Testing
                 case .noReply:
                     #expect(!lost, "a change with no answer is unknown, not 'no reply': \(context)")
                 case .unusable:
+                    #expect(!lost && unusable.count == endpoints && notListening.isEmpty, "\(context)")
+                case .refused(let indices):
                     #expect(!lost && unusable.count == endpoints, "\(context)")
+                    #expect(indices == notListening, "the verdict names where nothing listens: \(context)")
                 }
                 if happening == .ok || happening == .refused {
                     #expect(verdict == .replied(machine.lastReply(happening), from: endpoint), "\(context)")
@@ -188,6 +198,28 @@ import Testing
         #expect(machine.couldNotSend() == .send(to: 0))
         #expect(machine.timedOut() == .send(to: 1))
         #expect(machine.timedOut() == .finish(.noReply))
+    }
+}
+
+extension RetryMachineTests {
+    /// Nothing listening ends the request at once on one endpoint, whatever the tries left, and
+    /// moves on to the next endpoint at once with several; a change whose earlier try may have
+    /// been applied stays unknown.
+    @Test func nothingListeningEndsAtOnce() {
+        var one = RetryMachine(endpoints: 1, tries: 3, changes: false)
+        _ = one.start()
+        #expect(one.refused() == .finish(.refused([0])))
+
+        var two = RetryMachine(endpoints: 2, tries: 4, changes: true)
+        #expect(two.start() == .send(to: 0))
+        #expect(two.refused() == .send(to: 1))
+        #expect(two.timedOut() == .send(to: 1), "never again to the one where nothing listens")
+        #expect(two.refused() == .finish(.outcomeUnknown(nil)))
+
+        var both = RetryMachine(endpoints: 2, tries: 2, first: 1, changes: true)
+        _ = both.start()
+        #expect(both.refused() == .send(to: 0))
+        #expect(both.refused() == .finish(.refused([1, 0])))
     }
 }
 

@@ -342,6 +342,9 @@ final class ReplicationSimulation {
                     outcome = reply.store == identity ? .acknowledged(seq: reply.seq ?? 0) : .indeterminate
                 case .replied(let reply, _):
                     outcome = .refused(code: reply.error?.code ?? "?")
+                case .refused:
+                    // Nothing listened, so nothing was sent.
+                    outcome = .refused(code: "connection_refused")
                 case .outcomeUnknown, .noReply, .unusable:
                     outcome = .indeterminate
                 }

@@ -76,7 +76,8 @@ import ZeroMQ
             eventually(within: .seconds(10)) {
                 clients.allSatisfy {
                     $0.1.stderrSoFar.contains(
-                        "stale: dropped event 2: its name breaks the rules; catching up\n")
+                        "stale: dropped event 2: its name breaks the rules; waiting for \(sandbox.commandEndpoint)"
+                    )
                         && $0.1.stderrSoFar.components(separatedBy: "live at seq 1\n").count >= 3
                 }
             }, "\(events.stderrSoFar) | \(watch.stderrSoFar)")

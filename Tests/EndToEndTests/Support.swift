@@ -96,6 +96,8 @@ final class Service {
             let probe = try Countries.run(
                 ["count", "--timeout", "200", "--retries", "1"] + sandbox.client, timeout: .seconds(10))
             if probe.exitCode == 0 { return }
+            // Nothing listening yet is seen at once: pace the probes.
+            sleep(for: .milliseconds(20))
         }
         throw HarnessFailure("no answer within \(limit): \(process.stderr.text)")
     }

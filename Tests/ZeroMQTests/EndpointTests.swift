@@ -44,4 +44,36 @@ struct EndpointTests {
     func exposed(_ endpoint: String) {
         #expect(!Endpoint.isLoopbackOrLocal(endpoint))
     }
+
+    /// A failed connect proves nothing listens only where no network lies between: ipc, and
+    /// tcp on loopback; elsewhere the network may be down for a moment.
+    @Test func aRefusalIsConclusiveOnlyOnThisHost() {
+        for endpoint in [
+            "ipc:///tmp/x.sock", "tcp://127.0.0.1:5555", "tcp://localhost:5555", "tcp://[::1]:5555",
+        ] {
+            #expect(Endpoint.refusalIsConclusive(endpoint), "\(endpoint)")
+        }
+        for endpoint in [
+            "tcp://10.0.0.1:5555", "tcp://db.example:5555", "tcp://10.0.0.2:4000;127.0.0.1:5555",
+            "inproc://x",
+            "127.0.0.1:5555",
+        ] {
+            #expect(!Endpoint.refusalIsConclusive(endpoint), "\(endpoint)")
+        }
+    }
+
+    /// An endpoint without a transport is the common slip: the problem names the one meant.
+    @Test func problems() {
+        #expect(Endpoint.problem("tcp://127.0.0.1:5555") == nil)
+        #expect(Endpoint.problem("ipc:///tmp/x") == nil)
+        #expect(
+            Endpoint.problem("127.0.0.1:5555")
+                == "127.0.0.1:5555 has no transport; did you mean tcp://127.0.0.1:5555?")
+        #expect(
+            Endpoint.problem("/tmp/x.sock") == "/tmp/x.sock has no transport; did you mean ipc:///tmp/x.sock?"
+        )
+        #expect(
+            Endpoint.problem("http://x:1")
+                == "http://x:1 has an unknown transport 'http'; use tcp://, ipc:// or inproc://")
+    }
 }

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Whether a connecting socket has reached its peer, seen through its monitor
+/// (`zmq_socket_monitor`): a connect that fails (nothing listening at a tcp port, no socket file
+/// at an ipc path) is known at once, instead of when a reply's timeout runs out.
+///
+/// libzmq retries such a connect by itself and says so with `ZMQ_EVENT_CONNECT_RETRIED`; a socket
+/// that retries before it was ever connected has found nothing there (``State/refused``). A
+/// socket that was connected once stays ``State/connected`` (a CURVE handshake that fails also
+/// reconnects, and is not a refusal).
+public final class ConnectionWatch {
+    /// What the watched socket's connect has come to.
+    public enum State: Sendable, Equatable {
+        /// No answer yet either way (a remote host that drops the SYN stays here).
+        case connecting
+        /// It reached a peer at least once.
+        case connected
+        /// The connect failed before any peer was reached: nothing is listening there.
+        case refused
+    }
+
+    /// The socket the events arrive on: poll it for ``PollEvents/readable``, then call
+    /// ``update()``.
+    public let events: Socket
+    /// What the events read so far say.
+    public private(set) var state = State.connecting
+
+    /// Starts watching `watched`. Call it before `watched.connect(_:)`: libzmq drops the events
+    /// that come before the watcher is attached.
+    public init(_ watched: Socket, context: Context) throws(ZMQError) {
+        // A name of its own per watch: inproc names are per context, and watches come and go.
+        let endpoint = "inproc://countries.connection-watch.\(UUID().uuidString)"
+        try watched.startMonitor(endpoint, kinds: [.connected, .connectRetried])
+        events = try context.makeSocket(.pair)
+        do {
+            try events.connect(endpoint)
+        } catch {
+            events.close()
+            throw error
+        }
+    }
+
+    deinit {
+        events.close()
+    }
+
+    /// Reads the events that have arrived (without waiting) and returns the state they lead to.
+    @discardableResult
+    public func update() throws(ZMQError) -> State {
+        while let frames = try events.receive(dontWait: true) {
+            guard let event = MonitorEvent(frames: frames) else { continue }
+            state = Self.next(state, after: event.kind)
+        }
+        return state
+    }
+
+    /// The state after one event: connected once is connected for good; a retry before that is
+    /// a refusal.
+    static func next(_ state: State, after kind: MonitorEvent.Kinds) -> State {
+        switch state {
+        case .connected: .connected
+        case .connecting, .refused:
+            if kind.contains(.connected) {
+                .connected
+            } else if kind.contains(.connectRetried) {
+                .refused
+            } else {
+                state
+            }
+        }
+    }
+
+    /// Stops reading events (idempotent); the watched socket's own close ends its monitor.
+    public func close() {
+        events.close()
+    }
+}
+
+@available(*, unavailable) extension ConnectionWatch: Sendable {}
