@@ -20,6 +20,7 @@ import Testing
         case "add": return ["Narnia"]
         case "keygen": return ["me"]
         case "on-change": return ["--", "true"]
+        case "completion": return ["bash"]
         default: return []
         }
     }
@@ -40,7 +41,7 @@ import Testing
             Self.names == [
                 "serve", "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history",
                 "status",
-                "events", "watch", "select", "on-change", "web", "keygen", "relay",
+                "events", "watch", "select", "on-change", "web", "keygen", "relay", "completion", "man",
             ])
     }
 
