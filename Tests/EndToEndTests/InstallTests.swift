@@ -72,16 +72,42 @@ import Testing
         #expect(result.stdout == "text\njson\n", "\(result)")
     }
 
-    /// fish's own completer (`complete -C`) with the script loaded, and zsh's parser on its
-    /// script: the other two shells read what the binary prints.
-    @Test func fishCompletesAndZshParsesTheirScripts() throws {
-        let sandbox = try Sandbox()
-        for shell in ["fish", "zsh"] {
-            let script = try Countries.run(["completion", shell])
-            #expect(script.exitCode == 0, "\(script)")
-            try script.stdout.write(
-                toFile: sandbox.file("countries.\(shell)"), atomically: true, encoding: .utf8)
+    /// zsh driven in a pseudo-terminal (zpty): it types a line and a Tab, then runs the completed
+    /// line as `print -r -- R:LINE` and waits for that output. Arguments: the directory of
+    /// `_countries` (for `fpath`) and the seconds each completion may take.
+    static let zshDriver = #"""
+        zmodload zsh/zpty
+        zpty z 'zsh -f -i'
+        zpty -w z "fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D; PROMPT='> '"
+        complete_to() {
+            zpty -w -n z "$1"$'\t'
+            zpty -w z $'\x01'"print -r -- R:"
+            local out="" chunk deadline=$((SECONDS + $3))
+            while ((SECONDS < deadline)); do
+                zpty -r -t z chunk && out+=$chunk
+                if [[ $out == *$'\n'"R:$2"[[:space:]]* ]]; then print "ok: $1 -> $2"; return 0; fi
+                sleep 0.05
+            done
+            print -r "FAILED: $1 (wanted $2): ${(q+)out}"; return 1
         }
+        complete_to "countries tog" "countries toggle" $2 &&
+            complete_to "countries serve --d" "countries serve --db" $2 &&
+            complete_to "countries serve --log-format j" "countries serve --log-format json" $2
+        result=$?
+        zpty -d z
+        exit $result
+        """#
+
+    /// fish's own completer (`complete -C`), and zsh's completion system in a pseudo-terminal,
+    /// each with the script the binary prints.
+    @Test func fishAndZshCompleteWithTheirScripts() throws {
+        let sandbox = try Sandbox()
+        let fishScript = try Countries.run(["completion", "fish"])
+        let zshScript = try Countries.run(["completion", "zsh"])
+        #expect(fishScript.exitCode == 0 && zshScript.exitCode == 0, "\(fishScript) \(zshScript)")
+        try fishScript.stdout.write(toFile: sandbox.file("countries.fish"), atomically: true, encoding: .utf8)
+        try zshScript.stdout.write(toFile: sandbox.file("_countries"), atomically: true, encoding: .utf8)
+        try Self.zshDriver.write(toFile: sandbox.file("driver.zsh"), atomically: true, encoding: .utf8)
         let fish = try ChildProcess.run(
             "/usr/bin/fish",
             [
@@ -92,8 +118,11 @@ import Testing
         #expect(fish.exitCode == 0 && fish.stderr.isEmpty, "\(fish)")
         let words = fish.stdout.split(separator: "\n").compactMap { $0.split(separator: "\t").first }
         #expect(words == ["toggle", "--db", "json", "text"], "\(fish)")
-        let zsh = try ChildProcess.run("/usr/bin/zsh", ["-n", sandbox.file("countries.zsh")])
-        #expect(zsh.exitCode == 0 && zsh.stderr.isEmpty, "\(zsh)")
+        let zsh = try ChildProcess.run(
+            "/usr/bin/zsh", ["-f", sandbox.file("driver.zsh"), sandbox.path, "\(10 * testSlowdown)"],
+            timeout: .seconds(60) * testSlowdown)
+        #expect(zsh.exitCode == 0, "\(zsh)")
+        #expect(zsh.stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 3, "\(zsh)")
     }
 
     @Test func theManPageRendersWithoutWarningsAndListsEverySubcommandAndOption() throws {
