@@ -234,7 +234,7 @@ extension ManDeclaration {
     public static var name: String { "man" }
     public static var abstract: String { "Print the manual page (roff, section 1)." }
     public static var discussion: String? {
-        "Made from the same declarations as --help. Read it with: countries man | man -l -"
+        "Pipe it to man -l - to read it. Made from the same declarations as --help."
     }
     public static var options: Options { Options() }
 }
