@@ -145,6 +145,9 @@ let package = Package(
             name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"],
+            swiftSettings: strictSettings),
 
         .testTarget(
             name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemSupport", "TestSupport"],

@@ -44,12 +44,8 @@ extension CommandLineParser {
         text += "USAGE: \(usageLine(command, path: path))\n"
 
         let arguments = command.arguments.map { (label: "<\($0.name)>", help: $0.help) }
-        var options = command.options.filter { $0.section == nil }
+        let options = (command.options.filter { $0.section == nil } + builtInOptions(isRoot: path.count == 1))
             .map { (label: optionLabel($0), help: optionHelp($0)) }
-        if path.count == 1 {
-            options.append((label: "--version", help: "Show the version."))
-        }
-        options.append((label: "-h, --help", help: "Show help information."))
         var sections: [String] = []
         for case let section? in command.options.map(\.section) where !sections.contains(section) {
             sections.append(section)
@@ -80,13 +76,20 @@ extension CommandLineParser {
         return String(text.dropLast())
     }
 
-    private func optionLabel(_ option: OptionSpec) -> String {
+    /// The options every command has without declaring them: `--version` on the root, and
+    /// `-h, --help`. The help, the completion scripts and the man page all list these.
+    func builtInOptions(isRoot: Bool) -> [OptionSpec] {
+        (isRoot ? [.flag("version", help: "Show the version.")] : [])
+            + [.flag("help", short: "h", help: "Show help information.")]
+    }
+
+    func optionLabel(_ option: OptionSpec) -> String {
         let long = option.synopsis
         return option.short.map { "-\($0), \(long)" } ?? long
     }
 
     /// The help text followed by `(values: a, b; default: x, env: NAME)` where those apply.
-    private func optionHelp(_ option: OptionSpec) -> String {
+    func optionHelp(_ option: OptionSpec) -> String {
         var notes: [String] = []
         if let allowed = option.allowedValues {
             notes.append("values: " + allowed.joined(separator: ", "))

@@ -231,3 +231,30 @@ extension WebDeclaration {
     }
     public static var options: Options { Options(name: name) }
 }
+
+/// `countries completion`: its name, help and options (``CompletionOptions``).
+public protocol CompletionDeclaration: Subcommand where Options == CompletionOptions {}
+
+extension CompletionDeclaration {
+    public static var name: String { "completion" }
+    public static var abstract: String { "Print the completion script for bash, zsh or fish." }
+    public static var discussion: String? {
+        """
+        Made from the same declarations as --help. Load it in bash with: \
+        source <(countries completion bash). scripts/install puts all three where the shells look.
+        """
+    }
+    public static var options: Options { Options() }
+}
+
+/// `countries man`: its name and help; it takes no options.
+public protocol ManDeclaration: Subcommand where Options == NoOptions {}
+
+extension ManDeclaration {
+    public static var name: String { "man" }
+    public static var abstract: String { "Print the manual page (roff, section 1)." }
+    public static var discussion: String? {
+        "Pipe it to man -l - to read it. Made from the same declarations as --help."
+    }
+    public static var options: Options { Options() }
+}

@@ -192,11 +192,18 @@ public final class StateService {
 
     /// Serves until `stop` becomes readable (a signal arrived; forever when nil), then closes the
     /// sockets with a bounded linger. The batch in hand is always finished first.
-    public func run(stopOn stop: (any StopSource)?) throws(ServiceError) {
+    ///
+    /// `whenServing` is called once the loop is about to read its first request (the store is
+    /// open and the sockets are bound, so a request sent now is answered), `whenStopping` as the
+    /// shutdown begins: where `serve` tells systemd `READY=1` and `STOPPING=1`.
+    public func run(
+        stopOn stop: (any StopSource)?, whenServing: () -> Void = {}, whenStopping: () -> Void = {}
+    ) throws(ServiceError) {
         replication?.tail.start()
         replication?.probe.start()
         writer?.election.start()
         defer {
+            whenStopping()
             // Revoked first on the way out: another replica becomes the writer at once.
             writer?.election.stop()
             writer?.forwarder.close()
@@ -217,6 +224,7 @@ public final class StateService {
         let tailItem = replication.map { poller.add(fileDescriptor: $0.tail.fileDescriptor) }
         let forwarderItem = writer.map { poller.add($0.forwarder.socket) }
         sockets.register(in: &poller)
+        whenServing()
         let interval = configuration.heartbeatInterval
         var nextHeartbeat = ContinuousClock.now
         var nextMetrics = ContinuousClock.now

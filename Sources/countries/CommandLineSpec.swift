@@ -22,9 +22,13 @@ enum CountriesCommandLine {
                 SetCommand.self, AddCommand.self, RemoveCommand.self, ResetCommand.self, HistoryCommand.self,
                 StatusCommand.self, EventsCommand.self, WatchCommand.self, SelectCommand.self,
                 OnChangeCommand.self, WebCommand.self, KeygenCommand.self, RelayCommand.self,
-                BackupCommand.self,
+                BackupCommand.self, CompletionCommand.self, ManCommand.self,
             ])
     }
+
+    /// The parser of the whole command line; the help, the completion scripts and the man page
+    /// all come from its specs.
+    static var parser: CommandLineParser { CommandLineParser(root: root, version: version) }
 
     /// The spec tree the parser reads.
     static var root: CommandSpec { registry.root }

@@ -17,6 +17,14 @@ enum Output {
             VisibleText.escaped((prefixed ? "countries: " : "") + message, keepingNewlines: true))
     }
 
+    /// Writes a whole document (a completion script, the man page) to stdout as it is, lines and
+    /// all; it ends with its own newline.
+    static func document(_ text: String) {
+        if !FileDescriptorOutput.write(VisibleText.escaped(text, keepingNewlines: true), to: 1) {
+            exit(ExitCode.success)
+        }
+    }
+
     /// Writes a line to stdout and flushes, so pipes see each line at once.
     static func line(_ text: String) {
         if !FileDescriptorOutput.standardOutput(VisibleText.escaped(text)) {

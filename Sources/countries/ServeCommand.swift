@@ -78,8 +78,19 @@ struct ServeCommand: ServeDeclaration {
             }
             throw CommandFailure(message: error.message, exitCode: exitCode)
         }
+        // Under systemd (Type=notify): ready once it answers, stopping as it begins to stop.
+        let notifier = ServiceNotifier(environment: ProcessInfo.processInfo.environment)
+        let tell = { (state: String) in
+            do {
+                try notifier?.notify(state)
+            } catch {
+                logger.log(.warning, "\(error)")
+            }
+        }
         do {
-            try service.run(stopOn: signals)
+            try service.run(
+                stopOn: signals, whenServing: { tell(ServiceNotifier.ready) },
+                whenStopping: { tell(ServiceNotifier.stopping) })
         } catch {
             throw CommandFailure(message: error.message, exitCode: ExitCode.software)
         }

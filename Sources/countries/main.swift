@@ -15,7 +15,7 @@ sigemptyset(&unblocked)
 pthread_sigmask(SIG_SETMASK, &unblocked, nil)
 // A closed pipe (`countries events | head`) is a write error to handle, not a silent death.
 SignalPipe.ignore(SIGPIPE)
-let parser = CommandLineParser(root: CountriesCommandLine.root, version: CountriesCommandLine.version)
+let parser = CountriesCommandLine.parser
 let arguments = Array(CommandLine.arguments.dropFirst())
 let environment = ProcessInfo.processInfo.environment
 

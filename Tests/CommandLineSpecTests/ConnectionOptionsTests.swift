@@ -13,8 +13,9 @@ import Testing
         "watch", "select", "on-change", "web",
     ]
     /// `serve` is the service, `keygen` talks to no one, and `relay` binds an endpoint of its own
-    /// and takes --curve-key and --server-key as a server does (docs/SECURITY.md).
-    static let notClients = ["serve", "keygen", "relay", "backup"]
+    /// and takes --curve-key and --server-key as a server does (docs/SECURITY.md); `backup` reads
+    /// a file; `completion` and `man` print what the declarations give.
+    static let notClients = ["serve", "keygen", "relay", "backup", "completion", "man"]
 
     static let wholeSet = [
         "--command", "ipc:///tmp/c-cmd", "--events", "ipc:///tmp/c-ev", "--timeout", "1234", "--retries", "5",

@@ -21,6 +21,7 @@ import Testing
         case "keygen": return ["me"]
         case "backup": return ["copy.db"]
         case "on-change": return ["--", "true"]
+        case "completion": return ["bash"]
         default: return []
         }
     }
@@ -41,7 +42,8 @@ import Testing
             Self.names == [
                 "serve", "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history",
                 "status",
-                "events", "watch", "select", "on-change", "web", "keygen", "relay", "backup",
+                "events", "watch", "select", "on-change", "web", "keygen", "relay", "backup", "completion",
+                "man",
             ])
     }
 
