@@ -14,7 +14,7 @@ enum CountriesCommandLine {
             discussion: """
                 Run the service with `countries serve`, then change and watch the list from any terminal \
                 or script. Exit codes: 0 success, 1 the service refused the command, 64 usage error, \
-                69 no reply from the service, 75 a change's outcome is unknown (send it again with \
+                69 nothing listens or no reply from the service, 75 a change's outcome is unknown (send it again with \
                 the --id it printed: it is applied at most once).
                 """,
             subcommands: [
