@@ -29,8 +29,9 @@ enum StoreLineage {
         // A linearizable read first: the member that answers it has applied at least every
         // entry committed before, the mark's own write included, so the status asked of it next
         // is not of a member behind the mark. The status's difference is at least the member's
-        // true one (etcd reads the revision before the applied index), so an etcd that was not
-        // restored is never below the mark.
+        // true one (etcd reads the revision before the applied index) but for the one entry
+        // being applied (``historyWentBack(statusDifference:recorded:)``), so an etcd that was
+        // not restored is never more than one below the mark.
         let read = try client.txn(
             compare: [],
             success: [
@@ -57,7 +58,7 @@ enum StoreLineage {
                 current: storeValue ?? "",
                 why: "the key \(layout.store) now holds \(storeValue ?? "nothing") instead of \(identity)")
         }
-        if let recorded, upperBound < recorded {
+        if let recorded, historyWentBack(statusDifference: upperBound, recorded: recorded) {
             return try replace(
                 identity, client: client, layout: layout, newMark: try lowerBound(),
                 why:
@@ -74,6 +75,18 @@ enum StoreLineage {
                 success: [.put(layout.lineage, Data(String(mark).utf8))], failure: [])
         }
         return .continuous
+    }
+
+    /// Whether a member's status, `raftAppliedIndex - revision` as `statusDifference`, shows a
+    /// history that went back below the `recorded` mark.
+    ///
+    /// One entry below is not a restore: etcd bumps the revision while it applies an entry and
+    /// sets the applied index once the entry is applied, so a status taken in between (a busy
+    /// cluster: CI saw one, and the replica gave a live store a new identity) is one below the
+    /// true difference. Entries are applied one at a time, so never more. A restore drops the
+    /// difference by the whole raft log the snapshot's members had, well past one.
+    static func historyWentBack(statusDifference: Int64, recorded: Int64) -> Bool {
+        statusDifference < recorded - 1
     }
 
     /// Gives the store at the prefix a new identity in place of `identity`, unless another

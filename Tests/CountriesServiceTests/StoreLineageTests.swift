@@ -11,6 +11,16 @@ import Testing
     .timeLimit(.minutes(2 * testSlowdown)),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
 struct StoreLineageTests {
+    /// A status taken while etcd applies an entry (its revision bumped, its applied index not
+    /// yet) is one below the true difference: not a restore. Below that, it is.
+    @Test func aStatusOneBelowTheMarkIsAnEntryBeingAppliedNotARestore() {
+        #expect(!StoreLineage.historyWentBack(statusDifference: 40, recorded: 40))
+        #expect(!StoreLineage.historyWentBack(statusDifference: 41, recorded: 40))
+        #expect(!StoreLineage.historyWentBack(statusDifference: 39, recorded: 40), "an entry in flight")
+        #expect(StoreLineage.historyWentBack(statusDifference: 38, recorded: 40))
+        #expect(StoreLineage.historyWentBack(statusDifference: -120, recorded: 40), "a restore")
+    }
+
     @Test func aRestoreIsCaughtAndTheStoreGetsANewIdentityOnce() throws {
         let cluster = try EtcdCluster(members: 1)
         let layout = EtcdLayout(prefix: "/countries/")

@@ -88,7 +88,14 @@ struct HungMemberTests {
         writersStopped = true
         for writer in writers { #expect(writer.problems.isEmpty, "\(writer.problems)") }
 
-        let events = try ReplicaCommandClients(endpoints: commands, timeout: .seconds(5)).history(from: 0)
+        let events: [Event]
+        do {
+            events = try ReplicaCommandClients(endpoints: commands, timeout: .seconds(5)).history(from: 0)
+        } catch {
+            let logs = services.map { String($0.process.stderrSoFar.suffix(4_000)) }
+            Issue.record("the history could not be read: \(error); replicas' logs: \(logs)")
+            return
+        }
         let history = events.map { event -> HistoryChecker.Committed in
             guard case .added(let row) = event.kind else { return .init(seq: event.seq, added: nil) }
             return .init(seq: event.seq, added: row.name)
