@@ -80,7 +80,7 @@ let package = Package(
         ),
         .target(
             name: "CountriesTerminal",
-            dependencies: ["CountriesCore"],
+            dependencies: ["CountriesCore", "SystemSupport"],
             swiftSettings: strictSettings
         ),
         // The page of `countries web` as a pure model (state in, events for the pages out) and

@@ -1,4 +1,4 @@
-import Synchronization
+import SystemSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -49,7 +49,7 @@ public final class Terminal: Sendable {
         var fullScreen = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a terminal over two file descriptors; nothing changes until asked.
     public init(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {

@@ -20,4 +20,7 @@ public final class Locked<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         return try body(&value)
     }
+
+    /// A copy of the value, read under the lock.
+    public var current: Value { withLock { $0 } }
 }

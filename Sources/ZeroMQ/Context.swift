@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import SystemSupport
 
 /// A libzmq context: the I/O threads and the registry behind every socket made from it.
 ///
@@ -12,10 +13,9 @@ import Foundation
 /// To wake threads blocked in `receive`, `send`, `poll` or ``proxy(frontend:backend:capture:)``
 /// call ``shutdown()``: their calls fail with ``ZMQError/isTerminated``, and they should then
 /// close their sockets.
-public final class Context: @unchecked Sendable {
-    // @unchecked: `handle` is only read or changed under `lock`, and libzmq contexts are thread-safe.
-    private let lock = NSLock()
-    private var handle: UnsafeMutableRawPointer?
+public final class Context: Sendable {
+    /// The libzmq context, nil once terminated; libzmq contexts are thread-safe.
+    private let handle: Locked<UnsafeMutableRawPointer?>
 
     /// Creates a context with `ioThreads` background I/O threads.
     public init(ioThreads: Int32 = 1) throws(ZMQError) {
@@ -27,7 +27,7 @@ public final class Context: @unchecked Sendable {
             zmq_ctx_term(handle)
             throw error
         }
-        self.handle = handle
+        self.handle = Locked(handle)
     }
 
     deinit {
@@ -39,15 +39,14 @@ public final class Context: @unchecked Sendable {
     /// Throws ``ZMQError/isTerminated`` once the context has been shut down or terminated.
     public func makeSocket(_ type: SocketType) throws(ZMQError) -> Socket {
         // Hold the lock across zmq_socket so terminate() cannot free the context underneath it.
-        lock.lock()
-        defer { lock.unlock() }
-        guard let handle else {
-            throw ZMQError(code: ETERM, operation: "socket(\(type))")
+        let made: Result<UnsafeMutableRawPointer, ZMQError> = handle.withLock { handle in
+            guard let handle else { return .failure(ZMQError(code: ETERM, operation: "socket(\(type))")) }
+            guard let socket = zmq_socket(handle, type.rawValue) else {
+                return .failure(ZMQError.last("socket(\(type))"))
+            }
+            return .success(socket)
         }
-        guard let socket = zmq_socket(handle, type.rawValue) else {
-            throw ZMQError.last("socket(\(type))")
-        }
-        return Socket(handle: socket, type: type, context: self)
+        return Socket(handle: try made.get(), type: type, context: self)
     }
 
     /// Shuts the context down (`zmq_ctx_shutdown`) without freeing it.
@@ -55,10 +54,8 @@ public final class Context: @unchecked Sendable {
     /// Blocking calls on its sockets, in any thread, return `ETERM`, and new sockets
     /// cannot be made. Sockets must still be closed before ``terminate()`` returns.
     public func shutdown() {
-        lock.lock()
-        defer { lock.unlock() }
-        if let handle {
-            zmq_ctx_shutdown(handle)
+        handle.withLock { handle in
+            if let handle { zmq_ctx_shutdown(handle) }
         }
     }
 
@@ -69,11 +66,11 @@ public final class Context: @unchecked Sendable {
     public func terminate() {
         // Take the handle under the lock but wait outside it, so shutdown() and
         // makeSocket() from other threads fail fast instead of queueing behind us.
-        lock.lock()
-        let handle = self.handle
-        self.handle = nil
-        lock.unlock()
-        guard let handle else { return }
+        let taken = handle.withLock { handle in
+            defer { handle = nil }
+            return handle
+        }
+        guard let handle = taken else { return }
         // zmq_ctx_term can be interrupted by a signal before it has finished; it must be retried.
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
     }

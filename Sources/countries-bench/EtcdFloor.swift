@@ -1,6 +1,7 @@
 import CountriesCore
 import Etcd
 import Foundation
+import SystemSupport
 import ZeroMQ
 
 /// The etcd-transaction floor of the replicated targets (issue 23, "Speed"): what a user gets by
@@ -46,7 +47,7 @@ struct CheckedRequestClient: RoundTripper {
         try inner.roundTrip()
         guard let body = inner.lastReply, let reply = try? Reply.decode(body), !reply.ok else { return }
         let code = reply.error?.code ?? "?"
-        refused.withValue { $0[code, default: 0] += 1 }
+        refused.withLock { $0[code, default: 0] += 1 }
     }
 }
 

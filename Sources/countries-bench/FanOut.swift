@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import ZeroMQ
 
 /// Fan-out figures: delivery latency (request sent to event received) over every subscriber.
@@ -70,18 +71,18 @@ func runFanOut(
                         highest[offset] = max(highest[offset], seq)
                         if !hasSeen[offset] {
                             hasSeen[offset] = true
-                            seen.withValue { $0 += 1 }
+                            seen.withLock { $0 += 1 }
                         }
                     }
                 }
                 let goal = target.current
                 for offset in sockets.indices where !isCaughtUp[offset] && highest[offset] >= goal {
                     isCaughtUp[offset] = true
-                    caughtUp.withValue { $0 += 1 }
+                    caughtUp.withLock { $0 += 1 }
                 }
             }
             let result = logs
-            received.withValue { all in
+            received.withLock { all in
                 for (offset, log) in result.enumerated() { all[range.lowerBound + offset] = log }
             }
         }
@@ -113,7 +114,7 @@ func runFanOut(
         usleep(5_000)
     }
     defer {
-        stop.withValue { $0 = true }
+        stop.withLock { $0 = true }
         finished.wait()
     }
     guard seen.current == subscribers else {
@@ -132,13 +133,13 @@ func runFanOut(
     }
     // Let the last events arrive (at most 2 s).
     let lastSeq = sentAt.keys.max() ?? 0
-    target.withValue { $0 = lastSeq }
+    target.withLock { $0 = lastSeq }
     let drainDeadline = nowNanos() + 2_000_000_000
     while caughtUp.current < subscribers && nowNanos() < drainDeadline {
         usleep(2_000)
     }
     whileAttached()
-    stop.withValue { $0 = true }
+    stop.withLock { $0 = true }
     finished.wait()
 
     var latencies: [UInt64] = []

@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SystemSupport
 import ZeroMQ
 
 /// One client's connection: a round trip per call. Made and used on one thread.
@@ -68,7 +69,7 @@ func runLoad(_ plan: LoadPlan, connect: @escaping @Sendable (Int) throws -> any 
             outcome.end = nowNanos()
         }
         let finished = outcome
-        outcomes.withValue { $0.append(finished) }
+        outcomes.withLock { $0.append(finished) }
     }
     let cpu = processCPUMicroseconds() - cpuBefore
     let all = outcomes.current

@@ -1,23 +1,27 @@
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 
 /// Every process and temp directory the bench started, so that it can stop and remove all of
 /// them by pid and path on every way out: a normal end, a failure, SIGINT or SIGTERM.
-final class Cleanup: @unchecked Sendable {
+final class Cleanup: Sendable {
     static let shared = Cleanup()
 
-    private let lock = NSLock()
-    private var pids: Set<Int32> = []
-    private var directories: [String] = []
-    private var signalSources: [any DispatchSourceSignal] = []
+    private struct Tracked {
+        var pids: Set<Int32> = []
+        var directories: [String] = []
+        var signalSources: [any DispatchSourceSignal] = []
+    }
 
-    func add(pid: Int32) { lock.withLock { _ = pids.insert(pid) } }
-    func remove(pid: Int32) { lock.withLock { _ = pids.remove(pid) } }
-    func add(directory: String) { lock.withLock { directories.append(directory) } }
+    private let tracked = Locked(Tracked())
+
+    func add(pid: Int32) { tracked.withLock { _ = $0.pids.insert(pid) } }
+    func remove(pid: Int32) { tracked.withLock { _ = $0.pids.remove(pid) } }
+    func add(directory: String) { tracked.withLock { $0.directories.append(directory) } }
 
     /// Kills what is left (SIGKILL, by pid) and removes the temp directories.
     func runAll() {
-        let (pids, directories) = lock.withLock { (self.pids, self.directories) }
+        let (pids, directories) = tracked.withLock { ($0.pids, $0.directories) }
         for pid in pids {
             kill(pid, SIGKILL)
             var status: Int32 = 0
@@ -26,9 +30,9 @@ final class Cleanup: @unchecked Sendable {
         for directory in directories {
             try? FileManager.default.removeItem(atPath: directory)
         }
-        lock.withLock {
-            self.pids.removeAll()
-            self.directories.removeAll()
+        tracked.withLock {
+            $0.pids.removeAll()
+            $0.directories.removeAll()
         }
     }
 
@@ -44,7 +48,7 @@ final class Cleanup: @unchecked Sendable {
                 exit(128 + signalNumber)
             }
             source.resume()
-            lock.withLock { signalSources.append(source) }
+            tracked.withLock { $0.signalSources.append(source) }
         }
         // Children must not outlive a crash either: SIGPIPE is handled as a write error.
         signal(SIGPIPE, SIG_IGN)

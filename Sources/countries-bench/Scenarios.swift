@@ -2,6 +2,7 @@ import CountriesClient
 import CountriesCore
 import CountriesTerminal
 import Foundation
+import SystemSupport
 import ZeroMQ
 
 // MARK: Late joiner
@@ -50,13 +51,13 @@ func runLateJoiner(binary: String, joins: Int, rate: Int, rows: Int) throws -> L
             number += 1
             let body = toggleRequest(index: Int.random(in: 0..<rows))
             guard (try? socket.send([body])) != nil, (try? socket.receive()) != nil else { return }
-            sent.withValue { $0 += 1 }
+            sent.withLock { $0 += 1 }
         }
     }
     let flowStart = nowNanos()
     flow.start()
     defer {
-        stop.withValue { $0 = true }
+        stop.withLock { $0 = true }
         flowDone.wait()
     }
     usleep(200_000)

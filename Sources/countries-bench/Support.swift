@@ -18,22 +18,6 @@ func sleep(until deadline: UInt64) {
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
 
-/// A value shared between threads, every access under one lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
-    var current: Value { withValue { $0 } }
-}
-
 /// Runs `count` threads (real ones: each load client owns its socket) and waits for all.
 func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()

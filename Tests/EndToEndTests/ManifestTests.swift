@@ -33,6 +33,25 @@ import Testing
         }
     }
 
+    /// `Locked` (SystemSupport) is the one lock wrapper: ThreadSanitizer cannot see
+    /// Synchronization's `Mutex`, and a second wrapper would be a second algorithm.
+    @Test func locksAreTakenOnlyThroughLocked() throws {
+        let root = CountriesBinary.packageRoot + "/Sources"
+        let files = FileManager.default.enumerator(atPath: root)
+        var found: [String] = []
+        while let file = files?.nextObject() as? String {
+            guard file.hasSuffix(".swift"), file != "SystemSupport/Locked.swift" else { continue }
+            let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains("NSLock()") || line.contains("Mutex(") || line.contains("pthread_mutex_init")
+            {
+                found.append("Sources/\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(
+            found.isEmpty, "take the lock through SystemSupport's Locked:\n\(found.joined(separator: "\n"))")
+    }
+
     @Test func theArchitecturesModuleTableNamesEveryTargetWithItsDependencies() throws {
         let manifest = try PackageManifest.read()
         let table = try ArchitectureTable.read()
