@@ -102,8 +102,8 @@ let package = Package(
         .target(
             name: "CountriesOptions",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient", "CountriesWeb",
-                "ZeroMQ", "Etcd",
+                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesWeb", "ZeroMQ", "Etcd",
+                "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -2,6 +2,10 @@
 /// written once: the command line's defaults (shown by `countries help <subcommand>`) and the
 /// libraries' defaults both read these.
 public enum Defaults {
+    /// The SQLite store `serve` opens (and `backup` copies) when given no `--db`.
+    public static let storePath = "countries.db"
+    /// The etcd key prefix a replicated store lives under when given no `--etcd-prefix`.
+    public static let etcdPrefix = "/countries/"
     /// Where the service accepts commands and clients send them (REQ/REP).
     public static let commandEndpoint = "tcp://127.0.0.1:5555"
     /// Where the service publishes events and subscribers follow them (PUB/SUB).

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import CountriesClient
-import CountriesService
 import Foundation
+import SystemSupport
 import ZeroMQ
 
 /// The options every client subcommand shares (``ConnectionOptions``), validated, with the key

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import CountriesCore
-import CountriesService
 import CountriesWeb
+import SystemSupport
 import ZeroMQ
 
 /// Declarations several subcommands share, written once.

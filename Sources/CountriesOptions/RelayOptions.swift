@@ -1,7 +1,7 @@
 import ArgumentParsing
 import CountriesCore
-import CountriesService
 import CountriesWeb
+import SystemSupport
 
 /// The options of `countries relay`.
 public struct RelayOptions: OptionGroup {

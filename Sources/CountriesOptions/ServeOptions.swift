@@ -1,27 +1,26 @@
 import ArgumentParsing
 import CountriesCore
-import CountriesService
 import CountriesWeb
 import Etcd
 import Foundation
+import SystemSupport
+import ZeroMQ
 
 /// The options of `countries serve`.
 public struct ServeOptions: OptionGroup {
-    // The service's own defaults (ServiceConfiguration) are the options' defaults.
-    private static let defaults = ServiceConfiguration()
-
+    // The options' defaults are the service's: both read them from CountriesCore's Defaults.
     public let command = CommonOptions.checkedEndpoints(
         Option(
             "command", value: "endpoint", help: "Where to accept commands (REQ/REP).",
-            default: ServeOptions.defaults.commandEndpoint, environment: "COUNTRIES_COMMAND"))
+            default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND"))
     public let events = CommonOptions.checkedEndpoints(
         Option(
             "events", value: "endpoint", help: "Where to publish events (PUB/SUB).",
-            default: ServeOptions.defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS"))
+            default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS"))
     public let db = Option(
         "db", value: "path",
         help: "The SQLite store (owner-only; one service per store, held by PATH.lock).",
-        default: ServiceConfiguration.defaultStorePath, environment: "COUNTRIES_DB")
+        default: Defaults.storePath, environment: "COUNTRIES_DB")
     public let etcd = Option(
         "etcd", value: "urls",
         help:
@@ -43,7 +42,7 @@ public struct ServeOptions: OptionGroup {
     public let etcdPrefix = Option(
         "etcd-prefix", value: "prefix",
         help: "With --etcd: the key prefix this service owns; replicas on one prefix share one list.",
-        default: EtcdConfiguration.defaultPrefix, environment: "COUNTRIES_ETCD_PREFIX"
+        default: Defaults.etcdPrefix, environment: "COUNTRIES_ETCD_PREFIX"
     ).map { (prefix, command) throws(UsageError) -> String in
         // At most 100 bytes: a replica checks every shorter prefix for a store it would nest in,
         // in one transaction (etcd takes at most 128 operations).
@@ -91,7 +90,7 @@ public struct ServeOptions: OptionGroup {
         default: "default", environment: "COUNTRIES_SEED")
     public let heartbeat = Option(
         integer: "heartbeat-ms", value: "ms", help: "Heartbeat period.",
-        default: ServeOptions.defaults.heartbeatInterval.wholeMilliseconds,
+        default: Defaults.heartbeatInterval.wholeMilliseconds,
         environment: "COUNTRIES_HEARTBEAT_MS"
     ).map { (milliseconds, command) throws(UsageError) -> Duration in
         guard (10...3_600_000).contains(milliseconds) else {

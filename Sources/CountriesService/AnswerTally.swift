@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SystemSupport
 
 /// What the service answered, for `status` (`commands_served`, `commands_refused`) and the
 /// metrics (requests by op and code), with a log line per request at debug: shared by the

@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SystemSupport
 import ZeroMQ
 
 /// Sends requests to the elected writer's command endpoint over one DEALER and hands its

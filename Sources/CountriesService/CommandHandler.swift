@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 import Metrics
+import SystemSupport
 
 /// The service's brain without its sockets: decodes requests, runs them against the state,
 /// commits changes in batches (group commit: requests that arrive together share one transaction

@@ -1,3 +1,4 @@
+import CountriesCore
 import Etcd
 
 /// Where a replicated service keeps its state (`countries serve --etcd`): an etcd v3 cluster,
@@ -28,11 +29,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// 1 MiB.
     public static let defaultRequestBudget = 1 << 20
 
-    /// The default prefix.
-    public static let defaultPrefix = "/countries/"
-
     /// A configuration for these members.
-    public init(endpoints: [String], prefix: String = EtcdConfiguration.defaultPrefix, replicaName: String) {
+    public init(endpoints: [String], prefix: String = Defaults.etcdPrefix, replicaName: String) {
         self.endpoints = endpoints
         self.prefix = prefix
         self.replicaName = replicaName

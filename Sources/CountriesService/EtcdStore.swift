@@ -1,6 +1,7 @@
 import CountriesCore
 import Etcd
 import Foundation
+import SystemSupport
 
 /// The state kept in etcd, shared by every replica on the same prefix (`countries serve --etcd`,
 /// docs/HA.md). Replicas take turns by compare-and-swap: a commit is one etcd transaction that

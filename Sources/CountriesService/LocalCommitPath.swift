@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SystemSupport
 
 /// The commit path of a store this process owns alone (SQLite, memory): nobody else writes it,
 /// so the state in memory is the store's, an id is looked up before its change is staged, and

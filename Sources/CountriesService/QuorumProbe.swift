@@ -1,6 +1,7 @@
 import Etcd
 import Foundation
 import Synchronization
+import SystemSupport
 
 /// Asks the etcd cluster, on a thread of its own, for a read that takes a quorum (the `seq`
 /// key, linearizable) every ``interval``, and for its members and leader every few rounds, and

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 import ZeroMQ
 
 /// The server side that the service and the relay share: one context, CURVE with its ZAP

@@ -1,4 +1,5 @@
 import CountriesCore
+import ZeroMQ
 
 /// Everything `countries serve` can be told, with its defaults (the command line shows these).
 public struct ServiceConfiguration: Sendable {
@@ -8,9 +9,7 @@ public struct ServiceConfiguration: Sendable {
     public var eventsEndpoint = Defaults.eventsEndpoint
     /// The SQLite file (`:memory:` for SQLite's in-memory database); nil keeps the state in
     /// memory only, without SQLite.
-    public var storePath: String? = Self.defaultStorePath
-    /// The store a service uses unless told otherwise (`countries serve --db`).
-    public static let defaultStorePath = "countries.db"
+    public var storePath: String? = Defaults.storePath
     /// A replicated service's etcd cluster (docs/HA.md); when set, the state lives there and
     /// `storePath` is ignored.
     public var etcd: EtcdConfiguration?

@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SystemSupport
 
 /// The commit path of a store replicas share (etcd): another replica may have moved it, so
 /// every outcome stands only once the store confirmed the state it was decided on. A batch is

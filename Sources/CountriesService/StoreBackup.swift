@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 import SQLite
+import SystemSupport
 
 /// `countries backup`: a consistent copy of an SQLite store, taken while a service serves it.
 ///

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 
 /// Chooses and opens the service's ``StateStore`` from its configuration: ``EtcdStore`` for a
 /// replicated service, SQLite on a file (or SQLite's own `:memory:`), or ``MemoryStore``

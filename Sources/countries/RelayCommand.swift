@@ -5,6 +5,7 @@ import CountriesService
 @preconcurrency import Glibc
 import Metrics
 import SystemSupport
+import ZeroMQ
 
 /// `countries relay`: fan-out across hosts (``Relay``).
 struct RelayCommand: RelayDeclaration {

@@ -3,6 +3,7 @@ import CountriesService
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
+import ZeroMQ
 
 // The seed's view controller: parse what the user asked, wire the parts together, exit with
 // the code scripts rely on.

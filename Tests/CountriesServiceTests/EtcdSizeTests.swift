@@ -1,6 +1,7 @@
 import CountriesCore
 import Etcd
 import Foundation
+import SystemSupport
 import TestSupport
 import Testing
 

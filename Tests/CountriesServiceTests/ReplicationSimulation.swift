@@ -1,6 +1,7 @@
 import CountriesClient
 import CountriesCore
 import Foundation
+import SystemSupport
 import TestSupport
 
 @testable import CountriesService

@@ -1,5 +1,6 @@
 import CountriesCore
 import Foundation
+import SystemSupport
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 import SQLite
+import SystemSupport
 import Testing
 
 @testable import CountriesService

@@ -1,6 +1,5 @@
 import Foundation
 @preconcurrency import Glibc
-import SystemSupport
 
 /// How much the service says on stderr.
 public enum LogLevel: Int, Comparable, Sendable, CaseIterable {

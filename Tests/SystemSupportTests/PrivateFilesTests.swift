@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CountriesService
+@testable import SystemSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -84,13 +84,5 @@ import Testing
         let tight = try scratch.file("b", mode: 0o600)
         #expect(PrivateFiles.tighten(tight) == nil)
         #expect(PrivateFiles.tighten("\(scratch.directory)/missing") == nil)
-    }
-
-    @Test func aNewStoreOpenedByTheServiceIsOwnerOnly() throws {
-        let service = try ServiceHarness()
-        defer { service.shutdown() }
-        for file in [service.storePath, service.storePath + "-wal", service.storePath + "-shm"] {
-            #expect(PrivateFiles.mode(of: file) == 0o600, "\(file)")
-        }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// `-wal`, `-shm` and `.lock`, and secret key files. See docs/SECURITY.md, "File modes".
 public enum PrivateFiles {
     /// The permission bits a private file may not have: any for group or others.
-    static let sharedBits: mode_t = 0o077
+    public static let sharedBits: mode_t = 0o077
 
     /// Throws when the secret key file at `path` is open to group or others (any of the 0o077
     /// bits), as ssh refuses such a private key: someone else may have read it, or may replace
@@ -27,7 +27,7 @@ public enum PrivateFiles {
     /// a database 0644, and its `-wal` and `-shm` with the database's mode) makes all three
     /// private. Failures are left for the opener to report.
     @discardableResult
-    static func createIfMissing(_ path: String) -> Bool {
+    public static func createIfMissing(_ path: String) -> Bool {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { return false }
         fchmod(descriptor, 0o600)  // whatever the umask said
@@ -36,14 +36,14 @@ public enum PrivateFiles {
     }
 
     /// The size of the file at `path`, or nil when it cannot be examined.
-    static func size(of path: String) -> Int? {
+    public static func size(of path: String) -> Int? {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         return Int(status.st_size)
     }
 
     /// Takes group and other bits off an existing file; returns its former mode when it changed.
-    static func tighten(_ path: String) -> mode_t? {
+    public static func tighten(_ path: String) -> mode_t? {
         guard let mode = mode(of: path), mode & sharedBits != 0 else { return nil }
         guard chmod(path, mode & ~sharedBits) == 0 else { return nil }
         return mode
@@ -51,7 +51,7 @@ public enum PrivateFiles {
 
     /// A name of its own beside `path` (hidden, with this process's id and a random part), so a
     /// file written under it and renamed to `path` stays in one file system.
-    static func temporaryPath(beside path: String) -> String {
+    public static func temporaryPath(beside path: String) -> String {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -59,7 +59,7 @@ public enum PrivateFiles {
     }
 
     /// Flushes the directory holding `path` to disk, so a name just given there survives a crash.
-    static func syncDirectory(of path: String) {
+    public static func syncDirectory(of path: String) {
         let directory = (path as NSString).deletingLastPathComponent
         let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
@@ -68,7 +68,7 @@ public enum PrivateFiles {
     }
 
     /// `0644` for a log line.
-    static func octal(_ mode: mode_t) -> String {
+    public static func octal(_ mode: mode_t) -> String {
         "0" + String(mode, radix: 8)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
-import ZeroMQ
 
 /// Reading and writing CURVE key files (CZMQ certificate format, see `CurveCertificate`), for the
 /// service, the relay, the clients and `countries keygen` (docs/SECURITY.md).
