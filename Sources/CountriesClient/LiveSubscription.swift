@@ -50,7 +50,7 @@ public final class LiveSubscription {
     /// The replica, nil before the first snapshot.
     public var replica: CountriesState? { machine.replica }
     /// Whether the replica is live, stale or not there yet.
-    public var phase: SubscriptionMachine.Phase { machine.phase }
+    public var phase: SubscriptionPhase { machine.phase }
     /// The identity of the store the replica belongs to (nil before the first snapshot, or from
     /// a service older than v1.1).
     public var store: String? { machine.store }

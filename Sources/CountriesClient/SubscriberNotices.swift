@@ -1,3 +1,5 @@
+import CountriesCore
+
 /// What a subscriber without a screen (`events`, `on-change`, a piped `watch`) says on stderr
 /// about its connection, so a user is never left looking at nothing: "waiting for EP" once when
 /// it was not live within ``patience`` of the start, the reason and where it waits each time the
@@ -9,7 +11,7 @@ public struct SubscriberNotices: Sendable {
     /// How long the first list may take before the subscriber says it is waiting.
     public let patience: Duration
     private let started: ContinuousClock.Instant
-    private var phase = SubscriptionMachine.Phase.connecting
+    private var phase = SubscriptionPhase.connecting
     private var saidWaiting = false
     /// Whether it was ever live: before that, stale (a first list, no heartbeat yet) is still
     /// waiting, already said.
@@ -27,7 +29,7 @@ public struct SubscriberNotices: Sendable {
 
     /// The lines due at `now`, the subscription being in `phase` with its replica at `seq`:
     /// at most one per change of phase, and the "waiting" line once while the first list is due.
-    public mutating func lines(phase: SubscriptionMachine.Phase, seq: UInt64?, now: ContinuousClock.Instant)
+    public mutating func lines(phase: SubscriptionPhase, seq: UInt64?, now: ContinuousClock.Instant)
         -> [String]
     {
         var lines: [String] = []

@@ -25,7 +25,7 @@ public final class SubscriptionLoop<Tag> {
         /// The store the replica belongs to.
         public var store: String?
         /// The phase after them.
-        public var phase: SubscriptionMachine.Phase
+        public var phase: SubscriptionPhase
 
         /// The events applied, in seq order.
         public var applied: [Event] {

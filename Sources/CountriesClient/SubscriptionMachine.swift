@@ -12,23 +12,12 @@ import CountriesCore
 /// - at most one request is outstanding at a time;
 /// - every ``Notification/applied(_:)`` is exactly one past the replica's previous seq, and a
 ///   ``Notification/replaced(seq:)`` precedes any other change of the replica's seq;
-/// - the phase is ``Phase/live`` only when the replica has every event the service is known to
+/// - the phase is ``SubscriptionPhase/live`` only when the replica has every event the service is known to
 ///   have published and the PUB channel is heard from;
 /// - no event whose names break the service's name rules (``CountriesCore/Event/validateNames()``)
 ///   is applied, from PUB or from history: it is reported once (``Notification/rejected(seq:reason:)``)
 ///   and the replica catches up from the service as after a gap.
 public struct SubscriptionMachine: Sendable {
-    /// Whether the replica can be shown as live data.
-    public enum Phase: Equatable, Sendable {
-        /// No snapshot yet: there is nothing to show but skeleton rows.
-        case connecting
-        /// The replica has every change the service is known to have made.
-        case live
-        /// The replica may be behind; the text says why, for the screen (e.g.
-        /// "no heartbeat for 3 s", "missed events 13-15", "service restarted").
-        case stale(String)
-    }
-
     /// A request the driver must send on the command channel.
     public enum Action: Equatable, Sendable {
         /// Send `list`; answer with ``SubscriptionMachine/receiveSnapshot(rows:seq:store:now:)``.
@@ -41,7 +30,7 @@ public struct SubscriptionMachine: Sendable {
     /// What happened to the replica or the phase, for the view.
     public enum Notification: Equatable, Sendable {
         /// The phase changed to this one.
-        case phaseChanged(Phase)
+        case phaseChanged(SubscriptionPhase)
         /// One event was applied to the replica, in seq order (from PUB or from history).
         case applied(Event)
         /// The replica was replaced by a snapshot at this seq.
@@ -91,7 +80,7 @@ public struct SubscriptionMachine: Sendable {
     public let sources: Int
 
     /// The current phase.
-    public private(set) var phase: Phase = .connecting
+    public private(set) var phase: SubscriptionPhase = .connecting
     /// The local copy of the list; nil until the first snapshot.
     public private(set) var replica: CountriesState?
     /// The identity of the store the replica belongs to (nil from a service older than v1.1).
@@ -536,7 +525,7 @@ extension SubscriptionMachine {
 
         let inSync =
             !restarted && !snapshotNeeded && !silent && !catchUpNeeded && buffer.isEmpty && gap() == nil
-        let newPhase: Phase = replica == nil ? .connecting : inSync ? .live : .stale(staleReason)
+        let newPhase: SubscriptionPhase = replica == nil ? .connecting : inSync ? .live : .stale(staleReason)
         if newPhase != phase {
             phase = newPhase
             out.notifications.append(.phaseChanged(newPhase))

@@ -25,23 +25,13 @@ public struct TableScreenModel: Sendable {
         case select
     }
 
-    /// Where the subscription stands (the subscription machine's phase, as the screen sees it).
-    public enum Link: Equatable, Sendable {
-        /// No snapshot yet.
-        case connecting
-        /// The replica has every change.
-        case live
-        /// The replica may be behind, for this reason.
-        case stale(String)
-    }
-
     /// What happened.
     public enum Input: Equatable, Sendable {
         /// Keys the person pressed, in order.
         case keys([Key])
         /// The subscription changed: the replica and link after the change, and the events it
         /// applied (empty for a snapshot or a phase change).
-        case update(replica: CountriesState?, link: Link, applied: [Event])
+        case update(replica: CountriesState?, link: SubscriptionPhase, applied: [Event])
         /// The terminal has a new size.
         case resize(ViewportSize)
         /// Time passed (a highlight may end, a clock in the footer may age, a frame may be due).
@@ -90,7 +80,7 @@ public struct TableScreenModel: Sendable {
     /// The replica shown; nil before the first snapshot.
     public private(set) var replica: CountriesState?
     /// The link to the service.
-    public private(set) var link: Link = .connecting
+    public private(set) var link: SubscriptionPhase = .connecting
     /// Whether `watch` scrolls to each change (false once the person scrolled by hand).
     public private(set) var isFollowing = true
     /// The first row shown.
@@ -169,7 +159,9 @@ public struct TableScreenModel: Sendable {
         coalescer.markDirty(now: now)
     }
 
-    private mutating func apply(replica new: CountriesState?, link: Link, applied: [Event], now: Instant) {
+    private mutating func apply(
+        replica new: CountriesState?, link: SubscriptionPhase, applied: [Event], now: Instant
+    ) {
         for event in applied {
             lastEvent = (event, now)
             if let row = event.country, event.topic != .countryRemoved {

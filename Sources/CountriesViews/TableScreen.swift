@@ -99,15 +99,10 @@ public struct TableScreen {
                 }
                 return true
             case .update(let update):
-                let link: TableScreenModel.Link
-                switch update.phase {
-                case .connecting: link = .connecting
-                case .live: link = .live
-                case .stale(let reason): link = .stale(reason)
-                }
                 return perform(
                     model.handle(
-                        .update(replica: update.replica, link: link, applied: update.applied), now: now),
+                        .update(replica: update.replica, link: update.phase, applied: update.applied),
+                        now: now),
                     now: now)
             case .tick:
                 defer { typed = false }

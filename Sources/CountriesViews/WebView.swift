@@ -207,15 +207,9 @@ public final class WebView {
                 finish(outcomes)
                 return true
             case .update(let update):
-                let link: WebPageModel.Link
-                switch update.phase {
-                case .connecting: link = .connecting
-                case .live: link = .live
-                case .stale(let reason): link = .stale(reason)
-                }
                 broadcast(
                     model.update(
-                        replica: update.replica, store: loop.subscription.store, link: link,
+                        replica: update.replica, store: loop.subscription.store, link: update.phase,
                         applied: update.applied))
                 return true
             case .tick:

@@ -14,16 +14,6 @@ import JSON
 ///   fresh stream when the store differs from its rows' (a resume onto another store: seqs
 ///   mean something only within one store).
 public struct WebPageModel: Sendable {
-    /// How the subscription stands.
-    public enum Link: Equatable, Sendable {
-        /// No snapshot yet.
-        case connecting
-        /// The replica has every change.
-        case live
-        /// The replica may be behind, and why.
-        case stale(String)
-    }
-
     /// The replica shown.
     public private(set) var replica: CountriesState?
     /// The identity of the store the replica belongs to, sent in every snapshot and state event
@@ -31,7 +21,7 @@ public struct WebPageModel: Sendable {
     /// identity").
     public private(set) var store: String?
     /// The link as last reported.
-    public private(set) var link: Link = .connecting
+    public private(set) var link: SubscriptionPhase = .connecting
     /// How many `change` events are kept for pages that resume with `Last-Event-ID`.
     public let kept: Int
     /// The kept `change` events, oldest first, with consecutive seqs ending at the replica's.
@@ -57,7 +47,8 @@ public struct WebPageModel: Sendable {
     /// Takes what the subscription reported (the replica and link after `applied`) and returns
     /// the bytes to send to every open page.
     public mutating func update(
-        replica new: CountriesState?, store newStore: String? = nil, link newLink: Link, applied: [Event]
+        replica new: CountriesState?, store newStore: String? = nil, link newLink: SubscriptionPhase,
+        applied: [Event]
     ) -> [UInt8] {
         var out: [UInt8] = []
         let previous = replica

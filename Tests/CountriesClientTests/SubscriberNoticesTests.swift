@@ -1,4 +1,5 @@
 import CountriesClient
+import CountriesCore
 import Testing
 
 /// What `events`, `on-change` and a piped `watch` say on stderr about their connection.
@@ -41,7 +42,7 @@ import Testing
     @Test func everyStaleSpellSaysWhereItWaits() {
         var notices = SubscriberNotices(endpoints: endpoints, patience: .seconds(1), now: start)
         _ = notices.lines(phase: .live, seq: 0, now: start)
-        let stale = SubscriptionMachine.Phase.stale("no heartbeat for 3 s")
+        let stale = SubscriptionPhase.stale("no heartbeat for 3 s")
         #expect(
             notices.lines(phase: stale, seq: 0, now: start + .seconds(4)) == [
                 "stale: no heartbeat for 3 s; waiting for tcp://127.0.0.1:5555 (events tcp://127.0.0.1:5556)"
