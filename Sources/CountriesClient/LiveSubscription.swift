@@ -102,9 +102,11 @@ public final class LiveSubscription {
     }
 
     /// Asks for the first snapshot (the SUB socket is already subscribed, so nothing falls
-    /// between the two).
-    public func start(now: ContinuousClock.Instant) -> [SubscriptionMachine.Notification] {
-        started(now: now).notifications
+    /// between the two). What it returns (here and from ``process(_:_:now:)`` and
+    /// ``tick(now:)``) carries the notifications and the states they left
+    /// (``SubscriptionMachine/Output``); the requests they asked for are already sent.
+    public func start(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {
+        perform(machine.start(now: now), now: now)
     }
 
     /// Adds this subscription's sockets to `poller`.
@@ -114,29 +116,6 @@ public final class LiveSubscription {
 
     /// Reads whatever is ready after a poll and returns what changed.
     public func process(
-        _ ready: PollResult, _ registration: Registration, now: ContinuousClock.Instant
-    ) -> [SubscriptionMachine.Notification] {
-        processed(ready, registration, now: now).notifications
-    }
-
-    /// Runs timers (heartbeat watchdog, request timeouts and retries).
-    public func tick(now: ContinuousClock.Instant) -> [SubscriptionMachine.Notification] {
-        ticked(now: now).notifications
-    }
-
-    /// When ``tick(now:)`` must run next.
-    public var nextDeadline: ContinuousClock.Instant? {
-        [machine.nextDeadline(), requests.nextDeadline].compactMap { $0 }.min()
-    }
-
-    // The same three, with the states the notifications left (``SubscriptionMachine/Output/states``),
-    // for ``SubscriptionLoop``; the requests they asked for are already sent.
-
-    func started(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {
-        perform(machine.start(now: now), now: now)
-    }
-
-    func processed(
         _ ready: PollResult, _ registration: Registration, now: ContinuousClock.Instant
     ) -> SubscriptionMachine.Output {
         var out = SubscriptionMachine.Output()
@@ -149,10 +128,16 @@ public final class LiveSubscription {
         return out
     }
 
-    func ticked(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {
+    /// Runs timers (heartbeat watchdog, request timeouts and retries).
+    public func tick(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {
         var out = handle(requests.tick(now: now), now: now)
         out.append(perform(machine.tick(now: now), now: now))
         return out
+    }
+
+    /// When ``tick(now:)`` must run next.
+    public var nextDeadline: ContinuousClock.Instant? {
+        [machine.nextDeadline(), requests.nextDeadline].compactMap { $0 }.min()
     }
 
     private func drainEvents(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {

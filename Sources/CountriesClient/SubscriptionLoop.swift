@@ -72,7 +72,7 @@ public final class SubscriptionLoop<Tag> {
         _ handle: (Happening, ContinuousClock.Instant) throws -> Bool
     ) throws {
         var now = ContinuousClock.now
-        guard try deliver(subscription.started(now: now), now: now, to: handle) else { return }
+        guard try deliver(subscription.start(now: now), now: now, to: handle) else { return }
         guard try handle(.tick, now) else { return }
         while true {
             var poller = Poller()
@@ -93,9 +93,9 @@ public final class SubscriptionLoop<Tag> {
                 outcomes += requests.tick(now: now)
                 if !outcomes.isEmpty { guard try handle(.replies(outcomes), now) else { return } }
             }
-            guard try deliver(subscription.processed(ready, registration, now: now), now: now, to: handle)
+            guard try deliver(subscription.process(ready, registration, now: now), now: now, to: handle)
             else { return }
-            guard try deliver(subscription.ticked(now: now), now: now, to: handle) else { return }
+            guard try deliver(subscription.tick(now: now), now: now, to: handle) else { return }
             guard try handle(.tick, now) else { return }
         }
     }

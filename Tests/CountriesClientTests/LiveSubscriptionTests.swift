@@ -54,14 +54,14 @@ private struct SubscriptionPump {
     mutating func start() {
         let now = ContinuousClock.now
         for (index, subscription) in subscriptions.enumerated() {
-            logs[index].record(subscription.start(now: now))
+            logs[index].record(subscription.start(now: now).notifications)
         }
     }
 
     /// A paused reader wakes up: its timer fires before it reads (it slept past its deadline).
     mutating func resume(_ index: Int) {
         paused.remove(index)
-        logs[index].record(subscriptions[index].tick(now: .now))
+        logs[index].record(subscriptions[index].tick(now: .now).notifications)
     }
 
     /// One turn of the loop: waits at most 50 ms.
@@ -77,8 +77,8 @@ private struct SubscriptionPump {
         now = ContinuousClock.now
         for index in active {
             guard let registration = registrations[index] else { continue }
-            logs[index].record(subscriptions[index].process(ready, registration, now: now))
-            logs[index].record(subscriptions[index].tick(now: now))
+            logs[index].record(subscriptions[index].process(ready, registration, now: now).notifications)
+            logs[index].record(subscriptions[index].tick(now: now).notifications)
         }
     }
 
