@@ -62,7 +62,7 @@ final class CommandHandler {
     var refused: Int { tally.refused }
 
     init(store: any StateStore, seed: [Country], logger: Logger, statusInfo: @escaping () -> StatusInfo)
-        throws(StoreError)
+        throws(StoreOpenError)
     {
         self.store = store
         let stager = BatchStager(identity: store.identity, seed: store.storedSeed ?? seed)

@@ -63,7 +63,7 @@ final class EtcdStore: StateStore {
     init(
         configuration: EtcdConfiguration, seed: [Country], health: ClusterHealth, logger: Logger,
         window: RequestIDWindow = RequestIDWindow()
-    ) throws(StoreError) {
+    ) throws(StoreOpenError) {
         self.configuration = configuration
         self.logger = logger
         self.window = window
@@ -89,7 +89,7 @@ final class EtcdStore: StateStore {
                 }
             } catch {
                 if error.code == .rejected || error.code == .badResponse {
-                    throw StoreError(
+                    throw StoreOpenError(
                         .other, path: path, "etcd refused the store's first read or seed: \(error)")
                 }
                 if lastError == nil {
@@ -101,16 +101,16 @@ final class EtcdStore: StateStore {
                 lastError = error
                 Thread.sleep(forTimeInterval: 0.2)
             }
-            if let misplaced { throw StoreError(.other, path: path, misplaced) }
+            if let misplaced { throw StoreOpenError(.other, path: path, misplaced) }
         }
         guard let found else {
-            throw StoreError(
+            throw StoreOpenError(
                 .cannotOpen, path: path,
                 "no quorum of the etcd cluster answered within \(configuration.startTimeout) (\(lastError.map { "\($0)" } ?? "no answer")); check that a majority of its members run and that --etcd names them"
             )
         }
         guard StoreIdentity.isWellFormed(found.identity) else {
-            throw StoreError(
+            throw StoreOpenError(
                 .corrupt, path: path,
                 "the key \(layout.store) holds \(CountryName.quoted(found.identity)), not a store identity; the prefix belongs to something else: pass another --etcd-prefix"
             )
@@ -141,7 +141,7 @@ final class EtcdStore: StateStore {
                 ? nil
                 : "this replica was given a seed of \(seed.count) countries, but the store keeps the seed it was created with (\(kept.count) countries): `reset` goes back to the store's (docs/HA.md)"
         } catch {
-            throw StoreError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
+            throw StoreOpenError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
         }
         if let generation = found.generation {
             self.generation = generation
@@ -150,7 +150,7 @@ final class EtcdStore: StateStore {
             do {
                 generation = try EtcdStore.openGeneration(client: client, layout: layout)
             } catch {
-                throw StoreError(
+                throw StoreOpenError(
                     .cannotOpen, path: path, "reading the request-id generation failed: \(error)")
             }
         }
@@ -337,11 +337,11 @@ final class EtcdStore: StateStore {
 
     /// The state at start. A log damaged after the snapshot does not stop the replica: it serves
     /// `status` with the state up to the damage, says what is damaged, and refuses the rest.
-    func loadState() throws(StoreError) -> CountriesState {
+    func loadState() throws(StoreOpenError) -> CountriesState {
         do {
             return try readState(uptoDamage: true)
         } catch {
-            throw StoreError(.cannotOpen, path: path, "reading the state from etcd failed: \(error)")
+            throw StoreOpenError(.cannotOpen, path: path, "reading the state from etcd failed: \(error)")
         }
     }
 

@@ -1,7 +1,7 @@
 import CountriesCore
 import Foundation
 
-/// The `--in-memory` store without SQLite: the same semantics and limits as ``Store`` (the last
+/// The `--in-memory` store without SQLite: the same semantics and limits as ``SQLiteStore`` (the last
 /// ``Limits/retainedEvents`` events, the request ids ``RequestIDRetention`` keeps), gone with
 /// the process. A commit cannot fail.
 final class MemoryStore: StateStore {
@@ -19,7 +19,7 @@ final class MemoryStore: StateStore {
     /// Remembered requests by id, with the ordinal they were remembered at.
     private var remembered: [String: (ordinal: Int64, request: RememberedRequest)] = [:]
     private var lastOrdinal: Int64 = 0
-    /// Which ids are kept, by count and age (the same rule as ``Store``).
+    /// Which ids are kept, by count and age (the same rule as ``SQLiteStore``).
     private var retention: RequestIDRetention
     private let clock: @Sendable () -> Int64
 
@@ -36,7 +36,9 @@ final class MemoryStore: StateStore {
     /// wait for each other.
     var groupsCommits: Bool { false }
 
-    func loadState() throws(StoreError) -> CountriesState { CountriesState(countries: countries, seq: seq) }
+    func loadState() throws(StoreOpenError) -> CountriesState {
+        CountriesState(countries: countries, seq: seq)
+    }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
         guard let found = remembered[id], retention.keeps(ordinal: found.ordinal, nowMilliseconds: clock())

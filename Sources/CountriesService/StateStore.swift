@@ -2,11 +2,11 @@ import CountriesCore
 import Foundation
 
 /// What the command handler needs from a store: the state at start, the request-id memory, the
-/// retained events, and one commit per batch. ``Store`` keeps them in SQLite; ``MemoryStore``,
+/// retained events, and one commit per batch. ``SQLiteStore`` keeps them in SQLite; ``MemoryStore``,
 /// for `--in-memory`, in plain Swift values; another kind of store conforms the same way and is
 /// chosen in ``StoreOpener``.
 ///
-/// Opening and loading fail with a ``StoreError`` (the service cannot start: it says what to do
+/// Opening and loading fail with a ``StoreOpenError`` (the service cannot start: it says what to do
 /// with the store); everything after fails with a ``StateStoreError``, which the handler turns
 /// into a `storage_error` reply while the service carries on.
 protocol StateStore: AnyObject {
@@ -18,7 +18,7 @@ protocol StateStore: AnyObject {
     /// Bytes on disk (0 in memory).
     var sizeOnDisk: Int { get }
     /// The state as stored.
-    func loadState() throws(StoreError) -> CountriesState
+    func loadState() throws(StoreOpenError) -> CountriesState
     /// The request remembered under this id, with its first reply, if it is remembered.
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest?
     /// The first `limit` events after `since`; nil when some are no longer kept or `since` is

@@ -14,7 +14,7 @@ import SystemSupport
 /// or anything but a regular file at the target, or the store's own files, are refused.
 ///
 /// The mark (a `meta` row) makes a service that opens the copy give it a new store identity
-/// (``Store``), so it never passes for the store it was copied from: subscribers' positions,
+/// (``SQLiteStore``), so it never passes for the store it was copied from: subscribers' positions,
 /// `if_store` pins and remembered request ids belong to the original.
 public enum StoreBackup {
     /// The `meta` key that marks a copy made by a backup; its value is when it was taken (ms

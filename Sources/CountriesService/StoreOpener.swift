@@ -10,7 +10,7 @@ import SystemSupport
 enum StoreOpener {
     /// Opens the store `configuration` names, logging what a person should know about it.
     static func open(_ configuration: ServiceConfiguration, health: ClusterHealth?, logger: Logger)
-        throws(StoreError) -> any StateStore
+        throws(StoreOpenError) -> any StateStore
     {
         if let etcd = configuration.etcd {
             let store = try EtcdStore(
@@ -34,14 +34,14 @@ enum StoreOpener {
 
     /// Opens the SQLite store with owner-only files: a new one is created 0600 (SQLite gives its
     /// `-wal` and `-shm` the database's mode), an existing looser one is tightened and logged.
-    private static func openPrivate(_ path: String, seed: [Country], logger: Logger) throws(StoreError)
-        -> Store
+    private static func openPrivate(_ path: String, seed: [Country], logger: Logger) throws(StoreOpenError)
+        -> SQLiteStore
     {
-        guard path != ":memory:" else { return try Store(path: path, seed: seed) }
+        guard path != ":memory:" else { return try SQLiteStore(path: path, seed: seed) }
         let created = PrivateFiles.createIfMissing(path)
-        let store: Store
+        let store: SQLiteStore
         do {
-            store = try Store(path: path, seed: seed)
+            store = try SQLiteStore(path: path, seed: seed)
         } catch {
             // Leave nothing behind for a store that never opened.
             if created, PrivateFiles.size(of: path) == 0 { unlink(path) }

@@ -17,7 +17,7 @@ public struct WebPageModel: Sendable {
     /// The replica shown.
     public private(set) var replica: CountriesState?
     /// The identity of the store the replica belongs to, sent in every snapshot and state event
-    /// so that a page can tell a resumed stream onto another store (docs/PROTOCOL.md, "Store
+    /// so that a page can tell a resumed stream onto another store (docs/PROTOCOL.md, "SQLiteStore
     /// identity").
     public private(set) var store: String?
     /// The link as last reported.

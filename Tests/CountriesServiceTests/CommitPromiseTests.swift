@@ -23,7 +23,7 @@ final class FailingStore: StateStore {
     var path: String { inner.path }
     var identity: String { inner.identity }
     var sizeOnDisk: Int { inner.sizeOnDisk }
-    func loadState() throws(StoreError) -> CountriesState { try inner.loadState() }
+    func loadState() throws(StoreOpenError) -> CountriesState { try inner.loadState() }
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
         try inner.rememberedRequest(for: id)
     }

@@ -79,7 +79,7 @@ import Testing
 
     /// The handler alone, so the batch is certainly one batch.
     @Test func handlerBatchKeepsArrivalOrderAndReadsSeeEarlierWrites() throws {
-        let store = try Store(path: nil, seed: SeedList.standard)
+        let store = try SQLiteStore(path: nil, seed: SeedList.standard)
         let handler = try CommandHandler(
             store: store, seed: SeedList.standard, logger: Logger(level: .error) { _ in }
         ) {

@@ -48,7 +48,7 @@ import Testing
 
     @Test func aBatchIsCountedByOpAndCodeAndClientMistakesAreNotWarnings() throws {
         let (logger, lines) = Self.collecting(.debug, .text)
-        let store = try Store(path: nil, seed: SeedList.standard)
+        let store = try SQLiteStore(path: nil, seed: SeedList.standard)
         let handler = try CommandHandler(store: store, seed: SeedList.standard, logger: logger) {
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 1.5, endpoints: [])
         }

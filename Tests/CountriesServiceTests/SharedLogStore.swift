@@ -32,11 +32,11 @@ final class SharedLogStore: StateStore {
         if let unavailability { throw StateStoreError(unavailability) }
     }
 
-    func loadState() throws(StoreError) -> CountriesState {
+    func loadState() throws(StoreOpenError) -> CountriesState {
         do {
             return try log.state(upTo: log.seq)
         } catch {
-            throw StoreError(.corrupt, path: path, "\(error)")
+            throw StoreOpenError(.corrupt, path: path, "\(error)")
         }
     }
 

@@ -7,7 +7,7 @@ import Testing
 @testable import CountriesService
 
 /// The contract both in-memory stores keep: ``MemoryStore`` (what `--in-memory` uses) and the
-/// SQLite `:memory:` ``Store``. A service runs on the latter with `storePath = ":memory:"`.
+/// SQLite `:memory:` ``SQLiteStore``. A service runs on the latter with `storePath = ":memory:"`.
 @Suite struct StateStoreContractTests {
     enum Kind: String, CaseIterable, Sendable { case memory, sqlite }
 
@@ -19,7 +19,7 @@ import Testing
         let now = (clock ?? TestClock(hoursAhead: 0)).now
         switch kind {
         case .memory: return MemoryStore(seed: seed, retention: retention, clock: now)
-        case .sqlite: return try Store(path: nil, seed: seed, retention: retention, clock: now)
+        case .sqlite: return try SQLiteStore(path: nil, seed: seed, retention: retention, clock: now)
         }
     }
 
@@ -63,7 +63,7 @@ import Testing
         let store: any StateStore =
             switch kind {
             case .memory: MemoryStore(seed: seed, retention: retention, clock: clock.now)
-            case .sqlite: try Store(path: nil, seed: seed, retention: retention, clock: clock.now)
+            case .sqlite: try SQLiteStore(path: nil, seed: seed, retention: retention, clock: clock.now)
             }
         try rememberIDs(0..<100, on: store)
         #expect(try store.rememberedReply(for: "r-59") == nil)

@@ -20,7 +20,7 @@ import Testing
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = "\(directory)/countries.db"
-        let first = try Store(path: path, seed: seed)
+        let first = try SQLiteStore(path: path, seed: seed)
         #expect(StoreIdentity.isWellFormed(first.identity))
         #expect(first.identityNote != nil, "a new store says it got an identity")
         var state = try first.loadState()
@@ -29,7 +29,7 @@ import Testing
             if let event = try state.apply(change, seed: seed).event { batch.events.append(event) }
         }
         try first.commit(batch)
-        let again = try Store(path: path, seed: seed)
+        let again = try SQLiteStore(path: path, seed: seed)
         #expect(again.identity == first.identity)
         #expect(again.identityNote == nil)
         #expect(try again.loadState().seq == 2)
@@ -39,14 +39,14 @@ import Testing
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = "\(directory)/countries.db"
-        let original = try Store(path: path, seed: seed).identity
+        let original = try SQLiteStore(path: path, seed: seed).identity
         // A backup restored as a new file (what `cp` to a new name or a restore tool makes).
         try FileManager.default.copyItem(atPath: path, toPath: "\(directory)/restored.db")
-        let restored = try Store(path: "\(directory)/restored.db", seed: seed)
+        let restored = try SQLiteStore(path: "\(directory)/restored.db", seed: seed)
         #expect(restored.identity != original)
         #expect(restored.identityNote?.contains("copied") == true)
-        #expect(try Store(path: "\(directory)/restored.db", seed: seed).identity == restored.identity)
-        #expect(try Store(path: path, seed: seed).identity == original)
+        #expect(try SQLiteStore(path: "\(directory)/restored.db", seed: seed).identity == restored.identity)
+        #expect(try SQLiteStore(path: path, seed: seed).identity == original)
     }
 
     /// A copy made by `countries backup` is marked: it gets a new identity even at the inode the
@@ -56,14 +56,14 @@ import Testing
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = "\(directory)/countries.db"
-        let original = try Store(path: path, seed: seed).identity
+        let original = try SQLiteStore(path: path, seed: seed).identity
         let database = try Database(path: path, mode: .readWrite)
         try database.prepare("INSERT INTO meta(key, value) VALUES (?1, 1)").run([.text(StoreBackup.metaKey)])
         database.close()
-        let restored = try Store(path: path, seed: seed)
+        let restored = try SQLiteStore(path: path, seed: seed)
         #expect(restored.identity != original)
         #expect(restored.identityNote?.contains("countries backup") == true, "\(restored.identityNote ?? "")")
-        let again = try Store(path: path, seed: seed)
+        let again = try SQLiteStore(path: path, seed: seed)
         #expect(again.identity == restored.identity)
         #expect(again.identityNote == nil)
     }
@@ -74,7 +74,7 @@ import Testing
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = "\(directory)/countries.db"
-        let store = try Store(path: path, seed: seed)
+        let store = try SQLiteStore(path: path, seed: seed)
         var state = try store.loadState()
         var batch = StoreBatch()
         if let event = try state.apply(.toggle(.index(2), ifSeq: nil), seed: seed).event {
@@ -86,7 +86,7 @@ import Testing
         #expect(copy.identity == store.identity)
         #expect(PrivateFiles.mode(of: "\(directory)/copy.db") == 0o600)
         #expect(!FileManager.default.fileExists(atPath: "\(directory)/copy.db-wal"))
-        let restored = try Store(path: "\(directory)/copy.db", seed: seed)
+        let restored = try SQLiteStore(path: "\(directory)/copy.db", seed: seed)
         #expect(restored.identity != store.identity)
         #expect(try restored.loadState() == state)
         let entries = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
@@ -102,15 +102,15 @@ import Testing
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = "\(directory)/countries.db"
-        let original = try Store(path: path, seed: seed).identity
+        let original = try SQLiteStore(path: path, seed: seed).identity
         let database = try Database(path: path, mode: .readWrite)
         try database.execute("UPDATE identity SET device = NULL")
-        let upgraded = try Store(path: path, seed: seed)
+        let upgraded = try SQLiteStore(path: path, seed: seed)
         #expect(upgraded.identity == original && upgraded.identityNote == nil, "no device yet: kept")
         let recorded = try database.prepare("SELECT device FROM identity").rows().first?.first
         #expect(recorded != nil && recorded != .null, "the device is recorded")
         try database.execute("UPDATE identity SET device = device + 1")
-        let moved = try Store(path: path, seed: seed)
+        let moved = try SQLiteStore(path: path, seed: seed)
         #expect(moved.identity != original, "same inode, another device: a copy")
         #expect(moved.identityNote?.contains("copied") == true)
     }

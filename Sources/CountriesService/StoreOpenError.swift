@@ -1,7 +1,7 @@
 import SQLite
 
 /// The store cannot be used: what is wrong with it and what to do.
-public struct StoreError: Error, Equatable, Sendable {
+public struct StoreOpenError: Error, Equatable, Sendable {
     /// The kind of failure.
     public enum Code: String, Equatable, Sendable {
         /// The file or its directory cannot be opened or created.
@@ -53,7 +53,7 @@ public struct StoreError: Error, Equatable, Sendable {
     }
 }
 
-extension StoreError: CustomStringConvertible {
+extension StoreOpenError: CustomStringConvertible {
     /// `store countries.db: <message>`.
     public var description: String { "store \(path): \(message)" }
 }

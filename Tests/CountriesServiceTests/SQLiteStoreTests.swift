@@ -7,7 +7,7 @@ import Testing
 @testable import CountriesService
 
 /// The SQLite store on a real file in a temporary directory.
-@Suite struct StoreTests {
+@Suite struct SQLiteStoreTests {
     /// A fresh directory holding `countries.db`, removed at the end of the test.
     private final class Scratch {
         let directory = "/tmp/cst-store-\(UUID().uuidString.prefix(8))"
@@ -35,7 +35,7 @@ import Testing
 
     @Test func aNewStoreHoldsTheSeedAtSeqZero() throws {
         let scratch = try Scratch()
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
         #expect(try store.loadState() == CountriesState(countries: seed, seq: 0))
         #expect(try store.events(after: 0, currentSeq: 0) == [])
         #expect(try store.oldestRetainedSeq(currentSeq: 0) == 1)
@@ -46,7 +46,7 @@ import Testing
         let scratch = try Scratch()
         var state = CountriesState(countries: seed)
         do {
-            let store = try Store(path: scratch.path, seed: seed)
+            let store = try SQLiteStore(path: scratch.path, seed: seed)
             try store.commit(
                 try batch(
                     [
@@ -60,7 +60,7 @@ import Testing
             ]
             try store.commit(remembered)
         }
-        let reopened = try Store(path: scratch.path, seed: [Country(name: "Ignored")])
+        let reopened = try SQLiteStore(path: scratch.path, seed: [Country(name: "Ignored")])
         #expect(try reopened.loadState() == state)
         #expect(state.seq == 3)
         #expect(try reopened.rememberedReply(for: "r-1") == Data("first reply".utf8))
@@ -74,10 +74,10 @@ import Testing
     @Test func removeShiftsTheLaterPositionsUp() throws {
         let scratch = try Scratch()
         var state = CountriesState(countries: seed)
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
         // Two removes in one transaction, the second at a position the first shifted.
         try store.commit(try batch([.remove(.index(2)), .remove(.index(2)), .remove(.index(5))], on: &state))
-        let loaded = try Store(path: scratch.path, seed: seed).loadState()
+        let loaded = try SQLiteStore(path: scratch.path, seed: seed).loadState()
         #expect(loaded == state)
         #expect(
             loaded.countries.map(\.name) == ["United States", "United Kingdom", "Spain", "Russia", "Moldova"])
@@ -86,18 +86,18 @@ import Testing
     @Test func resetPutsBackTheGivenRows() throws {
         let scratch = try Scratch()
         var state = CountriesState(countries: seed)
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
         try store.commit(
             try batch([.remove(.index(0)), .add(name: "Oman"), .toggle(.index(0)), .reset], on: &state))
         let loaded = try store.loadState()
         #expect(loaded == CountriesState(countries: seed, seq: 4))
-        #expect(try Store(path: scratch.path, seed: seed).loadState() == loaded)
+        #expect(try SQLiteStore(path: scratch.path, seed: seed).loadState() == loaded)
     }
 
     @Test func eventsAreTrimmedToTheRetainedNumberAndTheHistoryBoundaryHolds() throws {
         let scratch = try Scratch()
         var state = CountriesState(countries: seed)
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
         let total = Limits.retainedEvents + 5
         try store.commit(try batch(Array(repeating: .toggle(.index(1)), count: total - 1), on: &state))
         try store.commit(try batch([.toggle(.index(1))], on: &state))
@@ -119,7 +119,7 @@ import Testing
 
     @Test func requestIDsAreTrimmedToTheRetainedNumber() throws {
         let scratch = try Scratch()
-        let store = try Store(path: scratch.path, seed: seed, retention: .countOnly)
+        let store = try SQLiteStore(path: scratch.path, seed: seed, retention: .countOnly)
         let total = Limits.retainedRequestIDs + 3
         var first = StoreBatch()
         first.requests = (0..<total - 1).map {
@@ -143,14 +143,14 @@ import Testing
         let scratch = try Scratch()
         let clock = TestClock(hoursAhead: 0)
         do {
-            let store = try Store(path: scratch.path, seed: seed, clock: clock.now)
+            let store = try SQLiteStore(path: scratch.path, seed: seed, clock: clock.now)
             var burst = StoreBatch()
             burst.requests = (0..<Limits.retainedRequestIDs + 5).map {
                 RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
             }
             try store.commit(burst)
         }
-        let reopened = try Store(path: scratch.path, seed: seed, clock: clock.now)
+        let reopened = try SQLiteStore(path: scratch.path, seed: seed, clock: clock.now)
         #expect(try reopened.rememberedReply(for: "id-0") == Data("reply 0".utf8), "young: kept")
         clock.advance(by: Limits.requestIDMinimumAge)
         #expect(try reopened.rememberedReply(for: "id-4") == nil, "old and beyond the count")
@@ -158,7 +158,7 @@ import Testing
 
         let database = try Database(path: scratch.path, mode: .readWrite)
         try database.execute("UPDATE requests SET at = NULL")
-        let legacy = try Store(path: scratch.path, seed: seed, clock: TestClock(hoursAhead: 0).now)
+        let legacy = try SQLiteStore(path: scratch.path, seed: seed, clock: TestClock(hoursAhead: 0).now)
         #expect(try legacy.rememberedReply(for: "id-4") == nil, "no age: old")
         #expect(try legacy.rememberedReply(for: "id-5") == Data("reply 5".utf8))
     }
@@ -169,7 +169,7 @@ import Testing
     @Test func aResetsReplyIsKeptByReferenceToItsEvent() throws {
         let scratch = try Scratch()
         let long = (0..<2_000).map { Country(name: "Country \($0)", visited: false) }
-        let store = try Store(path: scratch.path, seed: long)
+        let store = try SQLiteStore(path: scratch.path, seed: long)
         let handler = try CommandHandler(store: store, seed: long, logger: Logger(level: .error) { _ in }) {
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
         }
@@ -193,18 +193,18 @@ import Testing
         #expect(try store.rememberedReply(for: "the-reset") == first)
 
         // Past the kept events: the reset's event goes, its reply is written in full first.
-        for start in stride(from: 0, to: Limits.retainedEvents + 2 * Int(Store.rowsInterval), by: 250) {
+        for start in stride(from: 0, to: Limits.retainedEvents + 2 * Int(SQLiteStore.rowsInterval), by: 250) {
             _ = handle((start..<start + 250).map { #"{"op":"toggle","index":\#($0 % 2_000)}"# })
         }
         #expect(try store.oldestRetainedSeq(currentSeq: handler.state.seq) > 1, "the reset's event is gone")
         #expect(try storedReply().bytes == Int64(first.count) && storedReply().event == .null, "in full")
         #expect(try store.rememberedReply(for: "the-reset") == first)
-        let reopened = try Store(path: scratch.path, seed: long)
+        let reopened = try SQLiteStore(path: scratch.path, seed: long)
         #expect(try reopened.rememberedReply(for: "the-reset") == first)
     }
 
     /// Handles one request on a handler over `store`; its reply.
-    private func reply(_ json: String, on store: Store) throws -> Reply {
+    private func reply(_ json: String, on store: SQLiteStore) throws -> Reply {
         let handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
         }
@@ -245,8 +245,8 @@ import Testing
         }
         #expect(try schema(of: scratch.path) == .integer(1))
 
-        let store = try Store(path: scratch.path, seed: seed)
-        #expect(try schema(of: scratch.path) == .integer(Store.schemaVersion))
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
+        #expect(try schema(of: scratch.path) == .integer(SQLiteStore.schemaVersion))
         #expect(try store.loadState().seq == 1)
         #expect(try store.events(after: 0, currentSeq: 1)?.count == 1)
         // Remembered before the migration, without what was asked: any request under the id
@@ -256,7 +256,7 @@ import Testing
         #expect(try reply(#"{"op":"remove","index":0,"id":"old-1"}"#, on: store) == Reply.decode(oldReply))
         // Remembered after it: another request under the id is a conflict, also after reopening.
         #expect(try reply(#"{"op":"toggle","name":"United Kingdom","id":"new-1"}"#, on: store).seq == 2)
-        let reopened = try Store(path: scratch.path, seed: seed)
+        let reopened = try SQLiteStore(path: scratch.path, seed: seed)
         #expect(try reply(#"{"op":"remove","index":0,"id":"new-1"}"#, on: reopened).error?.code == "conflict")
         #expect(try reply(#"{"op":"toggle","name":"United Kingdom","id":"new-1"}"#, on: reopened).seq == 2)
         #expect(try reopened.loadState().count == 3)
@@ -296,8 +296,8 @@ import Testing
         }
         #expect(try schema(of: scratch.path) == .integer(2))
 
-        let store = try Store(path: scratch.path, seed: seed)
-        #expect(try schema(of: scratch.path) == .integer(Store.schemaVersion))
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
+        #expect(try schema(of: scratch.path) == .integer(SQLiteStore.schemaVersion))
         let tables = try Database(path: scratch.path).prepare(
             "SELECT sql FROM sqlite_master WHERE name = 'requests'"
         ).rows()
@@ -308,7 +308,7 @@ import Testing
         #expect(try reply(#"{"op":"toggle","index":1,"id":"two-1"}"#, on: store) == Reply.decode(firstReply))
         #expect(try reply(#"{"op":"remove","index":0,"id":"two-1"}"#, on: store).error?.code == "conflict")
         #expect(try reply(#"{"op":"toggle","name":"France","id":"three-1"}"#, on: store).seq == 2)
-        let reopened = try Store(path: scratch.path, seed: seed)
+        let reopened = try SQLiteStore(path: scratch.path, seed: seed)
         #expect(
             try reply(#"{"op":"toggle","index":1,"id":"two-1"}"#, on: reopened) == Reply.decode(firstReply))
         #expect(try reply(#"{"op":"toggle","name":"France","id":"three-1"}"#, on: reopened).seq == 2)
@@ -323,7 +323,7 @@ import Testing
     @Test func aToggleCommitAppendsAtMostTwoPagesToTheLog() throws {
         let scratch = try Scratch()
         var state = CountriesState(countries: seed)
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
         func toggle(_ index: Int) throws {
             var next = try batch([.toggle(.index(index % 8))], on: &state)
             next.requests = [
@@ -346,7 +346,7 @@ import Testing
     }
 
     /// Past the most ids kept, an id is forgotten at once but its row waits for the next trim of
-    /// ``Store/rowsInterval`` ids, as an old id's does: a commit still appends at most two
+    /// ``SQLiteStore/rowsInterval`` ids, as an old id's does: a commit still appends at most two
     /// pages. Deleting the oldest row at every commit wrote a third page per commit, and
     /// a bench run's service passes 100,000 ids within seconds.
     @Test func pastTheMostIDsKeptACommitStillAppendsAtMostTwoPages() throws {
@@ -354,7 +354,7 @@ import Testing
         var retention = RequestIDRetention()
         retention.minimumCount = 10
         retention.maximumCount = 40
-        let store = try Store(
+        let store = try SQLiteStore(
             path: scratch.path, seed: seed, retention: retention, clock: TestClock(hoursAhead: 0).now)
         var state = CountriesState(countries: seed)
         // Replies of 200 bytes: the 40 rows kept span pages, so the oldest is not on the page
@@ -386,7 +386,7 @@ import Testing
         // 296 ids: 256 may go, and go in one trim.
         for _ in 90..<296 { try toggle() }
         #expect(try rows() == .integer(40))
-        let reopened = try Store(path: scratch.path, seed: seed, retention: retention)
+        let reopened = try SQLiteStore(path: scratch.path, seed: seed, retention: retention)
         #expect(try reopened.rememberedReply(for: "t-256") == nil)
         #expect(try reopened.rememberedReply(for: "t-257") == reply)
     }
@@ -396,7 +396,7 @@ import Testing
     @Test func reopeningBetweenCheckpointsReplaysTheEventsAfterThem() throws {
         let scratch = try Scratch()
         var state = CountriesState(countries: seed)
-        let store = try Store(path: scratch.path, seed: seed)
+        let store = try SQLiteStore(path: scratch.path, seed: seed)
         for round in 0..<700 {
             let change: Change =
                 switch round % 50 {
@@ -407,19 +407,21 @@ import Testing
                 }
             try store.commit(try batch([change], on: &state))
             if [1, 255, 256, 257, 300, 511, 512, 699].contains(round) {
-                #expect(try Store(path: scratch.path, seed: seed).loadState() == state, "after \(round + 1)")
+                #expect(
+                    try SQLiteStore(path: scratch.path, seed: seed).loadState() == state, "after \(round + 1)"
+                )
             }
         }
     }
 
     @Test func aStoreFromANewerSchemaIsRefused() throws {
         let scratch = try Scratch()
-        _ = try Store(path: scratch.path, seed: seed)
+        _ = try SQLiteStore(path: scratch.path, seed: seed)
         try Database(path: scratch.path).execute("UPDATE meta SET value = 99 WHERE key = 'schema'")
         #expect {
-            _ = try Store(path: scratch.path, seed: seed)
+            _ = try SQLiteStore(path: scratch.path, seed: seed)
         } throws: { error in
-            guard let error = error as? StoreError else { return false }
+            guard let error = error as? StoreOpenError else { return false }
             return error.code == .unsupported && error.message.contains("schema 99")
         }
     }
@@ -431,9 +433,9 @@ import Testing
         try garbage.write(to: URL(fileURLWithPath: scratch.path))
 
         #expect {
-            _ = try Store(path: scratch.path, seed: seed)
+            _ = try SQLiteStore(path: scratch.path, seed: seed)
         } throws: { error in
-            guard let error = error as? StoreError else { return false }
+            guard let error = error as? StoreOpenError else { return false }
             return error.code == .corrupt && error.path == scratch.path
                 && error.message.contains("not a countries store")
                 && error.message.contains("--db")
@@ -448,9 +450,9 @@ import Testing
             try other.execute("CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('keep me');")
         }
         #expect {
-            _ = try Store(path: scratch.path, seed: seed)
+            _ = try SQLiteStore(path: scratch.path, seed: seed)
         } throws: { error in
-            guard let error = error as? StoreError else { return false }
+            guard let error = error as? StoreOpenError else { return false }
             return error.code == .corrupt && error.message.contains("not a countries store")
                 && error.message.contains("notes") && error.message.contains("--db")
         }
@@ -465,9 +467,9 @@ import Testing
     @Test func aMissingDirectoryIsNamed() throws {
         let missing = "/tmp/cst-missing-\(UUID().uuidString.prefix(8))/deeper"
         #expect {
-            _ = try Store(path: "\(missing)/countries.db", seed: seed)
+            _ = try SQLiteStore(path: "\(missing)/countries.db", seed: seed)
         } throws: { error in
-            guard let error = error as? StoreError else { return false }
+            guard let error = error as? StoreOpenError else { return false }
             return error.code == .cannotOpen
                 && error.message.contains("the directory \(missing) does not exist")
         }

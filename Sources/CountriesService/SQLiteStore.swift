@@ -15,7 +15,7 @@ import SQLite
 /// in `meta` are written from the events every ``rowsInterval`` seqs, and loading replays the
 /// events after them; the request ids are looked up in memory (no index on disk), and old
 /// events and ids are deleted ``rowsInterval`` at a time, while reads keep the exact bounds.
-final class Store: StateStore {
+final class SQLiteStore: StateStore {
     /// Where the store lives: `:memory:` for a store that dies with the process.
     let path: String
     /// The store's identity (``StoreIdentity``), kept in the file.
@@ -66,11 +66,11 @@ final class Store: StateStore {
 
     /// Opens (or creates, from `seed`) the store at `path`, or an in-memory one for `nil`.
     ///
-    /// Throws a ``StoreError`` that says what is wrong with the file and what to do.
+    /// Throws a ``StoreOpenError`` that says what is wrong with the file and what to do.
     init(
         path: String?, seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
         clock: @escaping @Sendable () -> Int64 = { RequestIDWindow.nowMilliseconds }
-    ) throws(StoreError) {
+    ) throws(StoreOpenError) {
         let path = path ?? ":memory:"
         self.path = path
         self.retention = retention
@@ -83,7 +83,7 @@ final class Store: StateStore {
                     !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
                         || !isDirectory.boolValue
                 {
-                    throw StoreError(
+                    throw StoreOpenError(
                         .cannotOpen, path: path,
                         "the directory \(directory) does not exist; create it or pass another --db")
                 }
@@ -93,18 +93,18 @@ final class Store: StateStore {
             // SQLite opens a file it may not write (immutable, say) read-only without a word;
             // serving from it would refuse every change. Say so now instead.
             if database.isReadOnly {
-                throw StoreError(
+                throw StoreOpenError(
                     .readOnly, path: path,
                     "the file cannot be written (read-only, immutable or on a read-only file system); make it and its directory writable, or pass another --db"
                 )
             }
-            try Store.refuseForeignDatabase(database, path: path)
+            try SQLiteStore.refuseForeignDatabase(database, path: path)
             try database.execute(
                 path == ":memory:"
                     ? "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"
                     : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
-            try Store.createSchema(database, seed: seed)
-            (identity, identityNote) = try Store.loadIdentity(database, path: path)
+            try SQLiteStore.createSchema(database, seed: seed)
+            (identity, identityNote) = try SQLiteStore.loadIdentity(database, path: path)
             updateVisited = try database.prepare("UPDATE countries SET visited = ?2 WHERE position = ?1")
             insertCountry = try database.prepare(
                 "INSERT INTO countries(position, name, visited) VALUES (?1, ?2, ?3)")
@@ -137,12 +137,12 @@ final class Store: StateStore {
                 "SELECT body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
             try loadLog()
-        } catch let error as StoreError {
+        } catch let error as StoreOpenError {
             throw error
         } catch let error as SQLiteError {
-            throw StoreError(sqlite: error, path: path, during: "opening")
+            throw StoreOpenError(sqlite: error, path: path, during: "opening")
         } catch {
-            throw StoreError(.cannotOpen, path: path, "\(error)")
+            throw StoreOpenError(.cannotOpen, path: path, "\(error)")
         }
     }
 
@@ -157,7 +157,7 @@ final class Store: StateStore {
         }
         guard !tables.isEmpty, !tables.contains("meta") else { return }
         let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", ..." : "")
-        throw StoreError(
+        throw StoreOpenError(
             .corrupt, path: path,
             "it is an SQLite database but not a countries store (its tables: \(shown)); pass another --db")
     }
@@ -178,7 +178,7 @@ final class Store: StateStore {
                 """)
             let version = try database.prepare("SELECT value FROM meta WHERE key = 'schema'").rows()
             if let row = version.first {
-                guard case .integer(let schema)? = row.first, (1...Store.schemaVersion).contains(schema)
+                guard case .integer(let schema)? = row.first, (1...SQLiteStore.schemaVersion).contains(schema)
                 else {
                     let shown = row.first.map { value in
                         switch value {
@@ -186,9 +186,9 @@ final class Store: StateStore {
                         default: return "?"
                         }
                     }
-                    throw StoreError(
+                    throw StoreOpenError(
                         .unsupported, path: database.path,
-                        "the store has schema \(shown ?? "?"); this version reads schemas 1 to \(Store.schemaVersion): use a newer countries, or pass another --db"
+                        "the store has schema \(shown ?? "?"); this version reads schemas 1 to \(SQLiteStore.schemaVersion): use a newer countries, or pass another --db"
                     )
                 }
                 try migrate(database, from: schema)
@@ -260,7 +260,7 @@ final class Store: StateStore {
     /// identity, even once moved over the original file's inode.
     private static func loadIdentity(_ database: Database, path: String) throws -> (String, String?) {
         try database.transaction {
-            let (device, inode) = Store.fileIdentity(of: path)
+            let (device, inode) = SQLiteStore.fileIdentity(of: path)
             let rows = try database.prepare("SELECT store, inode, device FROM identity").rows()
             let isBackup = try !database.prepare("SELECT 1 FROM meta WHERE key = ?1")
                 .rows([.text(StoreBackup.metaKey)]).isEmpty
@@ -308,13 +308,13 @@ final class Store: StateStore {
 
 // MARK: - Reading
 
-extension Store {
+extension SQLiteStore {
     /// The state as stored, checked for consistency.
-    func loadState() throws(StoreError) -> CountriesState {
+    func loadState() throws(StoreOpenError) -> CountriesState {
         do {
             let seqRows = try database.prepare("SELECT value FROM meta WHERE key = 'seq'").rows()
             guard case .integer(let seq)? = seqRows.first?.first, seq >= 0 else {
-                throw StoreError(.corrupt, path: path, "the store has no valid seq")
+                throw StoreOpenError(.corrupt, path: path, "the store has no valid seq")
             }
             let rows = try database.prepare("SELECT position, name, visited FROM countries ORDER BY position")
                 .rows()
@@ -324,31 +324,31 @@ extension Store {
                 guard row.count == 3, row[0] == .integer(Int64(expected)), case .text(let name) = row[1],
                     case .integer(let visited) = row[2]
                 else {
-                    throw StoreError(
+                    throw StoreOpenError(
                         .corrupt, path: path, "row \(expected) of the countries table is damaged")
                 }
                 countries.append(Country(name: name, visited: visited != 0))
             }
             var state = CountriesState(countries: countries, seq: UInt64(seq))
             guard state.seq == rowsSeq else {
-                throw StoreError(.corrupt, path: path, "the store's seq moved while it was open")
+                throw StoreOpenError(.corrupt, path: path, "the store's seq moved while it was open")
             }
             for event in eventsAfterRows {
                 do {
                     try state.replay(event)
                 } catch {
-                    throw StoreError(
+                    throw StoreOpenError(
                         .corrupt, path: path,
                         "event \(event.seq) does not apply to the stored rows (\(error))")
                 }
             }
             return state
-        } catch let error as StoreError {
+        } catch let error as StoreOpenError {
             throw error
         } catch let error as SQLiteError {
-            throw StoreError(sqlite: error, path: path, during: "reading")
+            throw StoreOpenError(sqlite: error, path: path, during: "reading")
         } catch {
-            throw StoreError(.corrupt, path: path, "\(error)")
+            throw StoreOpenError(.corrupt, path: path, "\(error)")
         }
     }
 
@@ -406,13 +406,13 @@ extension Store {
 
 // MARK: - Writing
 
-extension Store {
+extension SQLiteStore {
     /// Writes a batch in one transaction: its events and remembered replies, appended; every
     /// ``rowsInterval`` seqs also the rows and the seq, and the deletes of old events and ids.
     /// Nothing is written (and nothing in memory changes) when it throws.
     func commit(_ batch: StoreBatch) throws(StateStoreError) {
         guard !batch.isEmpty else { return }
-        let interval = Store.rowsInterval
+        let interval = SQLiteStore.rowsInterval
         let newLastSeq = batch.events.last?.seq ?? lastSeq
         let writesRows = newLastSeq - rowsSeq >= interval
         var ordinal = lastOrdinal
@@ -500,7 +500,7 @@ extension Store {
     private func loadLog() throws {
         let seqRows = try database.prepare("SELECT value FROM meta WHERE key = 'seq'").rows()
         guard case .integer(let seq)? = seqRows.first?.first, seq >= 0 else {
-            throw StoreError(.corrupt, path: path, "the store has no valid seq")
+            throw StoreOpenError(.corrupt, path: path, "the store has no valid seq")
         }
         rowsSeq = UInt64(seq)
         lastSeq = rowsSeq
@@ -512,7 +512,7 @@ extension Store {
                 case .blob(let bytes) = row[1], let event = try? Event.decode(Data(bytes)),
                 event.seq == UInt64(eventSeq)
             else {
-                throw StoreError(
+                throw StoreOpenError(
                     .corrupt, path: path, "the event after seq \(lastSeq) is missing or damaged")
             }
             eventsAfterRows.append(event)
@@ -522,7 +522,7 @@ extension Store {
             guard row.count == 5, case .integer(let ordinal) = row[0], case .text(let id) = row[1],
                 case .integer(let bytes) = row[3]
             else {
-                throw StoreError(.corrupt, path: path, "a remembered request id is damaged")
+                throw StoreOpenError(.corrupt, path: path, "a remembered request id is damaged")
             }
             // Ids from before schema 4 have no time: they count as old.
             let at: Int64
@@ -540,7 +540,7 @@ extension Store {
         guard let seq = request.eventSeq,
             let event = batch.events.first(where: { $0.seq == seq }), case .reset = event.kind
         else { return nil }
-        return Store.reply(answering: event, identity: identity) == request.reply ? seq : nil
+        return SQLiteStore.reply(answering: event, identity: identity) == request.reply ? seq : nil
     }
 
     /// The reply of the remembered reset that made the event at `seq`, made again from it.
@@ -552,7 +552,7 @@ extension Store {
             throw StateStoreError(
                 "event \(seq), which holds the reply of a remembered reset, is missing or damaged")
         }
-        return Store.reply(answering: event, identity: identity)
+        return SQLiteStore.reply(answering: event, identity: identity)
     }
 
     /// The reply a change that made `event` got from this store.
@@ -574,7 +574,7 @@ extension Store {
         let (count, required) = retention.forgettable(
             nowMilliseconds: now, adding: requests.count, addingBytes: addingBytes)
         let overBytes = required && retention.bytes + addingBytes > retention.maximumBytes
-        guard overBytes || count >= Int(Store.rowsInterval) else { return (0, nil) }
+        guard overBytes || count >= Int(SQLiteStore.rowsInterval) else { return (0, nil) }
         return (count, retention.ordinalForgotten(through: count))
     }
 
@@ -635,4 +635,4 @@ extension Store {
     }
 }
 
-@available(*, unavailable) extension Store: Sendable {}
+@available(*, unavailable) extension SQLiteStore: Sendable {}
