@@ -32,18 +32,11 @@ struct RelayCommand: RelayDeclaration {
         }
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
         let logger = Logger(level: command[\.logLevel])
-        let board = command[\.metrics].map { _ in MetricsBoard<RelayMetrics>() }
-        let listener = try board.flatMap { board in
-            try MetricsListener.start(
-                command[\.metrics], insecure: command[\.insecure], board: board,
-                usageError: command.usageError)
-        }
-        defer { listener?.stop() }
-        if let listener, let address = command[\.metrics] {
-            logger.log(.info, "serving metrics at http://\(address.authority(port: listener.port))/metrics")
-        }
+        let metrics = try MetricsListener<RelayMetrics>.start(
+            command[\.metrics], insecure: command[\.insecure], logger: logger, usageError: command.usageError)
+        defer { metrics?.stop() }
         do {
-            try Relay(configuration, logger: logger, metrics: board).run(stopOn: signals)
+            try Relay(configuration, logger: logger, metrics: metrics?.board).run(stopOn: signals)
         } catch {
             let exitCode: Int32
             switch error.code {

@@ -54,19 +54,12 @@ struct ServeCommand: ServeDeclaration {
             throw CommandFailure(message: "\(error)", exitCode: ExitCode.cantCreate)
         }
         defer { pidFile?.release() }
-        let board = command[\.metrics].map { _ in MetricsBoard<ServiceMetrics>() }
-        let listener = try board.flatMap { board in
-            try MetricsListener.start(
-                command[\.metrics], insecure: command[\.insecure], board: board,
-                usageError: command.usageError)
-        }
-        defer { listener?.stop() }
-        if let listener, let address = command[\.metrics] {
-            logger.log(.info, "serving metrics at http://\(address.authority(port: listener.port))/metrics")
-        }
+        let metrics = try MetricsListener<ServiceMetrics>.start(
+            command[\.metrics], insecure: command[\.insecure], logger: logger, usageError: command.usageError)
+        defer { metrics?.stop() }
         let service: StateService
         do {
-            service = try StateService(configuration: configuration, logger: logger, metrics: board)
+            service = try StateService(configuration: configuration, logger: logger, metrics: metrics?.board)
         } catch {
             let exitCode: Int32
             switch error.code {
