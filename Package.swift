@@ -68,9 +68,35 @@ let package = Package(
         .target(name: "CountriesCore", dependencies: ["JSON"], swiftSettings: strictSettings),
 
         // The layers above the core.
+        // What every store shares: the store protocol, its batch and errors, the request ids kept.
+        .target(name: "CountriesStore", dependencies: ["CountriesCore"], swiftSettings: strictSettings),
+        // What the service and the relay share: their sockets set up, secured and closed, the
+        // event socket's bounds per subscriber, the stop source, `ServiceError`.
+        .target(
+            name: "CountriesSockets",
+            dependencies: ["CountriesCore", "SystemSupport", "ZeroMQ"],
+            swiftSettings: strictSettings
+        ),
+        // Replicated mode: the store on etcd, its layout, and a replica's etcd threads.
+        .target(
+            name: "CountriesReplication",
+            dependencies: ["CountriesCore", "CountriesStore", "Etcd", "SystemSupport"],
+            swiftSettings: strictSettings
+        ),
+        // `countries relay`: XSUB to a manual XPUB, forwarding only the protocol's messages.
+        .target(
+            name: "CountriesRelay",
+            dependencies: ["CountriesCore", "CountriesSockets", "Metrics", "SystemSupport", "ZeroMQ"],
+            swiftSettings: strictSettings
+        ),
+        // The service loop, command handling, the local stores and the choice of store.
         .target(
             name: "CountriesService",
-            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport", "Etcd", "Metrics"],
+            dependencies: [
+                "CountriesCore", "CountriesStore", "CountriesSockets", "CountriesReplication", "ZeroMQ",
+                "SQLite",
+                "SystemSupport", "Metrics",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -110,8 +136,10 @@ let package = Package(
         .executableTarget(
             name: "countries",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
-                "CountriesTerminal", "CountriesViews", "CountriesOptions", "CountriesWeb", "HTTPServer",
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesReplication",
+                "CountriesRelay",
+                "CountriesClient", "CountriesTerminal", "CountriesViews", "CountriesOptions", "CountriesWeb",
+                "HTTPServer",
                 "Metrics", "SystemSupport",
                 "ZeroMQ",
             ],
@@ -174,8 +202,10 @@ let package = Package(
         .testTarget(
             name: "CountriesServiceTests",
             dependencies: [
-                "CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
-                "Etcd", "Metrics", "SystemSupport",
+                "CountriesService", "CountriesStore", "CountriesSockets", "CountriesReplication",
+                "CountriesRelay",
+                "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport", "Etcd", "Metrics",
+                "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),

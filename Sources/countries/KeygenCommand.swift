@@ -1,6 +1,5 @@
 import ArgumentParsing
 import CountriesOptions
-import CountriesService
 import ZeroMQ
 
 /// `countries keygen NAME`: writes NAME.key (mode 0600) and NAME.pub (``KeyFiles``).

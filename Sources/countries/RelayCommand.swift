@@ -1,7 +1,7 @@
 import ArgumentParsing
 import CountriesCore
 import CountriesOptions
-import CountriesService
+import CountriesRelay
 @preconcurrency import Glibc
 import Metrics
 import SystemSupport

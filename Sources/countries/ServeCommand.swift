@@ -1,5 +1,6 @@
 import ArgumentParsing
 import CountriesOptions
+import CountriesReplication
 import CountriesService
 import Foundation
 @preconcurrency import Glibc

@@ -1,7 +1,6 @@
 import ArgumentParsing
 import CountriesClient
 import CountriesOptions
-import CountriesService
 import CountriesViews
 import CountriesWeb
 import Foundation

@@ -1,5 +1,4 @@
 import ArgumentParsing
-import CountriesService
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport

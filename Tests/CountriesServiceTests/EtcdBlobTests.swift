@@ -4,7 +4,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
+@testable import CountriesStore
 
 /// A value bigger than one etcd request, kept as chunks and a pointer (``EtcdBlob``): cut and
 /// put back together, switched by compare-and-swap, and no chunks left behind by a writer that

@@ -3,7 +3,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
+@testable import CountriesStore
 
 /// The bytes a store keeps in etcd at worst, as docs/HA.md ("Limits") states them: the kept
 /// events (a reset is a marker, so the largest is a row's), the snapshot while it is switched,

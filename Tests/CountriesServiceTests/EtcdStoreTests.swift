@@ -5,7 +5,8 @@ import SystemSupport
 import TestSupport
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
+@testable import CountriesStore
 
 /// The etcd store against a real etcd member: seeding once, the snapshot cadence, the event
 /// window, and the request-id memory kept to the protocol's window (docs/HA.md).

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
 
 /// Replicas spread their watches over the members: names that differ in one character, as
 /// scripts/cluster's `r1` and `r2` do, watch through different members.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
 
 /// A lag counts from when the replica knew of a committed seq, not from when anyone looked: the
 /// tail leaves its watch after 0.4 s, heartbeats stop after 1 s; a replica that merely trails

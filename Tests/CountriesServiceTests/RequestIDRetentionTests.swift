@@ -1,7 +1,7 @@
 import CountriesCore
 import Testing
 
-@testable import CountriesService
+@testable import CountriesStore
 
 /// The one rule that says which ids a store of one process keeps.
 @Suite struct RequestIDRetentionTests {

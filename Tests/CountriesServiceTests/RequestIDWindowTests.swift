@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CountriesService
+@testable import CountriesStore
 
 /// When a request-id generation closes: only once it is both old enough and holds enough ids,
 /// or once it is full; and its value round-trips through etcd's bytes.

@@ -3,7 +3,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
+@testable import CountriesStore
 
 /// The lineage mark against a real etcd: it goes on through writes and compactions, and a
 /// restore from a snapshot (same cluster and member ids) gives the store a new identity, once.

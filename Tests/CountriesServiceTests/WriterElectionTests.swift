@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CountriesService
+@testable import CountriesReplication
 
 /// The election as etcd's `client/v3/concurrency` runs it, without etcd: a lease, a key, the
 /// lowest create revision writes; a lease that is not renewed for its TTL makes no writer.

@@ -7,7 +7,7 @@ import SystemSupport
 /// connection: grants the lease, puts the key, renews the lease and reads the writer as the
 /// machine says, and revokes the lease on a clean stop so another replica takes over at once
 /// (docs/HA.md, "Commits"). The service asks ``role()`` for each batch.
-final class WriterElectionRunner: Sendable {
+public final class WriterElectionRunner: Sendable {
     /// The TTL asked for the lease: how long a writer that stops answering keeps the others
     /// forwarding to it (they commit themselves as soon as its connection drops).
     static let leaseSeconds: Int64 = 2
@@ -24,7 +24,9 @@ final class WriterElectionRunner: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// A runner for the replica whose command endpoint (the one others forward to) is `endpoint`.
-    init(configuration: EtcdConfiguration, endpoint: String, memberHealth: EtcdMemberHealth, logger: Logger) {
+    public init(
+        configuration: EtcdConfiguration, endpoint: String, memberHealth: EtcdMemberHealth, logger: Logger
+    ) {
         election = Locked(WriterElection(endpoint: endpoint))
         self.memberHealth = memberHealth
         endpoints = configuration.endpoints
@@ -35,13 +37,13 @@ final class WriterElectionRunner: Sendable {
     }
 
     /// What this replica is now.
-    func role() -> WriterElection.Role {
+    public func role() -> WriterElection.Role {
         let now = ContinuousClock.now
         return election.withLock { $0.role(now: now) }
     }
 
     /// Starts the thread.
-    func start() {
+    public func start() {
         let thread = Thread { [self] in
             run()
             finished.signal()
@@ -52,7 +54,7 @@ final class WriterElectionRunner: Sendable {
 
     /// Stops the thread, revokes the lease (its key goes with it) and waits, at most about a
     /// request timeout or two.
-    func stop() {
+    public func stop() {
         stopping.store(true, ordering: .relaxed)
         finished.wait()
     }

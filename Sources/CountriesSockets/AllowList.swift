@@ -115,7 +115,7 @@ final class ZAPHandler {
 
 /// Logs refusals without letting a flood of them flood the log: the first few in each window
 /// are written, the rest counted and summarized when the window ends.
-struct RefusalLog {
+public struct RefusalLog {
     var window: Duration = .seconds(10)
     var perWindow = 5
     /// What the summary counts: "(N more refusals not logged)".
@@ -124,14 +124,15 @@ struct RefusalLog {
     private var written = 0
     private var suppressed = 0
 
-    init(window: Duration = .seconds(10), perWindow: Int = 5, noun: String = "refusals") {
+    /// At most `perWindow` lines every `window`, then one summary counting the `noun` left out.
+    public init(window: Duration = .seconds(10), perWindow: Int = 5, noun: String = "refusals") {
         self.window = window
         self.perWindow = perWindow
         self.noun = noun
     }
 
     /// The line to log for this refusal, or nil when it is suppressed.
-    mutating func record(_ line: String, now: ContinuousClock.Instant) -> String? {
+    public mutating func record(_ line: String, now: ContinuousClock.Instant) -> String? {
         var prefix = ""
         if let start = windowStart, now - start < window {
             guard written < perWindow else {

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Foundation
 
 /// How a `reset` is kept in etcd: not the whole list (up to about 4.2 MB, more than one etcd

@@ -12,7 +12,7 @@ public protocol StopSource: AnyObject {
 
 extension StopSource {
     /// A reason for the log line.
-    func describe(_ reason: Int32) -> String {
+    public func describe(_ reason: Int32) -> String {
         switch reason {
         case SIGINT: return "SIGINT received"
         case SIGTERM: return "SIGTERM received"

@@ -1,8 +1,7 @@
 import Foundation
-import SystemSupport
 import Testing
 
-@testable import CountriesService
+@testable import SystemSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -80,26 +79,5 @@ import Testing
         let error = LockFileError.held(path: "p", holder: "pid 7\ncommand ipc:///a b\n\njunk\n")
         #expect(error.holderFields.map(\.key) == ["pid", "command"])
         #expect(error.holderFields.map(\.value) == ["7", "ipc:///a b"])
-    }
-
-    @Test func aSecondServiceOnTheSameStoreIsRefusedNamingTheFirst() throws {
-        let first = try ServiceHarness()
-        defer { first.shutdown() }
-        let storePath = first.storePath
-        #expect(throws: ServiceError.self) {
-            _ = try ServiceHarness { configuration in
-                configuration.storePath = storePath
-            }
-        }
-        do {
-            _ = try ServiceHarness { $0.storePath = storePath }
-        } catch let error as ServiceError {
-            #expect(error.code == .storeInUse)
-            #expect(error.message.contains("pid \(getpid())"), "\(error.message)")
-            #expect(error.message.contains(first.commandEndpoint), "\(error.message)")
-            #expect(error.message.contains(first.eventsEndpoint), "\(error.message)")
-        }
-        // After a stop the store is free again, and a restart takes it.
-        try first.restart()
     }
 }

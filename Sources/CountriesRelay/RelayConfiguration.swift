@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesSockets
 import ZeroMQ
 
 /// What `countries relay` is told.

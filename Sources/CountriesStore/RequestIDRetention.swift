@@ -8,37 +8,43 @@ import CountriesCore
 ///
 /// Ids are kept in the order they were remembered, with the time they were committed (made
 /// monotonic, so a clock stepping back cannot keep an old id behind a young one).
-struct RequestIDRetention: Sendable {
+public struct RequestIDRetention: Sendable {
     /// One remembered id.
-    struct Entry: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
         /// Where the store keeps it (the SQLite row's ordinal; a counter in memory).
-        var ordinal: Int64
-        var id: String
+        public var ordinal: Int64
+        /// The request id.
+        public var id: String
         /// When it was committed, in milliseconds since 1970.
-        var milliseconds: Int64
+        public var milliseconds: Int64
         /// Its id, request and reply, in bytes.
-        var bytes: Int
+        public var bytes: Int
     }
 
-    var minimumAge: Duration = Limits.requestIDMinimumAge
-    var minimumCount = Limits.retainedRequestIDs
-    var maximumCount = Limits.maximumRequestIDs
-    var maximumBytes = Limits.maximumRequestIDBytesKept
+    /// An id younger than this is kept (up to the maximums).
+    public var minimumAge: Duration = Limits.requestIDMinimumAge
+    /// So are the newest this many ids (up to the maximums).
+    public var minimumCount = Limits.retainedRequestIDs
+    /// Never more ids than this.
+    public var maximumCount = Limits.maximumRequestIDs
+    /// Never more bytes than this.
+    public var maximumBytes = Limits.maximumRequestIDBytesKept
 
     /// Kept entries, oldest first, from `head`.
     private var entries: [Entry] = []
     private var head = 0
     /// Ids kept.
-    var count: Int { entries.count - head }
+    public var count: Int { entries.count - head }
     /// Bytes kept.
-    private(set) var bytes = 0
+    public private(set) var bytes = 0
     /// The newest time remembered: an entry is never older than the one before it.
     private var newestMilliseconds = Int64.min
 
-    init() {}
+    /// The protocol's bounds (``CountriesCore/Limits``).
+    public init() {}
 
     /// Remembers an id committed at `milliseconds`, after every one remembered before.
-    mutating func remember(ordinal: Int64, id: String, bytes: Int, milliseconds: Int64) {
+    public mutating func remember(ordinal: Int64, id: String, bytes: Int, milliseconds: Int64) {
         newestMilliseconds = max(newestMilliseconds, milliseconds)
         entries.append(Entry(ordinal: ordinal, id: id, milliseconds: newestMilliseconds, bytes: bytes))
         self.bytes += bytes
@@ -46,7 +52,7 @@ struct RequestIDRetention: Sendable {
 
     /// How many of the oldest ids may be forgotten at `now` once `adding` ids of `addingBytes`
     /// more are remembered, and whether some of them must be (a maximum is passed).
-    func forgettable(nowMilliseconds now: Int64, adding: Int = 0, addingBytes: Int = 0)
+    public func forgettable(nowMilliseconds now: Int64, adding: Int = 0, addingBytes: Int = 0)
         -> (count: Int, required: Bool)
     {
         var forgotten = 0
@@ -69,19 +75,19 @@ struct RequestIDRetention: Sendable {
 
     /// Whether the id remembered at `ordinal` is still kept at `now` (it may wait in the store
     /// for the next trim, forgotten already).
-    func keeps(ordinal: Int64, nowMilliseconds now: Int64) -> Bool {
+    public func keeps(ordinal: Int64, nowMilliseconds now: Int64) -> Bool {
         let live = entries[head...]
         guard let first = live.first, ordinal >= first.ordinal else { return false }
         return ordinal > ordinalForgotten(through: forgettable(nowMilliseconds: now).count) ?? .min
     }
 
     /// The ordinal of the last of the `count` oldest ids, nil for none.
-    func ordinalForgotten(through count: Int) -> Int64? {
+    public func ordinalForgotten(through count: Int) -> Int64? {
         count > 0 ? entries[head + min(count, self.count) - 1].ordinal : nil
     }
 
     /// Forgets the `count` oldest ids; returns them.
-    mutating func forget(_ count: Int) -> ArraySlice<Entry> {
+    public mutating func forget(_ count: Int) -> ArraySlice<Entry> {
         let end = head + min(count, self.count)
         let forgotten = entries[head..<end]
         for entry in forgotten { bytes -= entry.bytes }

@@ -12,7 +12,7 @@ import Foundation
 ///
 /// The runner (``WriterElectionRunner``) does what ``nextStep(now:)`` says and reports what
 /// etcd answered; the service asks ``role(now:)`` for each batch. Times are the monotonic clock.
-struct WriterElection: Equatable {
+public struct WriterElection: Equatable {
     /// What the runner does next.
     enum Step: Equatable {
         /// Ask etcd for a lease.
@@ -28,7 +28,7 @@ struct WriterElection: Equatable {
     }
 
     /// What the service does with a change.
-    enum Role: Equatable {
+    public enum Role: Equatable {
         /// This replica is the writer: commit.
         case writer
         /// Another replica is: forward to its command endpoint.

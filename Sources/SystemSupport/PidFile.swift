@@ -1,6 +1,5 @@
 import Foundation
 @preconcurrency import Glibc
-import SystemSupport
 
 /// `serve --pidfile PATH`: the process id, for init systems and scripts; removed at a clean exit.
 ///

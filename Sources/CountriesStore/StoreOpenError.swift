@@ -1,5 +1,3 @@
-import SQLite
-
 /// The store cannot be used: what is wrong with it and what to do.
 public struct StoreOpenError: Error, Equatable, Sendable {
     /// The kind of failure.
@@ -25,31 +23,11 @@ public struct StoreOpenError: Error, Equatable, Sendable {
     /// What went wrong, for a person.
     public var message: String
 
-    init(_ code: Code, path: String, _ message: String) {
+    /// Creates an error for the store at `path`.
+    public init(_ code: Code, path: String, _ message: String) {
         self.code = code
         self.path = path
         self.message = message
-    }
-
-    init(sqlite error: SQLiteError, path: String, during activity: String) {
-        let code: Code
-        let advice: String
-        if error.isReadOnly {
-            (code, advice) = (.readOnly, "make the file and its directory writable, or pass another --db")
-        } else if error.isCorrupt {
-            (code, advice) = (
-                .corrupt, "it is not a countries store or it is damaged; move it aside or pass another --db"
-            )
-        } else if error.isFull {
-            (code, advice) = (.full, "free some disk space")
-        } else if error.isCantOpen {
-            (code, advice) = (
-                .cannotOpen, "check that the directory exists and is writable, or pass another --db"
-            )
-        } else {
-            (code, advice) = (.other, "check the file, or pass another --db")
-        }
-        self.init(code, path: path, "\(activity) the store failed: \(error.description); \(advice)")
     }
 }
 

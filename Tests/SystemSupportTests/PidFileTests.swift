@@ -1,9 +1,8 @@
 import Foundation
-import SystemSupport
 import TestSupport
 import Testing
 
-@testable import CountriesService
+@testable import SystemSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc

@@ -8,7 +8,7 @@ import SystemSupport
 /// and `status` reports it (docs/HA.md, "Losing the quorum"). It also holds what the replica's
 /// etcd connections share: the members that stopped answering (``members``), and the seqs known
 /// committed but not yet published (docs/HA.md, "Publishing").
-final class ClusterHealth: Sendable {
+public final class ClusterHealth: Sendable {
     /// The members and leader as last seen.
     struct Cluster: Equatable, Sendable {
         /// Each member as `name=client URL`.
@@ -33,11 +33,11 @@ final class ClusterHealth: Sendable {
     let quorumTimeout: Duration
     /// The members that stopped answering one of this replica's connections: all of them avoid
     /// those until the probe finds them answering again.
-    let members = EtcdMemberHealth()
+    public let members = EtcdMemberHealth()
     private let state: Locked<State>
 
     /// Starts as healthy: the store was just read through a quorum.
-    init(quorumTimeout: Duration) {
+    public init(quorumTimeout: Duration) {
         self.quorumTimeout = quorumTimeout
         state = Locked(State(lastQuorum: .now))
     }
@@ -58,7 +58,7 @@ final class ClusterHealth: Sendable {
     }
 
     /// Every event up to `seq` is published.
-    func recordPublished(_ seq: UInt64) {
+    public func recordPublished(_ seq: UInt64) {
         state.withLock { $0.publication.publish(seq) }
     }
 
@@ -69,7 +69,7 @@ final class ClusterHealth: Sendable {
     }
 
     /// Why heartbeats should stop for a publication that trails, or nil.
-    func publicationSilence(now: ContinuousClock.Instant = .now) -> String? {
+    public func publicationSilence(now: ContinuousClock.Instant = .now) -> String? {
         state.withLock { $0.publication.silence(now: now) }
     }
 
@@ -120,7 +120,7 @@ final class ClusterHealth: Sendable {
     }
 
     /// What is damaged in the store's log, or nil.
-    var damage: String? { state.withLock { $0.damage } }
+    public var damage: String? { state.withLock { $0.damage } }
 
     /// The store this replica serves is not the one at the prefix any more (etcd was restored,
     /// or the prefix rewritten): for good, the replica refuses everything and stops heartbeats
@@ -133,7 +133,7 @@ final class ClusterHealth: Sendable {
     var replaced: String? { state.withLock { $0.replaced } }
 
     /// Why the replica cannot serve changes now (no quorum, or its store was replaced), or nil.
-    func unavailability(now: ContinuousClock.Instant = .now) -> String? {
+    public func unavailability(now: ContinuousClock.Instant = .now) -> String? {
         let (last, error, replaced) = state.withLock { ($0.lastQuorum, $0.lastError, $0.replaced) }
         if let replaced { return replaced }
         let silence = now - last

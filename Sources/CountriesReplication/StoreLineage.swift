@@ -1,3 +1,4 @@
+import CountriesStore
 import Etcd
 import Foundation
 

@@ -13,11 +13,11 @@ import ZeroMQ
 /// that fails half-way gives everything back at once (``deinit`` closes too).
 ///
 /// Confined to one thread, like its sockets: the one that runs the poll loop.
-final class ServerSockets {
+public final class ServerSockets {
     /// The context of every socket the owner uses.
-    let context: Context
+    public let context: Context
     /// Connections on the sockets made with `countsConnections` (the subscribers).
-    private(set) var connections = 0
+    public private(set) var connections = 0
 
     private let security: ServerSecurity?
     private let zap: ZAPHandler?
@@ -43,7 +43,7 @@ final class ServerSockets {
     }
 
     /// Whether clients are authenticated: then each message carries a User-Id (``Access``).
-    var authenticates: Bool { zap != nil }
+    public var authenticates: Bool { zap != nil }
 
     /// Heartbeats on every connection: dead peers are noticed without traffic of our own.
     static let heartbeatIntervalMilliseconds: Int32 = 5_000
@@ -51,7 +51,7 @@ final class ServerSockets {
 
     /// Reads the allow-lists and starts the ZAP handler (with `security`), which must exist
     /// before any CURVE socket binds, or libzmq would admit any key.
-    init(security: ServerSecurity?, logger: Logger) throws(ServiceError) {
+    public init(security: ServerSecurity?, logger: Logger) throws(ServiceError) {
         self.security = security
         self.logger = logger
         let allowList = try security.map { security throws(ServiceError) in
@@ -77,7 +77,7 @@ final class ServerSockets {
 
     /// Protected mode: a plaintext tcp endpoint must be loopback, unless CURVE is on or the
     /// operator said `--insecure`. `risk` says what a stranger could do ("read every change").
-    static func checkExposure(
+    public static func checkExposure(
         _ endpoints: [String], security: ServerSecurity?, allowsInsecure: Bool, risk: String
     ) throws(ServiceError) {
         guard security == nil, !allowsInsecure else { return }
@@ -92,7 +92,8 @@ final class ServerSockets {
     /// A socket that clients connect to: a CURVE server behind the ZAP handler when security is
     /// on, with heartbeats, and a monitor that logs failed handshakes (and, with
     /// `countsConnections`, keeps ``connections``). `role` names it in monitor endpoints.
-    func makeServerSocket(_ type: SocketType, role: String, countsConnections: Bool = false) throws(ZMQError)
+    public func makeServerSocket(_ type: SocketType, role: String, countsConnections: Bool = false)
+        throws(ZMQError)
         -> Socket
     {
         try makeServerSocket(type, role: role, countsConnections: countsConnections, watchesEvents: false)
@@ -102,7 +103,7 @@ final class ServerSockets {
     /// subscription is seen and honoured only when it is a prefix of a topic, and each
     /// subscriber connection is held to `bounds` (``SubscriberLedger``) and dropped past them.
     /// `wholeStream`: an honoured subscription stands for every topic (the relay's).
-    func makeEventSocket(
+    public func makeEventSocket(
         role: String, countsConnections: Bool = false, bounds: SubscriberBounds, wholeStream: Bool = false
     ) throws(ZMQError) -> Socket {
         let socket = try makeServerSocket(
@@ -144,7 +145,7 @@ final class ServerSockets {
     }
 
     /// A socket of `type` with the heartbeat options, closed by ``close()``.
-    func makeSocket(_ type: SocketType) throws(ZMQError) -> Socket {
+    public func makeSocket(_ type: SocketType) throws(ZMQError) -> Socket {
         let socket = try context.makeSocket(type)
         sockets.append(socket)
         try socket.setOption(.heartbeatInterval, Self.heartbeatIntervalMilliseconds)
@@ -154,7 +155,7 @@ final class ServerSockets {
 
     /// Binds `socket` and returns the endpoint bound (an ephemeral tcp port resolved); throws a
     /// ``ServiceError`` that says what to do. An ipc socket file is owner-only from the start.
-    func bind(_ socket: Socket, to endpoint: String, role: String) throws(ServiceError) -> String {
+    public func bind(_ socket: Socket, to endpoint: String, role: String) throws(ServiceError) -> String {
         // libzmq unlinks an ipc socket file before it binds, so a second process would silently
         // take the endpoint from a live one; refuse as a busy tcp port is refused.
         if Self.isLiveUnixSocket(endpoint) {
@@ -224,13 +225,13 @@ final class ServerSockets {
     // MARK: - In the poll loop
 
     /// Adds the ZAP handler and the monitors to the owner's poller; ``handle(_:)`` serves them.
-    func register(in poller: inout Poller) {
+    public func register(in poller: inout Poller) {
         zapItem = zap.map { poller.add($0.socket) }
         monitorItems = monitors.map { (poller.add($0.socket), $0) }
     }
 
     /// Answers ZAP requests and reads monitor events that `ready` reports.
-    func handle(_ ready: PollResult) {
+    public func handle(_ ready: PollResult) {
         if let zap, let zapItem, ready.isReadable(zapItem) {
             zap.handlePending()
         }
@@ -243,7 +244,7 @@ final class ServerSockets {
     /// and applies what the ledger says: honours prefixes of the protocol's topics, drops a
     /// connection past its bounds. A bounded number per pass, so subscribers cannot starve the
     /// rest of the loop.
-    func applySubscriptions() {
+    public func applySubscriptions() {
         guard let socket = events?.socket else { return }
         // Disconnections first: a descriptor in a message below may be a new connection's.
         for (_, monitor) in monitorItems where monitor.watchesEvents { readMonitor(monitor) }
@@ -301,7 +302,7 @@ final class ServerSockets {
 
     /// SIGHUP: read the allow-lists again; keep the old ones, and say so, if the new ones
     /// cannot be read.
-    func reloadAllowLists() {
+    public func reloadAllowLists() {
         guard let zap, let security else {
             logger.log(.info, "SIGHUP received: nothing to reload (no --allow lists)")
             return
@@ -321,7 +322,7 @@ final class ServerSockets {
     }
 
     /// Closes every socket (each with its own linger) and ends the context. Idempotent.
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         // The watched sockets before their monitors, the ZAP handler last.

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Etcd
 import Foundation
 import SystemSupport
@@ -11,17 +12,21 @@ import SystemSupport
 /// replica moved first, nothing is written and the handler catches up and runs the batch again.
 ///
 /// Used from the service's thread only; the tail and the probe have connections of their own.
-final class EtcdStore: StateStore {
-    let path: String
-    let identity: String
-    var sizeOnDisk: Int { 0 }
-    var isShared: Bool { true }
+public final class EtcdStore: StateStore {
+    /// The prefix, for messages (`etcd PREFIX`).
+    public let path: String
+    /// The store's identity, kept under the prefix.
+    public let identity: String
+    /// Nothing on this disk: the store is in etcd.
+    public var sizeOnDisk: Int { 0 }
+    /// Other replicas commit to it too.
+    public var isShared: Bool { true }
     /// Whether this replica seeded the prefix, for the start-up log.
-    let seeded: Bool
+    public let seeded: Bool
     /// The store's seed list (``EtcdLayout/seed``): every replica's `reset` goes back to it.
-    let storedSeed: [Country]?
+    public let storedSeed: [Country]?
     /// Set when this replica was given another seed than the store's, for the start-up log.
-    let seedMismatch: String?
+    public let seedMismatch: String?
     /// The seed's rows: what a reset's marker in etcd stands for (``EtcdResetMarker``).
     let seedRows: [IndexedCountry]
     /// The seq of the newest snapshot this replica knows of (read or written; 0 for the seed):
@@ -39,12 +44,13 @@ final class EtcdStore: StateStore {
     /// change takes up to three (its event, its id, a compare).
     static let changesPerCommit = 32
 
-    var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
+    /// At most ``changesPerCommit``: etcd bounds a transaction.
+    public var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
 
     /// etcd refuses a request over its `--max-request-bytes` (1.5 MiB by default); a reset is
     /// kept as a marker and the snapshot is written apart, so events are small, and a batch
     /// over ``EtcdConfiguration/requestBudget`` as sent is split anyway (``commit(_:)``).
-    var maximumEventBytesPerCommit: Int { 256 * 1024 }
+    public var maximumEventBytesPerCommit: Int { 256 * 1024 }
 
     private let client: EtcdClient
     private let layout: EtcdLayout
@@ -60,7 +66,7 @@ final class EtcdStore: StateStore {
     /// Finds the store under the prefix, or seeds it in one transaction when the prefix is empty
     /// (the first replica wins; the others find it). Waits up to the configuration's start
     /// timeout for a quorum.
-    init(
+    public init(
         configuration: EtcdConfiguration, seed: [Country], health: ClusterHealth, logger: Logger,
         window: RequestIDWindow = RequestIDWindow()
     ) throws(StoreOpenError) {
@@ -337,7 +343,7 @@ final class EtcdStore: StateStore {
 
     /// The state at start. A log damaged after the snapshot does not stop the replica: it serves
     /// `status` with the state up to the damage, says what is damaged, and refuses the rest.
-    func loadState() throws(StoreOpenError) -> CountriesState {
+    public func loadState() throws(StoreOpenError) -> CountriesState {
         do {
             return try readState(uptoDamage: true)
         } catch {
@@ -416,7 +422,8 @@ final class EtcdStore: StateStore {
         }
     }
 
-    func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
+    /// `state` with the events other replicas committed since.
+    public func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
         var caughtUp = state
         if try replayEvents(into: &caughtUp, atRevision: 0) {
             health.recordLogReadable()
@@ -428,7 +435,8 @@ final class EtcdStore: StateStore {
         return fresh
     }
 
-    func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
+    /// The id as the live generations remember it, nil when unknown.
+    public func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
         // The generations another replica opened since this one last committed.
         let current = try perform { () throws(EtcdError) in
             try client.range(EtcdRangeRequest(key: layout.idsGeneration))
@@ -452,7 +460,10 @@ final class EtcdStore: StateStore {
         generation.number == 0 ? [0] : [generation.number, generation.number - 1]
     }
 
-    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
+    /// The events after `since`, from the log in etcd; nil when they are no longer kept.
+    public func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError)
+        -> [Event]?
+    {
         if since > currentSeq { return nil }
         if since == currentSeq || limit <= 0 { return [] }
         let request = EtcdRangeRequest(
@@ -469,7 +480,8 @@ final class EtcdStore: StateStore {
         return events.isEmpty ? nil : events
     }
 
-    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+    /// The seq of the oldest event still under the prefix.
+    public func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
         let request = EtcdRangeRequest.prefix(layout.eventsPrefix, limit: 1, keysOnly: true)
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         return found.kvs.first.flatMap { layout.seq(ofEventKey: $0.key) } ?? currentSeq + 1
@@ -477,9 +489,11 @@ final class EtcdStore: StateStore {
 
     // MARK: Writing
 
-    var unavailability: String? { health.unavailability() }
+    /// Why this replica refuses changes now (no quorum, say), from ``ClusterHealth``.
+    public var unavailability: String? { health.unavailability() }
 
-    func commit(_ batch: StoreBatch) throws(StateStoreError) {
+    /// Commits `batch` in one etcd transaction, if the seq it was staged at is still the newest.
+    public func commit(_ batch: StoreBatch) throws(StateStoreError) {
         let lastSeq = batch.events.last?.seq ?? batch.basis
         var compare: [EtcdCompare] = [
             .value(layout.seq, equals: Data(String(batch.basis).utf8)),
@@ -649,7 +663,8 @@ final class EtcdStore: StateStore {
 
     // MARK: Status
 
-    func clusterStatus(into status: inout ServiceStatus) {
+    /// The cluster's fields of `status`.
+    public func clusterStatus(into status: inout ServiceStatus) {
         let cluster = health.cluster
         status.replica = configuration.replicaName
         status.etcdMembers = cluster.members

@@ -9,7 +9,7 @@ import SystemSupport
 /// health's quorum timeout stops heartbeating and refuses changes (docs/HA.md, "Losing the
 /// quorum"); it recovers by itself at the next answer. It also tries again, with a short
 /// timeout, each member the replica's connections avoid, so one that answers is used again.
-final class QuorumProbe: Sendable {
+public final class QuorumProbe: Sendable {
     /// How often the probe reads.
     let interval: Duration
     /// How long a recheck of an avoided member may take: a member that answers at all answers
@@ -27,7 +27,8 @@ final class QuorumProbe: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(
+    /// A probe of the cluster in `configuration` every `interval`, recording into `health`; ``start()`` starts it.
+    public init(
         configuration: EtcdConfiguration, identity: String, health: ClusterHealth, interval: Duration,
         logger: Logger
     ) {
@@ -42,7 +43,7 @@ final class QuorumProbe: Sendable {
     }
 
     /// Starts the thread.
-    func start() {
+    public func start() {
         let thread = Thread { [self] in
             probe()
             finished.signal()
@@ -52,7 +53,7 @@ final class QuorumProbe: Sendable {
     }
 
     /// Stops the thread and waits for it (at most about a request timeout).
-    func stop() {
+    public func stop() {
         stopping.store(true, ordering: .relaxed)
         finished.wait()
     }

@@ -5,15 +5,15 @@ import CountriesCore
 ///
 /// 128 random bits as 32 lowercase hex digits: two stores never share one in practice, and the
 /// id is plain printable ASCII that fits any log line or file name.
-enum StoreIdentity {
+public enum StoreIdentity {
     /// A new random id.
-    static func make() -> String {
+    public static func make() -> String {
         var generator = SystemRandomNumberGenerator()
         return make(using: &generator)
     }
 
     /// A new id from `generator` (tests pass a seeded one).
-    static func make(using generator: inout some RandomNumberGenerator) -> String {
+    public static func make(using generator: inout some RandomNumberGenerator) -> String {
         let digits = Array("0123456789abcdef")
         var id = ""
         id.reserveCapacity(Limits.storeIdentityBytes)
@@ -28,7 +28,7 @@ enum StoreIdentity {
     }
 
     /// Whether `text` has the shape of an id this service makes (32 lowercase hex digits).
-    static func isWellFormed(_ text: String) -> Bool {
+    public static func isWellFormed(_ text: String) -> Bool {
         text.utf8.count == Limits.storeIdentityBytes
             && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }

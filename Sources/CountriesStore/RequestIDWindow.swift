@@ -11,33 +11,44 @@ import Foundation
 /// lives through the whole of the generation after its own. So every id is remembered at least
 /// ``minimumAge`` and at least the next ``minimumCount`` ids, unless a generation fills first,
 /// and at most two generations are kept: bounded at any rate.
-struct RequestIDWindow: Sendable, Equatable {
+public struct RequestIDWindow: Sendable, Equatable {
     /// The age floor: longer than any client's retries (`countries` gives up after about 6 s).
-    var minimumAge: Duration = .seconds(600)
+    public var minimumAge: Duration
     /// The count floor: the protocol's ``Limits/retainedRequestIDs``.
-    var minimumCount = Limits.retainedRequestIDs
+    public var minimumCount: Int
     /// The most ids one generation holds.
-    var maximumCount = 100_000
+    public var maximumCount: Int
     /// The most bytes (ids and replies) one generation holds.
-    var maximumBytes = 32 << 20
+    public var maximumBytes: Int
+
+    /// A window with these bounds (the defaults unless told).
+    public init(
+        minimumAge: Duration = .seconds(600), minimumCount: Int = Limits.retainedRequestIDs,
+        maximumCount: Int = 100_000, maximumBytes: Int = 32 << 20
+    ) {
+        self.minimumAge = minimumAge
+        self.minimumCount = minimumCount
+        self.maximumCount = maximumCount
+        self.maximumBytes = maximumBytes
+    }
 
     /// One generation as its etcd key holds it: `number start-ms count bytes`, in decimal.
-    struct Generation: Sendable, Equatable {
+    public struct Generation: Sendable, Equatable {
         /// 0 is the ids a store kept before generations (`requests/<id>`); new stores start at 1.
-        var number: UInt64
+        public var number: UInt64
         /// When it was opened, in milliseconds since 1970 (by the clock of the replica that
         /// opened it).
-        var startedMilliseconds: Int64
+        public var startedMilliseconds: Int64
         /// Ids in it.
-        var count: Int
+        public var count: Int
         /// Bytes of ids and replies in it.
-        var bytes: Int
+        public var bytes: Int
 
         /// Its value in etcd.
-        var encoded: Data { Data("\(number) \(startedMilliseconds) \(count) \(bytes)".utf8) }
+        public var encoded: Data { Data("\(number) \(startedMilliseconds) \(count) \(bytes)".utf8) }
 
         /// A generation read back from etcd; nil when the bytes are not one.
-        init?(_ value: Data) {
+        public init?(_ value: Data) {
             let fields = String(decoding: value, as: UTF8.self).split(separator: " ")
             guard fields.count == 4, let number = UInt64(fields[0]), let started = Int64(fields[1]),
                 let count = Int(fields[2]), let bytes = Int(fields[3]), count >= 0, bytes >= 0
@@ -45,7 +56,8 @@ struct RequestIDWindow: Sendable, Equatable {
             self.init(number: number, startedMilliseconds: started, count: count, bytes: bytes)
         }
 
-        init(number: UInt64, startedMilliseconds: Int64, count: Int = 0, bytes: Int = 0) {
+        /// Generation `number`, started at `startedMilliseconds`, holding `count` ids of `bytes`.
+        public init(number: UInt64, startedMilliseconds: Int64, count: Int = 0, bytes: Int = 0) {
             self.number = number
             self.startedMilliseconds = startedMilliseconds
             self.count = count
@@ -56,7 +68,7 @@ struct RequestIDWindow: Sendable, Equatable {
     /// The generation after a commit of `count` ids of `bytes` at `now` (milliseconds since
     /// 1970): `current` grown, or a new one (`opened`), whose commit then deletes the generation
     /// before `current`.
-    func after(
+    public func after(
         _ current: Generation, adding count: Int, bytes: Int, nowMilliseconds now: Int64
     ) -> (generation: Generation, opened: Bool) {
         let old = Duration.milliseconds(now - current.startedMilliseconds) >= minimumAge
@@ -76,5 +88,5 @@ struct RequestIDWindow: Sendable, Equatable {
     }
 
     /// Now, in milliseconds since 1970.
-    static var nowMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    public static var nowMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -16,15 +16,17 @@ import SystemSupport
 /// another when another connection of the replica found it silent, or when a seq the replica
 /// knows is committed waits there ``PublicationWatchdog/tailLeavesAfter``: a member that hangs
 /// keeps the watch open without a word.
-final class EventTail: Sendable {
+public final class EventTail: Sendable {
     /// An event as committed, with the bytes to publish.
-    struct Entry: Sendable {
-        var event: Event
-        var body: Data
+    public struct Entry: Sendable {
+        /// The event.
+        public var event: Event
+        /// Its encoding, as committed.
+        public var body: Data
     }
 
     /// Readable when events are waiting in ``drain()``.
-    var fileDescriptor: Int32 { outbox.fileDescriptor }
+    public var fileDescriptor: Int32 { outbox.fileDescriptor }
 
     private let endpoints: [String]
     private let layout: EtcdLayout
@@ -43,7 +45,7 @@ final class EventTail: Sendable {
 
     /// A tail that will hand over the events after `seq`, recording in `health` a value in the
     /// log that it cannot hand over; a reset's marker is handed over as the reset to `seed`.
-    init(
+    public init(
         configuration: EtcdConfiguration, after seq: UInt64, seed: [Country], health: ClusterHealth,
         logger: Logger
     ) throws(SignalPipeError) {
@@ -68,7 +70,7 @@ final class EventTail: Sendable {
     }
 
     /// Starts the thread.
-    func start() {
+    public func start() {
         let thread = Thread { [self] in
             follow()
             finished.signal()
@@ -78,13 +80,13 @@ final class EventTail: Sendable {
     }
 
     /// Stops the thread and waits for it (at most about a request timeout).
-    func stop() {
+    public func stop() {
         stopping.store(true, ordering: .relaxed)
         finished.wait()
     }
 
     /// The events handed over since the last call, in seq order.
-    func drain() -> [Entry] { outbox.drain() }
+    public func drain() -> [Entry] { outbox.drain() }
 
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 

@@ -9,7 +9,7 @@ import Foundation
 /// Opening and loading fail with a ``StoreOpenError`` (the service cannot start: it says what to do
 /// with the store); everything after fails with a ``StateStoreError``, which the handler turns
 /// into a `storage_error` reply while the service carries on.
-protocol StateStore: AnyObject {
+public protocol StateStore: AnyObject {
     /// A path for `status`, or `:memory:`.
     var path: String { get }
     /// The store's identity (``StoreIdentity``): made when the store was created, kept across
@@ -69,35 +69,40 @@ protocol StateStore: AnyObject {
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
 /// remember with their replies.
-struct StoreBatch {
-    var events: [Event] = []
+public struct StoreBatch {
+    /// The events, in seq order.
+    public var events: [Event] = []
     /// The events' encodings when the handler made them already (it publishes the same bytes);
     /// empty, or one per event.
-    var encodedEvents: [Data] = []
+    public var encodedEvents: [Data] = []
     /// The ids of the batch's changes, remembered with their replies.
-    var requests: [RememberedRequest] = []
+    public var requests: [RememberedRequest] = []
     /// The ids of the batch's refusals and no-ops: not remembered (they changed nothing, and must
     /// not push a change's id out), but a shared store checks them like `requests`, since one
     /// may be the retry of a change another replica committed.
-    var checkedIDs: [String] = []
+    public var checkedIDs: [String] = []
     /// The seq of the state the batch was computed from.
-    var basis: UInt64 = 0
+    public var basis: UInt64 = 0
     /// The state after the batch (a shared store snapshots it now and then).
-    var state: CountriesState?
+    public var state: CountriesState?
 
-    var isEmpty: Bool { events.isEmpty && requests.isEmpty }
+    /// An empty batch.
+    public init() {}
+
+    /// Nothing to write.
+    public var isEmpty: Bool { events.isEmpty && requests.isEmpty }
 
     /// The encoding of `events[index]`: made once, by the handler, or now.
-    func encodedEvent(_ index: Int) -> Data {
+    public func encodedEvent(_ index: Int) -> Data {
         encodedEvents.count == events.count ? encodedEvents[index] : events[index].encoded()
     }
 }
 
 /// A read or a commit of a running store failed; nothing was written. Whatever the kind of
 /// store, the service replies `storage_error` ("retry later") and goes on.
-struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is known of the outcome.
-    enum Code: Equatable, Sendable {
+    public enum Code: Equatable, Sendable {
         /// Nothing was written.
         case failed
         /// Nothing was written because the store's cluster has no quorum (a shared store).
@@ -117,16 +122,17 @@ struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// What is known of the outcome.
-    var code: Code
+    public var code: Code
     /// What failed, in the store's own words: `commit failed: database is locked (SQLITE_BUSY)`.
-    var message: String
+    public var message: String
     /// With ``Code/moved``: the batch's request ids that were found remembered.
-    var remembered: [RememberedRequest]
+    public var remembered: [RememberedRequest]
     /// With ``Code/moved``: the events after the batch's basis, when the store read them with
     /// its refusal (so catching up takes no second round trip); empty when it did not.
-    var newerEvents: [Event]
+    public var newerEvents: [Event]
 
-    init(
+    /// A failure that says `message`, with what is known of the outcome.
+    public init(
         _ message: String, code: Code = .failed, remembered: [RememberedRequest] = [],
         newerEvents: [Event] = []
     ) {
@@ -137,40 +143,40 @@ struct StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The message.
-    var description: String { message }
+    public var description: String { message }
 }
 
 extension StateStore {
     /// A store of one service: nobody else writes it.
-    var isShared: Bool { false }
+    public var isShared: Bool { false }
 
     /// Nobody else writes the store, so `state` is its latest.
-    func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState { state }
+    public func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState { state }
 
     /// A local store can always try.
-    var unavailability: String? { nil }
+    public var unavailability: String? { nil }
 
     /// Nothing beyond the store itself.
-    func clusterStatus(into status: inout ServiceStatus) {}
+    public func clusterStatus(into status: inout ServiceStatus) {}
 
     /// The service's own seed is the one.
-    var storedSeed: [Country]? { nil }
+    public var storedSeed: [Country]? { nil }
 
     /// A batch is one local transaction, whatever its size.
-    var maximumChangesPerCommit: Int { .max }
+    public var maximumChangesPerCommit: Int { .max }
     /// Whatever its size.
-    var maximumEventBytesPerCommit: Int { .max }
+    public var maximumEventBytesPerCommit: Int { .max }
 
     /// A commit costs a sync or a round trip: worth sharing.
-    var groupsCommits: Bool { true }
+    public var groupsCommits: Bool { true }
 
     /// The reply first sent to the request with this id, if it is remembered.
-    func rememberedReply(for id: String) throws(StateStoreError) -> Data? {
+    public func rememberedReply(for id: String) throws(StateStoreError) -> Data? {
         try rememberedRequest(for: id)?.reply
     }
 
     /// Every event after `since` (tests, and callers that bound the count themselves).
-    func events(after since: UInt64, currentSeq: UInt64) throws(StateStoreError) -> [Event]? {
+    public func events(after since: UInt64, currentSeq: UInt64) throws(StateStoreError) -> [Event]? {
         try events(after: since, currentSeq: currentSeq, limit: .max)
     }
 }
