@@ -94,8 +94,7 @@ let package = Package(
             name: "CountriesService",
             dependencies: [
                 "CountriesCore", "CountriesStore", "CountriesSockets", "CountriesReplication", "ZeroMQ",
-                "SQLite",
-                "SystemSupport", "Metrics",
+                "SQLite", "SystemSupport", "Metrics",
             ],
             swiftSettings: strictSettings
         ),
@@ -137,11 +136,8 @@ let package = Package(
             name: "countries",
             dependencies: [
                 "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesReplication",
-                "CountriesRelay",
-                "CountriesClient", "CountriesTerminal", "CountriesViews", "CountriesOptions", "CountriesWeb",
-                "HTTPServer",
-                "Metrics", "SystemSupport",
-                "ZeroMQ",
+                "CountriesRelay", "CountriesClient", "CountriesTerminal", "CountriesViews",
+                "CountriesOptions", "CountriesWeb", "HTTPServer", "Metrics", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),
@@ -203,9 +199,8 @@ let package = Package(
             name: "CountriesServiceTests",
             dependencies: [
                 "CountriesService", "CountriesStore", "CountriesSockets", "CountriesReplication",
-                "CountriesRelay",
-                "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport", "Etcd", "Metrics",
-                "SystemSupport",
+                "CountriesRelay", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
+                "Etcd", "Metrics", "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),
