@@ -196,6 +196,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "CountriesStoreTests", dependencies: ["CountriesStore", "CountriesCore"],
+            swiftSettings: strictSettings),
+        // The etcd store against real etcd members, and a replica's threads as values.
+        .testTarget(
+            name: "CountriesReplicationTests",
+            dependencies: [
+                "CountriesReplication", "CountriesStore", "CountriesCore", "Etcd", "SystemSupport",
+                "TestSupport",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "CountriesServiceTests",
             dependencies: [
                 "CountriesService", "CountriesStore", "CountriesSockets", "CountriesReplication",
