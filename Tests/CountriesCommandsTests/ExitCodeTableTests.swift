@@ -36,6 +36,7 @@ import ZeroMQ
     /// initializers are not public (a pid file in no directory, a cursor file of garbage).
     static func rows() throws -> [Row] {
         let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         var pidFileError: (any Error)?
         do {
             _ = try PidFile.claim(directory + "/no-such-directory/countries.pid")
