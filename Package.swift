@@ -122,23 +122,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The command line's declarations: every subcommand's name, help and options, and the
-        // client options validated.
+        // The command line: each subcommand as one type (its name, help, options and run), the
+        // option groups several share, the registry, and the one table of exit codes.
         .target(
-            name: "CountriesOptions",
+            name: "CountriesCommands",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesWeb", "ZeroMQ", "Etcd",
-                "SystemSupport",
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesReplication",
+                "CountriesRelay", "CountriesSockets", "CountriesClient", "CountriesTerminal",
+                "CountriesViews", "CountriesWeb", "Etcd", "HTTPServer", "Metrics", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),
+        // Parses, runs the subcommand, exits: main.swift alone.
         .executableTarget(
             name: "countries",
-            dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesReplication",
-                "CountriesRelay", "CountriesClient", "CountriesTerminal", "CountriesViews",
-                "CountriesOptions", "CountriesWeb", "HTTPServer", "Metrics", "SystemSupport", "ZeroMQ",
-            ],
+            dependencies: ["ArgumentParsing", "CountriesCommands", "SystemSupport"],
             swiftSettings: strictSettings
         ),
         // Measures the service against the bare-libzmq floor and Redis, in one run.
@@ -237,11 +235,13 @@ let package = Package(
             dependencies: ["countries-fuzz"],
             swiftSettings: strictSettings
         ),
-        // The executable's own command line (its specs), parsed in-process.
+        // The command line parsed in-process: the registry, the options, the exit-code table.
         .testTarget(
-            name: "CommandLineSpecTests",
+            name: "CountriesCommandsTests",
             dependencies: [
-                "countries", "ArgumentParsing", "CountriesOptions", "CountriesCore", "CountriesService",
+                "CountriesCommands", "ArgumentParsing", "CountriesCore", "CountriesService",
+                "CountriesSockets", "CountriesClient", "CountriesTerminal", "CountriesViews", "SystemSupport",
+                "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,46 +1,5 @@
 import CountriesCore
 
-/// Where a view stands with the service, which decides its data source and its header.
-public enum ViewPhase: Equatable, Sendable {
-    /// No snapshot yet.
-    case connecting
-    /// In sync with the service at `seq`.
-    case live(seq: UInt64)
-    /// Out of sync: a gap in seq, or no heartbeat. `reason` reads after `stale: `.
-    case stale(reason: String)
-
-    /// The stale phase for a silent service: `stale: no heartbeat for 3 s`.
-    public static func noHeartbeat(seconds: Int) -> ViewPhase {
-        .stale(reason: "no heartbeat for \(seconds) s")
-    }
-
-    /// Whether the rows shown are live.
-    public var isLive: Bool {
-        if case .live = self { return true }
-        return false
-    }
-
-    /// The header's phase text: `live · seq 12`, `stale: no heartbeat for 3 s`, `connecting…`.
-    public func text(_ glyphs: Glyphs = .unicode) -> String {
-        switch self {
-        case .connecting: return "connecting" + glyphs.ellipsis
-        case .live(let seq): return "live\(glyphs.separator)seq \(seq)"
-        case .stale(let reason): return "stale: \(reason)"
-        }
-    }
-
-    /// The data source for this phase: live rows only when live and a state is at hand, else a
-    /// skeleton of `skeletonRows` rows (seed 002: never old data posing as live).
-    public func dataSource(
-        state: CountriesState?, skeletonRows: Int = 20, glyphs: Glyphs = .unicode
-    ) -> any TableDataSource {
-        if isLive, let state {
-            return LiveDataSource(state: state, glyphs: glyphs)
-        }
-        return SkeletonDataSource(rows: skeletonRows, glyphs: glyphs)
-    }
-}
-
 /// The top of the screen: a title, the endpoints, and the phase.
 public struct HeaderModel: Equatable, Sendable {
     /// The title, left on the first line (`countries watch`).
@@ -60,9 +19,14 @@ public struct HeaderModel: Equatable, Sendable {
         self.alert = alert
     }
 
-    /// Creates a header for a phase; anything but live is an alert.
-    public init(title: String, endpoints: String = "", phase: ViewPhase, glyphs: Glyphs = .unicode) {
-        self.init(title: title, endpoints: endpoints, phase: phase.text(glyphs), alert: !phase.isLive)
+    /// Creates a header for the subscription's phase at `seq`; anything but live is an alert.
+    public init(
+        title: String, endpoints: String = "", phase: SubscriptionPhase, seq: UInt64,
+        glyphs: Glyphs = .unicode
+    ) {
+        self.init(
+            title: title, endpoints: endpoints, phase: phase.headerText(seq: seq, glyphs),
+            alert: phase != .live)
     }
 }
 

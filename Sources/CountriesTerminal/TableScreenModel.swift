@@ -3,10 +3,10 @@ import CountriesCore
 /// Everything the live table of `watch` and `select` knows, as a pure value: inputs and the
 /// instant they happened in, a frame (when one is due) and effects out. It never reads a clock
 /// and owns no terminal or socket; the loop that drives it turns key bytes into ``Key``s, the
-/// subscription into ``Input/update(replica:link:applied:)``, draws the frames and performs the
+/// subscription into ``Input/update(replica:phase:applied:)``, draws the frames and performs the
 /// effects.
 ///
-/// What it holds: the replica shown, the link to the service (and since when it has been
+/// What it holds: the replica shown, the subscription's phase (and since when it has been
 /// stale), the last event and the row highlighted after it, the status line of `select`, the
 /// cursor (`select`), the scroll offset, and whether `watch` follows changes.
 ///
@@ -29,9 +29,9 @@ public struct TableScreenModel: Sendable {
     public enum Input: Equatable, Sendable {
         /// Keys the person pressed, in order.
         case keys([Key])
-        /// The subscription changed: the replica and link after the change, and the events it
+        /// The subscription changed: the replica and phase after the change, and the events it
         /// applied (empty for a snapshot or a phase change).
-        case update(replica: CountriesState?, link: SubscriptionPhase, applied: [Event])
+        case update(replica: CountriesState?, phase: SubscriptionPhase, applied: [Event])
         /// The terminal has a new size.
         case resize(ViewportSize)
         /// Time passed (a highlight may end, a clock in the footer may age, a frame may be due).
@@ -79,8 +79,8 @@ public struct TableScreenModel: Sendable {
     public private(set) var size: ViewportSize
     /// The replica shown; nil before the first snapshot.
     public private(set) var replica: CountriesState?
-    /// The link to the service.
-    public private(set) var link: SubscriptionPhase = .connecting
+    /// The subscription's phase, as last reported.
+    public private(set) var phase: SubscriptionPhase = .connecting
     /// Whether `watch` scrolls to each change (false once the person scrolled by hand).
     public private(set) var isFollowing = true
     /// The first row shown.
@@ -117,8 +117,8 @@ public struct TableScreenModel: Sendable {
                 effects += press(key, now: now)
                 if effects.contains(.quit) { return Output(frame: nil, effects: effects) }
             }
-        case .update(let replica, let link, let applied):
-            apply(replica: replica, link: link, applied: applied, now: now)
+        case .update(let replica, let phase, let applied):
+            apply(replica: replica, phase: phase, applied: applied, now: now)
         case .resize(let size):
             self.size = size
             coalescer.markDirty(now: now)
@@ -160,7 +160,7 @@ public struct TableScreenModel: Sendable {
     }
 
     private mutating func apply(
-        replica new: CountriesState?, link: SubscriptionPhase, applied: [Event], now: Instant
+        replica new: CountriesState?, phase: SubscriptionPhase, applied: [Event], now: Instant
     ) {
         for event in applied {
             lastEvent = (event, now)
@@ -170,7 +170,7 @@ public struct TableScreenModel: Sendable {
                 highlight = nil
             }
         }
-        if case .stale = link {
+        if case .stale = phase {
             if staleSince == nil { staleSince = now }
         } else {
             staleSince = nil
@@ -179,7 +179,7 @@ public struct TableScreenModel: Sendable {
             delegate.rowsMoved(from: old, to: new)
         }
         replica = new
-        self.link = link
+        self.phase = phase
         coalescer.markDirty(now: now)
     }
 
@@ -193,7 +193,8 @@ public struct TableScreenModel: Sendable {
     /// `select`: the delegate moves the cursor or asks for a toggle.
     private mutating func select(_ key: Key, now: Instant) -> [Effect] {
         let layout = layout(now: now)
-        switch delegate.handle(key, in: dataSource(phase: viewPhase(now: now)), pageSize: layout.bodyHeight) {
+        switch delegate.handle(key, in: dataSource(phase: shownPhase(now: now)), pageSize: layout.bodyHeight)
+        {
         case .quit?:
             return [.quit]
         case .moveCursor?:
@@ -211,7 +212,7 @@ public struct TableScreenModel: Sendable {
     private mutating func scroll(_ key: Key, now: Instant) -> [Effect] {
         let layout = layout(now: now)
         let page = max(1, layout.bodyHeight)
-        let rows = dataSource(phase: viewPhase(now: now)).numberOfRows
+        let rows = dataSource(phase: shownPhase(now: now)).numberOfRows
         let last = max(0, rows - layout.bodyHeight)
         let target: Int
         switch key {
@@ -236,19 +237,20 @@ public struct TableScreenModel: Sendable {
 
     /// The layout of the screen at `now`; keeps the offset it settled on.
     private mutating func layout(now: Instant) -> TableView.Layout {
-        let phase = viewPhase(now: now)
+        let phase = shownPhase(now: now)
         let source = dataSource(phase: phase)
         // Clamp first: rows may have gone since the last key, and the layout scrolls to the cursor.
         if mode == .select { delegate.clamp(rowCount: source.numberOfRows) }
         let view = TableView(
-            header: HeaderModel(title: title, endpoints: endpoints, phase: phase, glyphs: glyphs),
+            header: HeaderModel(
+                title: title, endpoints: endpoints, phase: phase, seq: replica?.seq ?? 0, glyphs: glyphs),
             footer: FooterModel(
-                summary: phase.isLive ? FooterModel.summary(of: replica) : "",
-                lastChange: phase.isLive
+                summary: phase == .live ? FooterModel.summary(of: replica) : "",
+                lastChange: phase == .live
                     ? lastEvent.map { LastChange.describe($0.event, age: now - $0.at, glyphs: glyphs) } : nil,
                 status: status?.text, statusIsError: status?.isError ?? false),
             cursor: mode == .select ? delegate.cursor : nil,
-            highlighted: phase.isLive ? highlight?.index : nil,
+            highlighted: phase == .live ? highlight?.index : nil,
             scrollOffset: scrollOffset, scrollsToHighlight: isFollowing)
         let layout = view.layout(source, in: size)
         scrollOffset = layout.scrollOffset
@@ -266,20 +268,20 @@ public struct TableScreenModel: Sendable {
         }
     }
 
-    private func viewPhase(now: Instant) -> ViewPhase {
-        switch link {
-        case .connecting: return .connecting
-        case .live: return .live(seq: replica?.seq ?? 0)
+    /// The phase as shown at `now`: a stale one also says how long ago it turned stale.
+    private func shownPhase(now: Instant) -> SubscriptionPhase {
+        switch phase {
+        case .connecting, .live: return phase
         case .stale(let reason):
             // The reason names the detection window ("no heartbeat for 3 s"); how long the view
             // has been stale is what a person wants to know after that.
-            guard let staleSince else { return .stale(reason: reason) }
+            guard let staleSince else { return phase }
             let seconds = Int((now - staleSince) / .seconds(1))
-            return .stale(reason: seconds > 0 ? "\(reason) (\(seconds) s ago)" : reason)
+            return .stale(seconds > 0 ? "\(reason) (\(seconds) s ago)" : reason)
         }
     }
 
-    private func dataSource(phase: ViewPhase) -> any TableDataSource {
+    private func dataSource(phase: SubscriptionPhase) -> any TableDataSource {
         // As many placeholder rows as the list had, so the layout does not jump when it swaps.
         let rows = min(max(replica?.count ?? 12, 1), 40)
         return phase.dataSource(state: replica, skeletonRows: rows, glyphs: glyphs)

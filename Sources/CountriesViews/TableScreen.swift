@@ -101,7 +101,7 @@ public struct TableScreen {
             case .update(let update):
                 return perform(
                     model.handle(
-                        .update(replica: update.replica, link: update.phase, applied: update.applied),
+                        .update(replica: update.replica, phase: update.phase, applied: update.applied),
                         now: now),
                     now: now)
             case .tick:

@@ -183,7 +183,7 @@ public final class WebView {
                         let messages = model.opened(lastEventID: stream.lastEventID)
                         if messages.allSatisfy({ stream.send($0) }) { pages.append(stream) }
                     case .toggle(let name, let toggle):
-                        guard model.link == .live, let replica = model.replica else {
+                        guard model.phase == .live, let replica = model.replica else {
                             answer(
                                 toggle, status: 409,
                                 text: "not toggled: the table is \(model.stateLine); try again when live")
@@ -209,12 +209,12 @@ public final class WebView {
             case .update(let update):
                 broadcast(
                     model.update(
-                        replica: update.replica, store: loop.subscription.store, link: update.phase,
+                        replica: update.replica, store: loop.subscription.store, phase: update.phase,
                         applied: update.applied))
                 return true
             case .tick:
                 // Once per turn of the loop (at least every second): what /metrics and /readyz read.
-                metrics.live = model.link == .live
+                metrics.live = model.phase == .live
                 metrics.stateLine = model.stateLine
                 metrics.seq = model.replica?.seq
                 metrics.pages = pages.count

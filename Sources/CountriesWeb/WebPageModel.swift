@@ -20,8 +20,8 @@ public struct WebPageModel: Sendable {
     /// so that a page can tell a resumed stream onto another store (docs/PROTOCOL.md, "SQLiteStore
     /// identity").
     public private(set) var store: String?
-    /// The link as last reported.
-    public private(set) var link: SubscriptionPhase = .connecting
+    /// The subscription's phase, as last reported.
+    public private(set) var phase: SubscriptionPhase = .connecting
     /// How many `change` events are kept for pages that resume with `Last-Event-ID`.
     public let kept: Int
     /// The kept `change` events, oldest first, with consecutive seqs ending at the replica's.
@@ -37,17 +37,17 @@ public struct WebPageModel: Sendable {
 
     /// The state line a page shows: `live`, or `stale: why`.
     public var stateLine: String {
-        switch link {
+        switch phase {
         case .live: return "live"
         case .connecting: return "stale: connecting to the service"
         case .stale(let reason): return "stale: \(reason)"
         }
     }
 
-    /// Takes what the subscription reported (the replica and link after `applied`) and returns
+    /// Takes what the subscription reported (the replica and phase after `applied`) and returns
     /// the bytes to send to every open page.
     public mutating func update(
-        replica new: CountriesState?, store newStore: String? = nil, link newLink: SubscriptionPhase,
+        replica new: CountriesState?, store newStore: String? = nil, phase newPhase: SubscriptionPhase,
         applied: [Event]
     ) -> [UInt8] {
         var out: [UInt8] = []
@@ -72,8 +72,8 @@ public struct WebPageModel: Sendable {
                 out += message
             }
         }
-        if newLink != link || storeChanged {
-            link = newLink
+        if newPhase != phase || storeChanged {
+            phase = newPhase
             out += stateMessage
         }
         return out
@@ -98,11 +98,11 @@ public struct WebPageModel: Sendable {
         return out + [stateMessage]
     }
 
-    /// The `state` event for the link now.
+    /// The `state` event for the phase now.
     public var stateMessage: [UInt8] {
         var json = JSONWriter()
         json.raw("{\"live\":")
-        json.bool(link == .live)
+        json.bool(phase == .live)
         json.raw(",\"line\":")
         json.string(stateLine)
         if let store {

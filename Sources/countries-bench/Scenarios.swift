@@ -135,7 +135,7 @@ private struct WatchModel {
             header: HeaderModel(
                 title: "countries watch",
                 endpoints: "commands \(Defaults.commandEndpoint) · events \(Defaults.eventsEndpoint)",
-                phase: .live(seq: state.seq)),
+                phase: .live, seq: state.seq),
             footer: FooterModel(
                 summary: FooterModel.summary(of: state),
                 lastChange: lastEvent.map { LastChange.describe($0, age: .zero) }),

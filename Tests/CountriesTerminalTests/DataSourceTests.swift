@@ -48,19 +48,22 @@ import Testing
     }
 
     @Test func phaseSwapsTheDataSource() {
-        #expect(ViewPhase.live(seq: 7).dataSource(state: state) is LiveDataSource)
-        #expect(ViewPhase.live(seq: 7).dataSource(state: nil) is SkeletonDataSource)
-        #expect(ViewPhase.connecting.dataSource(state: state) is SkeletonDataSource)
-        #expect(ViewPhase.noHeartbeat(seconds: 3).dataSource(state: state) is SkeletonDataSource)
-        #expect(ViewPhase.connecting.dataSource(state: nil, skeletonRows: 5).numberOfRows == 5)
+        #expect(SubscriptionPhase.live.dataSource(state: state) is LiveDataSource)
+        #expect(SubscriptionPhase.live.dataSource(state: nil) is SkeletonDataSource)
+        #expect(SubscriptionPhase.connecting.dataSource(state: state) is SkeletonDataSource)
+        #expect(
+            SubscriptionPhase.stale("no heartbeat for 3 s").dataSource(state: state) is SkeletonDataSource)
+        #expect(SubscriptionPhase.connecting.dataSource(state: nil, skeletonRows: 5).numberOfRows == 5)
     }
 
     @Test func phaseTexts() {
-        #expect(ViewPhase.live(seq: 12).text() == "live · seq 12")
-        #expect(ViewPhase.noHeartbeat(seconds: 3).text() == "stale: no heartbeat for 3 s")
-        #expect(ViewPhase.connecting.text() == "connecting…")
-        #expect(ViewPhase.connecting.text(.ascii) == "connecting...")
-        #expect(ViewPhase.live(seq: 1).text(.ascii) == "live - seq 1")
+        #expect(SubscriptionPhase.live.headerText(seq: 12) == "live · seq 12")
+        #expect(
+            SubscriptionPhase.stale("no heartbeat for 3 s").headerText(seq: 12)
+                == "stale: no heartbeat for 3 s")
+        #expect(SubscriptionPhase.connecting.headerText(seq: 0) == "connecting…")
+        #expect(SubscriptionPhase.connecting.headerText(seq: 0, .ascii) == "connecting...")
+        #expect(SubscriptionPhase.live.headerText(seq: 1, .ascii) == "live - seq 1")
     }
 
     @Test func tableTextListsEveryCountry() {

@@ -12,7 +12,7 @@ func manyCountries(_ count: Int) -> CountriesState {
     var header: HeaderModel {
         HeaderModel(
             title: "countries watch", endpoints: "tcp://127.0.0.1:5555  tcp://127.0.0.1:5556",
-            phase: .live(seq: 12))
+            phase: .live, seq: 12)
     }
     var footer: FooterModel {
         FooterModel(summary: FooterModel.summary(of: state), lastChange: "France ✓ · seq 12 · 2 s ago")
@@ -40,7 +40,7 @@ func manyCountries(_ count: Int) -> CountriesState {
 
     @Test func staleHeaderIsAnAlertAndRowsAreSkeleton() {
         let view = TableView(
-            header: HeaderModel(title: "countries watch", phase: .noHeartbeat(seconds: 3)),
+            header: HeaderModel(title: "countries watch", phase: .stale("no heartbeat for 3 s"), seq: 0),
             footer: FooterModel())
         let layout = view.layout(SkeletonDataSource(rows: 3), in: ViewportSize(rows: 5, columns: 50))
         #expect(layout.frame.lines[0].style == .alert)

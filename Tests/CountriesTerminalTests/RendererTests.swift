@@ -9,7 +9,7 @@ import Testing
     func frame(_ state: CountriesState, highlighted: Int? = nil, size: ViewportSize) -> Frame {
         let view = TableView(
             header: HeaderModel(
-                title: "countries watch", endpoints: "tcp://127.0.0.1:5556", phase: .live(seq: state.seq)),
+                title: "countries watch", endpoints: "tcp://127.0.0.1:5556", phase: .live, seq: state.seq),
             footer: FooterModel(summary: FooterModel.summary(of: state)), highlighted: highlighted)
         return view.layout(LiveDataSource(state: state), in: size).frame
     }
@@ -67,7 +67,7 @@ import Testing
         var state = manyCountries(30)
         let view = { (state: CountriesState) in
             TableView(
-                header: HeaderModel(title: "t", phase: .noHeartbeat(seconds: 3)),
+                header: HeaderModel(title: "t", phase: .stale("no heartbeat for 3 s"), seq: 0),
                 footer: FooterModel(summary: "s", status: "error", statusIsError: true), cursor: 3,
                 highlighted: 5
             ).layout(LiveDataSource(state: state), in: ViewportSize(rows: 20, columns: 40)).frame

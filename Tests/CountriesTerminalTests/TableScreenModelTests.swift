@@ -34,7 +34,7 @@ private struct ScreenHarness {
     }
 
     mutating func live(_ state: CountriesState, applied: [Event] = []) {
-        send(.update(replica: state, link: .live, applied: applied))
+        send(.update(replica: state, phase: .live, applied: applied))
         advance(.milliseconds(20))
     }
 
@@ -101,7 +101,8 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
     @Test func staleSaysSinceWhenWithoutReadingAClock() {
         var screen = ScreenHarness(.watch)
         screen.live(CountriesState(countries: SeedList.standard, seq: 3))
-        screen.send(.update(replica: screen.model.replica, link: .stale("no heartbeat for 3 s"), applied: []))
+        screen.send(
+            .update(replica: screen.model.replica, phase: .stale("no heartbeat for 3 s"), applied: []))
         screen.advance(.milliseconds(20))
         #expect(screen.texts.first?.hasSuffix("stale: no heartbeat for 3 s") == true)
         #expect(!screen.screen.contains("France"), "never old data posing as live")
@@ -114,11 +115,11 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
     @Test func framesAreCoalescedAndTheDeadlineSaysWhenTheNextIsDue() {
         var screen = ScreenHarness(.watch)
         let start = CountriesState(countries: SeedList.standard, seq: 0)
-        #expect(screen.send(.update(replica: start, link: .live, applied: [])).frame != nil)
+        #expect(screen.send(.update(replica: start, phase: .live, applied: [])).frame != nil)
         let (event, after) = toggled(start, 1)
         // A change within the frame interval is folded into the next frame.
         screen.now += .milliseconds(5)
-        #expect(screen.send(.update(replica: after, link: .live, applied: [event])).frame == nil)
+        #expect(screen.send(.update(replica: after, phase: .live, applied: [event])).frame == nil)
         let due = screen.model.nextDeadline(now: screen.now)
         #expect(due.map { $0 > screen.now && $0 <= screen.now + .milliseconds(17) } == true)
         screen.now = due ?? screen.now
@@ -269,7 +270,7 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
 
     @Test func skeletonRowsCannotBeToggled() {
         var screen = ScreenHarness(.select)
-        screen.send(.update(replica: nil, link: .connecting, applied: []))
+        screen.send(.update(replica: nil, phase: .connecting, applied: []))
         screen.keys(.space, .enter)
         #expect(screen.effects.isEmpty)
     }
@@ -342,9 +343,9 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
                                 IndexedCountry(index: index, name: row.name, visited: !row.visited)))
                     }
                     try state.replay(event)
-                    screen.send(.update(replica: state, link: .live, applied: [event]))
+                    screen.send(.update(replica: state, phase: .live, applied: [event]))
                 case 6:
-                    screen.send(.update(replica: state, link: .stale("missed events"), applied: []))
+                    screen.send(.update(replica: state, phase: .stale("missed events"), applied: []))
                 case 7:
                     screen.send(
                         .resize(ViewportSize(rows: 6 + random.below(30), columns: 20 + random.below(80))))
@@ -362,13 +363,13 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
                 #expect(frame.texts.allSatisfy { DisplayWidth.of($0) <= screen.model.size.columns })
                 #expect(screen.model.scrollOffset >= 0)
                 #expect(screen.model.scrollOffset <= max(0, state.count - 1))
-                if mode == .select, case .live = screen.model.link {
+                if mode == .select, case .live = screen.model.phase {
                     #expect(screen.model.cursor < state.count, "seed \(seed)")
                     #expect(
                         screen.shownIndexes.isEmpty || screen.shownIndexes.contains(screen.model.cursor),
                         "seed \(seed): the cursor is on screen")
                 }
-                if mode == .watch, screen.model.isFollowing, case .live = screen.model.link,
+                if mode == .watch, screen.model.isFollowing, case .live = screen.model.phase,
                     let highlighted = screen.model.highlighted, !screen.shownIndexes.isEmpty
                 {
                     #expect(
@@ -446,7 +447,7 @@ extension ScreenHarness: CustomTestStringConvertible {
         #expect(live.texts.allSatisfy { DisplayWidth.of($0) <= size.columns })
 
         // The header's stale reason quotes it.
-        screen.send(.update(replica: after, link: .stale("odd \(Self.hostile)"), applied: []))
+        screen.send(.update(replica: after, phase: .stale("odd \(Self.hostile)"), applied: []))
         screen.advance(.milliseconds(20))
         let stale = try #require(screen.frame)
         stages.append(renderer.render(stale))

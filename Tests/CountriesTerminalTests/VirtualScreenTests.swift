@@ -70,12 +70,14 @@ struct VirtualScreen {
 
 @Suite struct VirtualScreenTests {
     func frame(
-        _ state: CountriesState, phase: ViewPhase, cursor: Int?, highlighted: Int?, size: ViewportSize,
+        _ state: CountriesState, phase: SubscriptionPhase, cursor: Int?, highlighted: Int?,
+        size: ViewportSize,
         lastChange: String?
     ) -> Frame {
         let view = TableView(
             header: HeaderModel(
-                title: "countries watch", endpoints: "commands ipc://x · events ipc://y", phase: phase),
+                title: "countries watch", endpoints: "commands ipc://x · events ipc://y", phase: phase,
+                seq: state.seq),
             footer: FooterModel(summary: FooterModel.summary(of: state), lastChange: lastChange),
             cursor: cursor, highlighted: highlighted)
         return view.layout(phase.dataSource(state: state), in: size).frame
@@ -92,8 +94,7 @@ struct VirtualScreen {
         for step in 0..<300 {
             let index = Int(generator.next() % UInt64(state.count))
             let result = try state.apply(.toggle(.index(index)), seed: [])
-            let phase: ViewPhase =
-                step % 37 == 0 ? .stale(reason: "no heartbeat for 3 s") : .live(seq: state.seq)
+            let phase: SubscriptionPhase = step % 37 == 0 ? .stale("no heartbeat for 3 s") : .live
             let expected = frame(
                 state, phase: phase, cursor: step % 3 == 0 ? index : nil, highlighted: index, size: size,
                 lastChange: result.event.map { LastChange.describe($0, age: .seconds(step % 5)) })
@@ -120,7 +121,7 @@ struct VirtualScreen {
             "Selected country: France (now not visited)", "Selected country: France (now visited)",
         ] {
             let view = TableView(
-                header: HeaderModel(title: "countries select", phase: .live(seq: 1)),
+                header: HeaderModel(title: "countries select", phase: .live, seq: 1),
                 footer: FooterModel(summary: "1 of 8 visited", status: status), cursor: 2)
             let expected = view.layout(LiveDataSource(state: state), in: size).frame
             screen.feed(renderer.render(expected))
@@ -134,11 +135,11 @@ struct VirtualScreen {
         var state = CountriesState(countries: SeedList.standard)
         var renderer = FrameRenderer(color: true)
         _ = renderer.render(
-            frame(state, phase: .live(seq: 0), cursor: nil, highlighted: nil, size: size, lastChange: nil))
+            frame(state, phase: .live, cursor: nil, highlighted: nil, size: size, lastChange: nil))
         _ = try state.apply(.toggle(.index(2)), seed: [])
         let bytes = renderer.render(
             frame(
-                state, phase: .live(seq: 1), cursor: nil, highlighted: 2, size: size,
+                state, phase: .live, cursor: nil, highlighted: 2, size: size,
                 lastChange: "France ✓ · seq 1"))
         // The header, the row, its highlight, the footer: well under the 300-byte target.
         #expect(bytes.count < 220, "\(bytes.count) bytes")

@@ -24,7 +24,7 @@ import Testing
 
     @Test func firstSnapshotThenStateLive() {
         var model = WebPageModel()
-        let out = text(model.update(replica: state(4), link: .live, applied: []))
+        let out = text(model.update(replica: state(4), phase: .live, applied: []))
         #expect(
             out == """
                 id: 4
@@ -44,28 +44,28 @@ import Testing
     /// names its store, so a page that resumed by `Last-Event-ID` onto another store can tell.
     @Test func anotherStoreAtTheSameSeqIsASnapshotAndEveryStateNamesTheStore() {
         var model = WebPageModel()
-        _ = model.update(replica: state(3), store: "a", link: .live, applied: [])
+        _ = model.update(replica: state(3), store: "a", phase: .live, applied: [])
         let resumed = text(model.opened(lastEventID: "3").flatMap { $0 })
         #expect(!resumed.contains("snapshot"))
         #expect(resumed.contains(#"data: {"live":true,"line":"live","store":"a"}"#))
 
-        let other = text(model.update(replica: state(3), store: "b", link: .live, applied: []))
+        let other = text(model.update(replica: state(3), store: "b", phase: .live, applied: []))
         #expect(other.contains(#"event: snapshot\#ndata: {"seq":3,"store":"b","countries":"#), "\(other)")
         #expect(other.contains(#""store":"b"}"#))
         // Even a toggle that would fit one by one is a snapshot when it comes from another store.
         let toggled = text(
             model.update(
-                replica: state(4, franceVisited: true), store: "c", link: .live,
+                replica: state(4, franceVisited: true), store: "c", phase: .live,
                 applied: [toggle(4, visited: true)]))
         #expect(toggled.contains("event: snapshot") && !toggled.contains("event: change"))
     }
 
     @Test func aToggleIsOneChangeEventWithTheSeqAsID() {
         var model = WebPageModel()
-        _ = model.update(replica: state(4), link: .live, applied: [])
+        _ = model.update(replica: state(4), phase: .live, applied: [])
         let out = text(
             model.update(
-                replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)]))
+                replica: state(5, franceVisited: true), phase: .live, applied: [toggle(5, visited: true)]))
         #expect(
             out
                 == "id: 5\nevent: change\ndata: {\"seq\":5,\"index\":0,\"name\":\"France\",\"visited\":true}\n\n"
@@ -74,8 +74,8 @@ import Testing
 
     @Test func staleSaysWhyAndIsNotLive() {
         var model = WebPageModel()
-        _ = model.update(replica: state(4), link: .live, applied: [])
-        let out = text(model.update(replica: state(4), link: .stale("no heartbeat for 3 s"), applied: []))
+        _ = model.update(replica: state(4), phase: .live, applied: [])
+        let out = text(model.update(replica: state(4), phase: .stale("no heartbeat for 3 s"), applied: []))
         #expect(out == "event: state\ndata: {\"live\":false,\"line\":\"stale: no heartbeat for 3 s\"}\n\n")
         #expect(model.stateLine == "stale: no heartbeat for 3 s")
     }
@@ -89,10 +89,10 @@ import Testing
 
     @Test func aPageThatResumesGetsOnlyWhatItMissed() {
         var model = WebPageModel()
-        _ = model.update(replica: state(4), link: .live, applied: [])
+        _ = model.update(replica: state(4), phase: .live, applied: [])
         _ = model.update(
-            replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)])
-        _ = model.update(replica: state(6), link: .live, applied: [toggle(6, visited: false)])
+            replica: state(5, franceVisited: true), phase: .live, applied: [toggle(5, visited: true)])
+        _ = model.update(replica: state(6), phase: .live, applied: [toggle(6, visited: false)])
         let out = text(model.opened(lastEventID: "5").flatMap { $0 })
         #expect(!out.contains("snapshot"))
         #expect(!out.contains("id: 5\n"))
@@ -104,10 +104,10 @@ import Testing
 
     @Test func aPageTooFarBehindOrFromElsewhereGetsASnapshot() {
         var model = WebPageModel(kept: 1)
-        _ = model.update(replica: state(4), link: .live, applied: [])
+        _ = model.update(replica: state(4), phase: .live, applied: [])
         _ = model.update(
-            replica: state(5, franceVisited: true), link: .live, applied: [toggle(5, visited: true)])
-        _ = model.update(replica: state(6), link: .live, applied: [toggle(6, visited: false)])
+            replica: state(5, franceVisited: true), phase: .live, applied: [toggle(5, visited: true)])
+        _ = model.update(replica: state(6), phase: .live, applied: [toggle(6, visited: false)])
         #expect(text(model.opened(lastEventID: "4").flatMap { $0 }).contains("id: 6\nevent: snapshot"))
         #expect(text(model.opened(lastEventID: "99").flatMap { $0 }).contains("id: 6\nevent: snapshot"))
         #expect(text(model.opened(lastEventID: "junk").flatMap { $0 }).contains("id: 6\nevent: snapshot"))
@@ -116,12 +116,12 @@ import Testing
 
     @Test func addedRemovedAndResetRowsComeAsASnapshot() {
         var model = WebPageModel()
-        _ = model.update(replica: state(4), link: .live, applied: [])
+        _ = model.update(replica: state(4), phase: .live, applied: [])
         let grown = CountriesState(
             rows: rows + [IndexedCountry(index: 2, name: "Peru", visited: false)], seq: 5)
         let out = text(
             model.update(
-                replica: grown, link: .live,
+                replica: grown, phase: .live,
                 applied: [Event(seq: 5, kind: .added(IndexedCountry(index: 2, name: "Peru", visited: false)))]
             ))
         #expect(out.hasPrefix("id: 5\nevent: snapshot"))
@@ -133,7 +133,7 @@ import Testing
         var model = WebPageModel()
         let odd = CountriesState(
             rows: [IndexedCountry(index: 0, name: "A \"B\"\n<C>", visited: false)], seq: 1)
-        let out = text(model.update(replica: odd, link: .live, applied: []))
+        let out = text(model.update(replica: odd, phase: .live, applied: []))
         #expect(out.contains(#""name":"A \"B\"\n<C>""#))
         #expect(out.split(separator: "\n").filter { $0.hasPrefix("data: ") }.count == 2)
     }

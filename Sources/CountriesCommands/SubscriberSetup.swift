@@ -1,0 +1,108 @@
+import ArgumentParsing
+import CountriesClient
+import CountriesCore
+import CountriesTerminal
+import CountriesViews
+import Foundation
+@preconcurrency import Glibc
+import SystemSupport
+import ZeroMQ
+
+/// What `watch`, `select` and `on-change` share: a subscription built from the options.
+///
+/// The context is not terminated by hand: `zmq_ctx_term` blocks until every socket is closed,
+/// and the subscription's sockets live as long as the setup does. Each socket keeps the context
+/// alive, so the context terminates by itself once the last of them is released.
+struct SubscriberSetup {
+    let context: Context
+    let subscription: LiveSubscription
+    let options: ClientOptions
+    /// The service's heartbeat period (`--heartbeat-ms`).
+    let heartbeat: Duration
+
+    /// With `keepsStates`, each update carries the state after every change (piped `watch`).
+    init<Options: SubscriberOptions>(_ command: ParsedValues<Options>, keepsStates: Bool = false) throws {
+        options = try ClientOptions(command)
+        heartbeat = command[\.heartbeat]
+        context = try Context()
+        do {
+            subscription = try LiveSubscription(
+                context: context,
+                endpoints: .init(commands: options.commandEndpoints, events: options.eventsEndpoints),
+                heartbeatInterval: heartbeat, requestTimeout: options.timeout,
+                security: options.security, eventsSecurity: options.eventsSecurity, keepsStates: keepsStates)
+        } catch {
+            throw CommandError.unusableSubscription(error)
+        }
+    }
+}
+
+extension SubscriberSetup {
+    /// Runs the live table on `terminal`.
+    func screen(
+        _ mode: TableScreenModel.Mode, toggles: PendingRequests<IndexedCountry>?, terminal: Terminal
+    ) throws {
+        let capabilities = TerminalCapabilities(
+            environment: ProcessInfo.processInfo.environment, outputIsTerminal: true)
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+        let endpoints = subscription.endpoints
+        let model = TableScreenModel(
+            mode: mode, glyphs: capabilities.glyphs,
+            endpoints:
+                "commands \(endpoints.command)\(capabilities.glyphs.separator)events \(endpoints.events)",
+            size: terminal.size())
+        let loop = SubscriptionLoop(
+            subscription: subscription, requests: toggles,
+            fileDescriptors: [signals.fileDescriptor, terminal.input])
+        try TableScreen(
+            model: model, loop: loop, toggles: toggles, terminal: terminal, capabilities: capabilities
+        ).run(signals: signals)
+    }
+
+    /// The history an ``EventFeed`` catches up with, one client for every page; a failure
+    /// (``HistoryFetcher/Failure``) ends the command with its exit code.
+    func history() -> (UInt64) throws -> EventFeed.HistoryPage? {
+        let fetcher = HistoryFetcher(client: options.makeClient(context: context))
+        return { since in try fetcher.page(after: since) }
+    }
+
+    /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
+    /// returns false; says on stderr where it waits while no list came yet or the view is stale,
+    /// and when it is live again (``SubscriberNotices``).
+    /// The first list may take one heartbeat period before it says so.
+    func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
+        let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
+        var notices = SubscriberNotices(
+            endpoints: subscription.endpoints, patience: heartbeat, now: ContinuousClock.now)
+        try SubscriptionLoop(subscription: subscription, fileDescriptors: [signals.fileDescriptor]).run {
+            happening, now in
+            switch happening {
+            case .readable: return signals.drain().isEmpty
+            case .replies: return true
+            case .tick:
+                for line in notices.lines(phase: subscription.phase, seq: subscription.replica?.seq, now: now)
+                {
+                    Output.error(line)
+                }
+                return true
+            case .update(let update):
+                // What the notifications made the consumer say comes before the phase they end in.
+                for case .rejected(_, let reason) in update.notifications {
+                    Output.error("protocol violation: \(reason); dropped it, catching up from the service")
+                }
+                let goOn = try handle(update)
+                // Each phase it went through, in order (stale and live again in one update too).
+                let phases = update.notifications.compactMap { notification in
+                    if case .phaseChanged(let phase) = notification { return phase }
+                    return nil
+                }
+                for phase in phases + [update.phase] {
+                    for line in notices.lines(phase: phase, seq: update.replica?.seq, now: now) {
+                        Output.error(line)
+                    }
+                }
+                return goOn
+            }
+        }
+    }
+}
