@@ -36,6 +36,11 @@ public final class EtcdStore: StateStore {
     private var readSnapshotSeq: UInt64 = 0
     /// Started by the first snapshot to write.
     private var snapshotWriter: SnapshotWriter?
+    /// Where this replica's last trim of old events ended: every event before it is gone, so
+    /// the next trim deletes from here. A delete from the prefix's start walks every deleted
+    /// event etcd still keeps until it compacts (up to 10,000 revisions), which doubled a
+    /// commit's time (docs/BENCHMARKS.md, "Stop 27"); nil until this process first trims.
+    private var trimmedBefore: UInt64?
 
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
@@ -551,9 +556,16 @@ public final class EtcdStore: StateStore {
         // The last 10,000 events, but none after the newest snapshot this replica knows: the
         // snapshot is written apart, and may have failed.
         let retained = UInt64(Limits.retainedEvents)
+        var trimmedTo: UInt64?
         if lastSeq > retained, lastSeq != batch.basis {
             let end = min(lastSeq - retained + 1, knownSnapshotSeq + 1)
-            if end > 1 { success.append(.deleteRange(key: layout.eventsPrefix, rangeEnd: layout.event(end))) }
+            // Events are written in seq order and never below the newest, so a range once
+            // trimmed stays empty: from the last trim's end is enough, from the start once.
+            if end > 1, end > trimmedBefore ?? 0 {
+                let start = trimmedBefore.map(layout.event) ?? layout.eventsPrefix
+                success.append(.deleteRange(key: start, rangeEnd: layout.event(end)))
+                trimmedTo = end
+            }
         }
         let bytes = EtcdClient.txnRequestBytes(compare: compare, success: success, failure: failure)
         if bytes > configuration.requestBudget {
@@ -570,6 +582,7 @@ public final class EtcdStore: StateStore {
         health.recordWritable()
         if result.succeeded {
             generation = written
+            if let trimmedTo { trimmedBefore = trimmedTo }
             // Known at once: the event tail must publish it soon, or leave its member.
             health.recordCommitted(lastSeq)
             // Past a multiple of 100; or after every commit while this replica knows of no

@@ -148,6 +148,47 @@ struct EtcdSizeTests {
         #expect(read == state)
     }
 
+    /// Old events are trimmed from where the last trim ended, not from the prefix's start (a
+    /// delete from there walks every deleted event etcd keeps until it compacts): what stays is
+    /// about the last 10,000, and a new process trims once from the start what an earlier one
+    /// left below them.
+    @Test func trimsKeepTheLastEventsAndANewProcessTrimsWhatIsLeftBelow() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let seed = SeedList.standard
+        let prefix = "/trimmed/"
+        var state = CountriesState(countries: seed)
+        func commit(_ store: EtcdStore) throws {
+            var batch = StoreBatch()
+            batch.basis = state.seq
+            for step in 0..<EtcdStore.changesPerCommit {
+                var result = try state.apply(.toggle(.index(step % seed.count)), seed: seed)
+                result.event?.store = store.identity
+                batch.events.append(try #require(result.event))
+            }
+            batch.state = state
+            try store.commit(batch)
+        }
+        let first = try open(cluster, prefix: prefix, seed: seed)
+        state = try first.loadState()
+        let retained = UInt64(Limits.retainedEvents)
+        while state.seq < retained + retained / 2 { try commit(first) }
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let layout = EtcdLayout(prefix: prefix)
+        let kept = try client.range(.prefix(layout.eventsPrefix, countOnly: true)).count
+        // The last 10,000, and those after the newest snapshot the writer knew (written apart).
+        #expect(kept >= retained && kept <= retained + 1_000, "\(kept) events kept")
+        #expect(try first.oldestRetainedSeq(currentSeq: state.seq) > retained / 2 - 1_000)
+        // An event left below the kept ones (as by a process that died between two trims).
+        _ = try client.txn(compare: [], success: [.put(layout.event(3), Data("{}".utf8))], failure: [])
+        try commit(first)
+        #expect(try first.oldestRetainedSeq(currentSeq: state.seq) == 3)
+        let second = try open(cluster, prefix: prefix, seed: seed)
+        #expect(try second.loadState() == state)
+        try commit(second)
+        #expect(try second.oldestRetainedSeq(currentSeq: state.seq) > retained / 2 - 1_000)
+    }
+
     /// A seeder's chunks go in before its seeding transaction: one that died in between leaves
     /// chunks that neither keep the prefix from being seeded nor stay once the store exists.
     @Test func aSeederThatDiedHalfWayNeitherBlocksTheStoreNorLeavesItsChunks() throws {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 enum { maximumClients = 64 };
@@ -60,6 +61,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: load ENDPOINT CLIENTS(1-%d) SECONDS [REQUESTS]\n", maximumClients);
         return 64;
     }
+    /* Ids differ from run to run: a second run against the same store must not replay the first
+     * run's ids, which the service answers from memory without changing anything. */
+    srandom((unsigned)time(NULL) ^ (unsigned)getpid());
     endpoint = argv[1];
     int clients = atoi(argv[2]);
     seconds = atof(argv[3]);
