@@ -68,9 +68,34 @@ let package = Package(
         .target(name: "CountriesCore", dependencies: ["JSON"], swiftSettings: strictSettings),
 
         // The layers above the core.
+        // What every store shares: the store protocol, its batch and errors, the request ids kept.
+        .target(name: "CountriesStore", dependencies: ["CountriesCore"], swiftSettings: strictSettings),
+        // What the service and the relay share: their sockets set up, secured and closed, the
+        // event socket's bounds per subscriber, the stop source, `ServiceError`.
+        .target(
+            name: "CountriesSockets",
+            dependencies: ["CountriesCore", "SystemSupport", "ZeroMQ"],
+            swiftSettings: strictSettings
+        ),
+        // Replicated mode: the store on etcd, its layout, and a replica's etcd threads.
+        .target(
+            name: "CountriesReplication",
+            dependencies: ["CountriesCore", "CountriesStore", "Etcd", "SystemSupport"],
+            swiftSettings: strictSettings
+        ),
+        // `countries relay`: XSUB to a manual XPUB, forwarding only the protocol's messages.
+        .target(
+            name: "CountriesRelay",
+            dependencies: ["CountriesCore", "CountriesSockets", "Metrics", "SystemSupport", "ZeroMQ"],
+            swiftSettings: strictSettings
+        ),
+        // The service loop, command handling, the local stores and the choice of store.
         .target(
             name: "CountriesService",
-            dependencies: ["CountriesCore", "ZeroMQ", "SQLite", "SystemSupport", "Etcd", "Metrics"],
+            dependencies: [
+                "CountriesCore", "CountriesStore", "CountriesSockets", "CountriesReplication", "ZeroMQ",
+                "SQLite", "SystemSupport", "Metrics",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -102,8 +127,8 @@ let package = Package(
         .target(
             name: "CountriesCommands",
             dependencies: [
-                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesClient",
-                "CountriesTerminal",
+                "ArgumentParsing", "CountriesCore", "CountriesService", "CountriesReplication",
+                "CountriesRelay", "CountriesSockets", "CountriesClient", "CountriesTerminal",
                 "CountriesViews", "CountriesWeb", "Etcd", "HTTPServer", "Metrics", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
@@ -169,9 +194,22 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "CountriesStoreTests", dependencies: ["CountriesStore", "CountriesCore"],
+            swiftSettings: strictSettings),
+        // The etcd store against real etcd members, and a replica's threads as values.
+        .testTarget(
+            name: "CountriesReplicationTests",
+            dependencies: [
+                "CountriesReplication", "CountriesStore", "CountriesCore", "Etcd", "SystemSupport",
+                "TestSupport",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "CountriesServiceTests",
             dependencies: [
-                "CountriesService", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
+                "CountriesService", "CountriesStore", "CountriesSockets", "CountriesReplication",
+                "CountriesRelay", "CountriesClient", "CountriesCore", "ZeroMQ", "SQLite", "TestSupport",
                 "Etcd", "Metrics", "SystemSupport",
             ],
             swiftSettings: strictSettings
@@ -202,8 +240,8 @@ let package = Package(
             name: "CountriesCommandsTests",
             dependencies: [
                 "CountriesCommands", "ArgumentParsing", "CountriesCore", "CountriesService",
-                "CountriesClient",
-                "CountriesTerminal", "CountriesViews", "SystemSupport", "ZeroMQ",
+                "CountriesSockets", "CountriesClient", "CountriesTerminal", "CountriesViews", "SystemSupport",
+                "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),

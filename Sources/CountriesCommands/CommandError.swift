@@ -1,5 +1,5 @@
 import CountriesClient
-import CountriesService
+import CountriesSockets
 
 /// A failure the command line finds itself, or a module's error where it means something else
 /// than it does alone (a cursor file that cannot be read is bad data; one that cannot be

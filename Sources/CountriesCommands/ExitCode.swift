@@ -2,6 +2,7 @@ import ArgumentParsing
 import CountriesClient
 import CountriesCore
 import CountriesService
+import CountriesSockets
 import CountriesTerminal
 import CountriesViews
 import SystemSupport

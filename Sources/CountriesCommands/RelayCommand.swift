@@ -1,6 +1,6 @@
 import ArgumentParsing
 import CountriesCore
-import CountriesService
+import CountriesRelay
 @preconcurrency import Glibc
 import Metrics
 import SystemSupport

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import CountriesReplication
 import CountriesService
 import Foundation
 @preconcurrency import Glibc

@@ -1,6 +1,5 @@
 import ArgumentParsing
 import CountriesClient
-import CountriesService
 import CountriesViews
 import CountriesWeb
 import Foundation

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesSockets
 import Foundation
 import SystemSupport
 

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Foundation
 import Metrics
 import SystemSupport

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Foundation
 
 /// How staged changes become committed, one kind per kind of store (docs/HA.md, "Commits"):

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesReplication
 import Foundation
 
 /// Whether a request is handled by this replica or forwarded to the elected writer (docs/HA.md,

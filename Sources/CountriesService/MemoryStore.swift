@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Foundation
 
 /// The `--in-memory` store without SQLite: the same semantics and limits as ``SQLiteStore`` (the last

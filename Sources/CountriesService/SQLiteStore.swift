@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Foundation
 @preconcurrency import Glibc
 import SQLite
@@ -636,3 +637,27 @@ extension SQLiteStore {
 }
 
 @available(*, unavailable) extension SQLiteStore: Sendable {}
+
+extension StoreOpenError {
+    /// The failure SQLite reported, with what to do about it.
+    init(sqlite error: SQLiteError, path: String, during activity: String) {
+        let code: Code
+        let advice: String
+        if error.isReadOnly {
+            (code, advice) = (.readOnly, "make the file and its directory writable, or pass another --db")
+        } else if error.isCorrupt {
+            (code, advice) = (
+                .corrupt, "it is not a countries store or it is damaged; move it aside or pass another --db"
+            )
+        } else if error.isFull {
+            (code, advice) = (.full, "free some disk space")
+        } else if error.isCantOpen {
+            (code, advice) = (
+                .cannotOpen, "check that the directory exists and is writable, or pass another --db"
+            )
+        } else {
+            (code, advice) = (.other, "check the file, or pass another --db")
+        }
+        self.init(code, path: path, "\(activity) the store failed: \(error.description); \(advice)")
+    }
+}

@@ -1,4 +1,6 @@
 import CountriesCore
+import CountriesReplication
+import CountriesSockets
 import ZeroMQ
 
 /// Everything `countries serve` can be told, with its defaults (the command line shows these).

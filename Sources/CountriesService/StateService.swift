@@ -1,4 +1,6 @@
 import CountriesCore
+import CountriesReplication
+import CountriesSockets
 import Foundation
 @preconcurrency import Glibc
 import Metrics

@@ -1,3 +1,4 @@
+import CountriesStore
 import Foundation
 @preconcurrency import Glibc
 import SQLite

@@ -1,4 +1,6 @@
 import CountriesCore
+import CountriesReplication
+import CountriesStore
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport

@@ -1,5 +1,7 @@
+import CountriesSockets
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 
 /// One writer per store: `PATH.lock` beside the database, held with flock for the life of the
 /// service, naming the holder's pid and endpoints for a second service to print. See

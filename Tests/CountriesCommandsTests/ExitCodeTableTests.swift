@@ -2,6 +2,7 @@ import ArgumentParsing
 import CountriesClient
 import CountriesCore
 import CountriesService
+import CountriesSockets
 import CountriesTerminal
 import Foundation
 import SystemSupport
@@ -162,6 +163,7 @@ import ZeroMQ
     static let handledBelow: [String: String] = [
         "CurveCertificate.ParseError": "KeyFiles throws KeyFileError",
         "StoreOpenError": "StateService throws ServiceError(.store)",
+        "StateStoreError": "a running store's failure: the command handler answers storage_error",
         "LockFileError": "PidFile and the stores throw their own errors",
         "SQLiteError": "the stores and StoreBackup throw their own errors",
         "EtcdError": "the etcd store and the service throw their own errors",

@@ -5,6 +5,7 @@ import SystemSupport
 import Testing
 
 @testable import CountriesService
+@testable import CountriesStore
 
 /// A ``StateStore`` that fails on demand: a ``MemoryStore`` behind a switch, so a test can make
 /// any commit fail and see what the handler replies.

@@ -4,7 +4,9 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import CountriesReplication
 @testable import CountriesService
+@testable import CountriesStore
 
 /// A reset is kept in etcd as a small marker (``EtcdResetMarker``) and read back, by every
 /// reader, as the bytes one encoder makes of the reset to the seed; its remembered reply is

@@ -5,7 +5,9 @@ import SystemSupport
 import TestSupport
 import Testing
 
+@testable import CountriesReplication
 @testable import CountriesService
+@testable import CountriesStore
 
 /// No list wedges the etcd store (docs/HA.md, "Limits"): the largest list seeds, snapshots and
 /// resets through etcd's default 1.5 MiB request limit; a batch over the per-transaction budget

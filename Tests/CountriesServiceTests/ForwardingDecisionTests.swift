@@ -2,7 +2,9 @@ import CountriesCore
 import Foundation
 import Testing
 
+@testable import CountriesReplication
 @testable import CountriesService
+@testable import CountriesSockets
 
 /// Which requests a replica sends to the elected writer: changes of clients that may change,
 /// and whatever a peer sends while it waits for forwarded replies; nothing else.

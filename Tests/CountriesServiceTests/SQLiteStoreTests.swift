@@ -5,6 +5,7 @@ import SystemSupport
 import Testing
 
 @testable import CountriesService
+@testable import CountriesStore
 
 /// The SQLite store on a real file in a temporary directory.
 @Suite struct SQLiteStoreTests {

@@ -5,6 +5,7 @@ import Testing
 import ZeroMQ
 
 @testable import CountriesService
+@testable import CountriesSockets
 
 /// Client keys and the allow-list directories of a CURVE service, in a private directory.
 private final class SecurityKeyring {

@@ -5,7 +5,9 @@ import TestSupport
 import Testing
 import ZeroMQ
 
+@testable import CountriesRelay
 @testable import CountriesService
+@testable import CountriesSockets
 
 /// What the service and the relay share (``ServerSockets``): a start that fails gives back all it
 /// took, and SIGHUP reports a reload that failed, in the relay as in the service.

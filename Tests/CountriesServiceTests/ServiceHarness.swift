@@ -7,6 +7,7 @@ import Testing
 import ZeroMQ
 
 @testable import CountriesService
+@testable import CountriesSockets
 
 /// How long any single wait in these tests may take: generous, for a loaded 2-core machine.
 /// Nothing waits this long when the code works. `testSlowdown` (`COUNTRIES_TEST_SLOWDOWN`, which

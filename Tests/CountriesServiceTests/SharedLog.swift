@@ -1,7 +1,7 @@
 import CountriesCore
 import Foundation
 
-@testable import CountriesService
+@testable import CountriesStore
 
 /// One log shared by several replicas' stores: what etcd holds for a prefix, with the same
 /// compare-and-swap rule as ``EtcdStore/commit(_:)`` (the seq must still be the batch's basis,

@@ -1,7 +1,7 @@
 import CountriesCore
 import Foundation
 
-@testable import CountriesService
+@testable import CountriesStore
 
 /// One replica's view of a ``SharedLog``; its commits can be told to fail before or after
 /// they reach the log. Like ``EtcdStore`` after its lineage check, it refuses everything once

@@ -5,6 +5,7 @@ import SystemSupport
 import Testing
 
 @testable import CountriesService
+@testable import CountriesStore
 
 /// The contract both in-memory stores keep: ``MemoryStore`` (what `--in-memory` uses) and the
 /// SQLite `:memory:` ``SQLiteStore``. A service runs on the latter with `storePath = ":memory:"`.

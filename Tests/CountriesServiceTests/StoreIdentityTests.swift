@@ -5,6 +5,7 @@ import SystemSupport
 import Testing
 
 @testable import CountriesService
+@testable import CountriesStore
 
 /// Store identity in the SQLite file and in memory (docs/PROTOCOL.md, "Store identity").
 @Suite struct StoreIdentityTests {

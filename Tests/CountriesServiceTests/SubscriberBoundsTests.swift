@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 import ZeroMQ
 
-@testable import CountriesService
+@testable import CountriesRelay
+@testable import CountriesSockets
 
 /// What an event socket does with each subscription message (``SubscriberLedger``), what a relay
 /// forwards (``ForwardingWindow``), and dropping one connection under libzmq

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-@testable import CountriesService
+@testable import CountriesStore
 
 /// A clock for stores' request-id ages that a test moves by hand.
 final class TestClock: Sendable {

@@ -1,0 +1,116 @@
+import CountriesCore
+import CountriesStore
+import Etcd
+import Foundation
+
+/// Where a replicated service keeps what it owns under its etcd prefix (docs/HA.md, "What is in
+/// etcd"). Every key is plain ASCII below the prefix:
+///
+/// - `store`: the store identity, written once by the replica that seeded the prefix;
+/// - `seq`: the latest seq, in decimal; every commit compares it, so replicas take turns;
+/// - `snapshot`: the whole list as a `countries.reset` event at some recent seq, in chunks
+///   (``EtcdBlob``; absent until the first one: then the seed at seq 0 is the snapshot);
+/// - `seed`: the list `reset` goes back to, written once with the store, in chunks;
+/// - `chunks/snapshot/<token>/<n>`, `chunks/seed/<token>/<n>`: those chunks;
+/// - `events/<seq, 20 digits>`: the retained events, each as published, a reset as a marker
+///   (``EtcdResetMarker``);
+/// - `lineage`: a mark of etcd's history that a restore from a snapshot breaks (``StoreLineage``);
+/// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
+/// - `ids/<generation>/<id>`: each remembered request id: its canonical request, a newline, its
+///   reply; generation 0 is `requests/<id>`, where stores kept ids before generations.
+struct EtcdLayout: Sendable {
+    /// The prefix, as given (`/countries/` by default).
+    let prefix: String
+
+    var store: String { prefix + "store" }
+    var seq: String { prefix + "seq" }
+    var snapshot: String { prefix + "snapshot" }
+    /// The seed list `reset` goes back to, as a `countries.reset` event at seq 0: stored once,
+    /// with the store, so every replica resets to the same list.
+    var seed: String { prefix + "seed" }
+    /// A lower bound of the members' `raftAppliedIndex - revision`, in decimal
+    /// (``StoreLineage``): a member found below it was restored from a snapshot.
+    var lineage: String { prefix + "lineage" }
+    var eventsPrefix: String { prefix + "events/" }
+    var requestsPrefix: String { prefix + "requests/" }
+
+    /// The key of the event with this seq: zero-padded, so keys sort as seqs do.
+    func event(_ seq: UInt64) -> String {
+        let digits = String(seq)
+        return eventsPrefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// The seq an event key names, or nil when it is not an event key.
+    func seq(ofEventKey key: String) -> UInt64? {
+        guard key.hasPrefix(eventsPrefix) else { return nil }
+        return UInt64(key.dropFirst(eventsPrefix.count))
+    }
+
+    var idsGeneration: String { prefix + "ids-generation" }
+
+    /// The key of request id `id` in `generation`.
+    func request(_ id: String, generation: UInt64) -> String {
+        generationPrefix(generation) + id
+    }
+
+    /// Where the ids of `generation` live: deleted as one range when it falls out of the window.
+    func generationPrefix(_ generation: UInt64) -> String {
+        generation == 0 ? requestsPrefix : prefix + "ids/\(generation)/"
+    }
+
+    /// The event a log entry holds, a reset's marker (``EtcdResetMarker``) expanded with the
+    /// seed's rows; nil when its value is not the event its key names (it does not decode, or
+    /// it carries another seq).
+    func event(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> Event? {
+        entry(in: kv, seedRows: seedRows)?.event
+    }
+
+    /// The event a log entry holds and the bytes to publish for it: the value itself, or, for a
+    /// reset's marker, the encoding of the event it stands for (the same on every replica).
+    func entry(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> (event: Event, body: Data)? {
+        if let marker = EtcdResetMarker(kv.value) {
+            guard marker.seq == seq(ofEventKey: kv.key) else { return nil }
+            let event = marker.event(seedRows: seedRows)
+            return (event, event.encoded())
+        }
+        guard let event = try? Event.decode(kv.value), event.seq == seq(ofEventKey: kv.key) else {
+            return nil
+        }
+        return (event, kv.value)
+    }
+
+    /// Where the chunks of the snapshot and of the seed live (``EtcdBlob``).
+    var chunksPrefix: String { prefix + "chunks/" }
+    /// The snapshot: its pointer and its chunks.
+    var snapshotBlob: EtcdBlob { EtcdBlob(pointerKey: snapshot, chunksPrefix: chunksPrefix + "snapshot/") }
+    /// The seed: its pointer and its chunks.
+    var seedBlob: EtcdBlob { EtcdBlob(pointerKey: seed, chunksPrefix: chunksPrefix + "seed/") }
+
+    /// What to say of a log entry whose value is not its event: the key, the start of the value,
+    /// and what that means for this replica (`consequence`).
+    static func damage(at kv: EtcdKeyValue, _ consequence: String) -> String {
+        let shown = CountryName.quoted(String(decoding: kv.value.prefix(48), as: UTF8.self))
+        return
+            "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not the event its key names: \(consequence)"
+    }
+
+    /// A remembered request as stored: the canonical request (empty when unknown), a newline,
+    /// the reply, or, for a reset's, the reset's marker (``EtcdResetMarker``), from which the
+    /// reply is made again. Neither holds a raw newline: both are compact JSON.
+    static func encode(_ remembered: RememberedRequest, reference: EtcdResetMarker? = nil) -> Data {
+        var value = remembered.request ?? Data()
+        value.append(0x0A)
+        value.append(reference?.encoded ?? remembered.reply)
+        return value
+    }
+
+    /// The remembered request stored under `id`, a reset's reply made again from its marker
+    /// with the seed's rows; nil when the value is not one.
+    static func decodeRequest(id: String, _ value: Data, seedRows: [IndexedCountry]) -> RememberedRequest? {
+        guard let newline = value.firstIndex(of: 0x0A) else { return nil }
+        let request = value[value.startIndex..<newline]
+        var reply = Data(value[(newline + 1)...])
+        if let marker = EtcdResetMarker(reply) { reply = marker.reply(seedRows: seedRows) }
+        return RememberedRequest(id: id, request: request.isEmpty ? nil : Data(request), reply: reply)
+    }
+}

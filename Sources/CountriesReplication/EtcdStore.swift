@@ -1,0 +1,717 @@
+import CountriesCore
+import CountriesStore
+import Etcd
+import Foundation
+import SystemSupport
+
+/// The state kept in etcd, shared by every replica on the same prefix (`countries serve --etcd`,
+/// docs/HA.md). Replicas take turns by compare-and-swap: a commit is one etcd transaction that
+/// applies only if the `seq` key still holds the seq the batch was computed from and none of
+/// its request ids is remembered yet; it writes the events, the new seq, the remembered
+/// requests and, every ``snapshotInterval`` seqs, a snapshot of the whole list. When another
+/// replica moved first, nothing is written and the handler catches up and runs the batch again.
+///
+/// Used from the service's thread only; the tail and the probe have connections of their own.
+public final class EtcdStore: StateStore {
+    /// The prefix, for messages (`etcd PREFIX`).
+    public let path: String
+    /// The store's identity, kept under the prefix.
+    public let identity: String
+    /// Nothing on this disk: the store is in etcd.
+    public var sizeOnDisk: Int { 0 }
+    /// Other replicas commit to it too.
+    public var isShared: Bool { true }
+    /// Whether this replica seeded the prefix, for the start-up log.
+    public let seeded: Bool
+    /// The store's seed list (``EtcdLayout/seed``): every replica's `reset` goes back to it.
+    public let storedSeed: [Country]?
+    /// Set when this replica was given another seed than the store's, for the start-up log.
+    public let seedMismatch: String?
+    /// The seed's rows: what a reset's marker in etcd stands for (``EtcdResetMarker``).
+    let seedRows: [IndexedCountry]
+    /// The seq of the newest snapshot this replica knows of (read or written; 0 for the seed):
+    /// no commit deletes an event after it, so the snapshot and the events after it are the state.
+    var knownSnapshotSeq: UInt64 { max(readSnapshotSeq, snapshotWriter?.knownSeq ?? 0) }
+    /// The newest snapshot's seq as this replica read it (the writer knows the ones it wrote).
+    private var readSnapshotSeq: UInt64 = 0
+    /// Started by the first snapshot to write.
+    private var snapshotWriter: SnapshotWriter?
+    /// Where this replica's last trim of old events ended: every event before it is gone, so
+    /// the next trim deletes from here. A delete from the prefix's start walks every deleted
+    /// event etcd still keeps until it compacts (up to 10,000 revisions), which doubled a
+    /// commit's time (docs/BENCHMARKS.md, "Stop 27"); nil until this process first trims.
+    private var trimmedBefore: UInt64?
+
+    /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
+    /// snapshot and at most about this many events.
+    static let snapshotInterval: UInt64 = 100
+    /// Most changes in one transaction: etcd refuses more than 128 operations on a side, and a
+    /// change takes up to three (its event, its id, a compare).
+    static let changesPerCommit = 32
+
+    /// At most ``changesPerCommit``: etcd bounds a transaction.
+    public var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
+
+    /// etcd refuses a request over its `--max-request-bytes` (1.5 MiB by default); a reset is
+    /// kept as a marker and the snapshot is written apart, so events are small, and a batch
+    /// over ``EtcdConfiguration/requestBudget`` as sent is split anyway (``commit(_:)``).
+    public var maximumEventBytesPerCommit: Int { 256 * 1024 }
+
+    private let client: EtcdClient
+    private let layout: EtcdLayout
+    private let health: ClusterHealth
+    private let configuration: EtcdConfiguration
+    private let logger: Logger
+    /// How long request ids are remembered.
+    let window: RequestIDWindow
+    /// The request-id generation as this replica last saw it in etcd; a commit with ids
+    /// compares it, so a stale one only costs a retry.
+    private(set) var generation: RequestIDWindow.Generation
+
+    /// Finds the store under the prefix, or seeds it in one transaction when the prefix is empty
+    /// (the first replica wins; the others find it). Waits up to the configuration's start
+    /// timeout for a quorum.
+    public init(
+        configuration: EtcdConfiguration, seed: [Country], health: ClusterHealth, logger: Logger,
+        window: RequestIDWindow = RequestIDWindow()
+    ) throws(StoreOpenError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.window = window
+        self.health = health
+        layout = EtcdLayout(prefix: configuration.prefix)
+        path = "etcd \(configuration.endpoints.joined(separator: ",")) \(configuration.prefix)"
+        client = EtcdClient(
+            endpoints: configuration.endpoints, timeout: configuration.requestTimeout,
+            security: configuration.security, memberHealth: health.members)
+        let deadline = ContinuousClock.now + configuration.startTimeout
+        var lastError: EtcdError?
+        var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
+        while found == nil && ContinuousClock.now < deadline {
+            var misplaced: String?
+            do throws(EtcdError) {
+                misplaced = try EtcdStore.enclosingStore(client: client, layout: layout)
+                if misplaced == nil {
+                    switch try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed) {
+                    case .found(let identity, let seeded, let generation):
+                        found = (identity, seeded, generation)
+                    case .occupied(let why): misplaced = why
+                    }
+                }
+            } catch {
+                if error.code == .rejected || error.code == .badResponse {
+                    throw StoreOpenError(
+                        .other, path: path, "etcd refused the store's first read or seed: \(error)")
+                }
+                if lastError == nil {
+                    logger.log(
+                        .warning,
+                        "waiting for the etcd cluster at \(configuration.endpoints.joined(separator: ",")): \(error)"
+                    )
+                }
+                lastError = error
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            if let misplaced { throw StoreOpenError(.other, path: path, misplaced) }
+        }
+        guard let found else {
+            throw StoreOpenError(
+                .cannotOpen, path: path,
+                "no quorum of the etcd cluster answered within \(configuration.startTimeout) (\(lastError.map { "\($0)" } ?? "no answer")); check that a majority of its members run and that --etcd names them"
+            )
+        }
+        guard StoreIdentity.isWellFormed(found.identity) else {
+            throw StoreOpenError(
+                .corrupt, path: path,
+                "the key \(layout.store) holds \(CountryName.quoted(found.identity)), not a store identity; the prefix belongs to something else: pass another --etcd-prefix"
+            )
+        }
+        var opened = found.identity
+        do {
+            if case .replaced(let current, let why) = try StoreLineage.check(
+                client: client, layout: layout, identity: opened), StoreIdentity.isWellFormed(current)
+            {
+                logger.log(
+                    .warning,
+                    "\(why): the store at \(configuration.prefix) is now \(current), a new store that goes on from the state etcd holds (subscribers start over); it was \(opened)"
+                )
+                opened = current
+            }
+        } catch {
+            // The probe checks again once the replica runs.
+            logger.log(.warning, "could not check etcd's history for a restore yet: \(error)")
+        }
+        identity = opened
+        seeded = found.seeded
+        do {
+            let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: opened)
+            storedSeed = kept
+            seedRows = CountriesState(countries: kept).rows
+            seedMismatch =
+                kept == seed
+                ? nil
+                : "this replica was given a seed of \(seed.count) countries, but the store keeps the seed it was created with (\(kept.count) countries): `reset` goes back to the store's (docs/HA.md)"
+        } catch {
+            throw StoreOpenError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
+        }
+        if let generation = found.generation {
+            self.generation = generation
+        } else {
+            // A store from before generations: its ids (in `requests/`) are generation 0.
+            do {
+                generation = try EtcdStore.openGeneration(client: client, layout: layout)
+            } catch {
+                throw StoreOpenError(
+                    .cannotOpen, path: path, "reading the request-id generation failed: \(error)")
+            }
+        }
+    }
+
+    /// Why the store cannot live at `layout`'s prefix: a store at a prefix that this one starts
+    /// with, whose keys (its events, its ids) would hold this one's. Nil when there is none.
+    private static func enclosingStore(client: EtcdClient, layout: EtcdLayout) throws(EtcdError) -> String? {
+        let prefix = layout.prefix
+        let ancestors = (1..<prefix.count).map { String(prefix.prefix($0)) + "store" }
+        guard !ancestors.isEmpty else { return nil }
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(
+                compare: [], success: ancestors.map { .range(EtcdRangeRequest(key: $0)) }, failure: [])
+        } catch  where error.code == .rejected && error.message.contains("permission denied") {
+            // An etcd user whose role grants exactly this prefix (docs/SECURITY.md) cannot look
+            // outside it; then the roles keep services apart, as only a role that spans both
+            // prefixes could reach the other's keys.
+            return nil
+        }
+        for (key, outcome) in zip(ancestors, result.results) {
+            guard case .range(let range) = outcome, let value = range.kvs.first?.value,
+                StoreIdentity.isWellFormed(String(decoding: value, as: UTF8.self))
+            else { continue }
+            return
+                "a countries store lives at the prefix \(key.dropLast("store".count)) (its key \(key)), and \(prefix) is inside it: prefixes may not nest, or each service reads and deletes the other's keys; pass another --etcd-prefix"
+        }
+        return nil
+    }
+
+    /// What a replica finds at its prefix.
+    private enum Opening {
+        /// The store (found, or seeded by this replica), with its first generation when seeded.
+        case found(identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)
+        /// Keys that are not a store's: why it may not seed there.
+        case occupied(String)
+    }
+
+    /// The store at the prefix, or a new one seeded there when the prefix is empty (with its
+    /// first request-id generation); the keys that keep it from seeding, when there are some.
+    private static func findOrSeed(client: EtcdClient, layout: EtcdLayout, seed: [Country]) throws(EtcdError)
+        -> Opening
+    {
+        let existing = try client.range(EtcdRangeRequest(key: layout.store))
+        if let value = existing.kvs.first?.value {
+            return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
+        }
+        // Only an empty prefix is seeded: keys without a `store` are something else's, or a
+        // store nested inside this prefix, whose keys this one's ranges would read and delete.
+        // A seeder's chunks (another replica seeding now, or one that died half way) are not
+        // another store's keys: the seeding transaction deletes all but its own.
+        let seedChunks = layout.seedBlob.chunksPrefix
+        let before = try client.range(
+            EtcdRangeRequest(key: layout.prefix, rangeEnd: seedChunks, limit: 1, keysOnly: true))
+        let after = try client.range(
+            EtcdRangeRequest(
+                key: EtcdRangeRequest.prefixEnd(seedChunks),
+                rangeEnd: EtcdRangeRequest.prefixEnd(layout.prefix),
+                limit: 1, keysOnly: true))
+        if let key = (before.kvs.first ?? after.kvs.first)?.key {
+            // Another replica may have seeded it since the first read (its keys come together).
+            if let value = try client.range(EtcdRangeRequest(key: layout.store)).kvs.first?.value {
+                return .found(
+                    identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
+            }
+            return .occupied(
+                "the prefix \(layout.prefix) holds keys but no store (\(key), for one): they belong to something else, or to a service on a prefix inside this one; prefixes may not nest: pass another --etcd-prefix"
+            )
+        }
+        let identity = StoreIdentity.make()
+        let seedEvent = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+        let generation = RequestIDWindow.Generation(
+            number: 1, startedMilliseconds: RequestIDWindow.nowMilliseconds)
+        // The seed goes in chunks first, under a token of this replica's; the seeding
+        // transaction points at them. Until the first snapshot, the seed is the snapshot.
+        let token = StoreIdentity.make()
+        let pointer = try layout.seedBlob.writeChunks(
+            seedEvent.encoded(), token: token, seq: 0, client: client)
+        let result = try client.txn(
+            compare: [.createRevision(layout.store, equals: 0)],
+            success: [
+                .put(layout.store, Data(identity.utf8)),
+                .put(layout.seq, Data("0".utf8)),
+                .put(layout.idsGeneration, generation.encoded),
+            ] + layout.seedBlob.switchOperations(to: pointer),
+            failure: [.range(EtcdRangeRequest(key: layout.store))])
+        if result.succeeded { return .found(identity: identity, seeded: true, generation: generation) }
+        try layout.seedBlob.discard(token: token, client: client)
+        guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
+            throw EtcdError(
+                .badResponse, "the seed transaction failed but the store key is not there",
+                endpoint: client.currentEndpoint)
+        }
+        return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
+    }
+
+    /// The store's seed list; a store from before the seed was kept gets this replica's,
+    /// written once by whichever replica comes first.
+    private static func keepSeed(_ seed: [Country], client: EtcdClient, layout: EtcdLayout, identity: String)
+        throws(StateStoreError) -> [Country]
+    {
+        let blob = layout.seedBlob
+        var stored = try readBlob(blob, client: client).stored
+        if stored == .absent {
+            let mine = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
+            do {
+                if try blob.replace(expected: 0, with: mine.encoded(), seq: 0, client: client) { return seed }
+            } catch {
+                throw storeError(error, during: "read")
+            }
+            stored = try readBlob(blob, client: client).stored
+        }
+        if case .chunked(_, let pointer, _) = stored {
+            // A seeder that died between its chunks and its transaction left them: nobody else
+            // deletes them once the store exists. One seeding now loses (the store exists).
+            do {
+                _ = try client.txn(
+                    compare: [], success: Array(blob.switchOperations(to: pointer).dropFirst()), failure: [])
+            } catch {
+                throw storeError(error, during: "read")
+            }
+        }
+        guard let value = stored.value, let event = try? Event.decode(value),
+            case .reset(let rows) = event.kind
+        else {
+            throw StateStoreError("the key \(layout.seed) holds no seed list")
+        }
+        return rows.map { Country(name: $0.name, visited: $0.visited) }
+    }
+
+    /// A value kept in chunks (the seed, the snapshot), as a store error when it cannot be read.
+    private static func readBlob(_ blob: EtcdBlob, client: EtcdClient) throws(StateStoreError)
+        -> (stored: EtcdBlob.Stored, revision: Int64)
+    {
+        do {
+            return try blob.read(client: client)
+        } catch {
+            switch error {
+            case .etcd(let failure): throw storeError(failure, during: "read")
+            case .incomplete(let why): throw StateStoreError("the store in etcd is damaged: \(why)")
+            }
+        }
+    }
+
+    /// The request-id generation of an existing store; a store from before generations gets
+    /// generation 0 (its `requests/` keys), written once by whichever replica comes first.
+    private static func openGeneration(client: EtcdClient, layout: EtcdLayout) throws(StateStoreError)
+        -> RequestIDWindow.Generation
+    {
+        let legacy = RequestIDWindow.Generation(
+            number: 0, startedMilliseconds: RequestIDWindow.nowMilliseconds)
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(
+                compare: [.createRevision(layout.idsGeneration, equals: 0)],
+                success: [.put(layout.idsGeneration, legacy.encoded)],
+                failure: [.range(EtcdRangeRequest(key: layout.idsGeneration))])
+        } catch {
+            throw storeError(error, during: "read")
+        }
+        if result.succeeded { return legacy }
+        return try generation(in: result.results.first, layout: layout)
+    }
+
+    /// The generation a range of the generation key read; an error naming the key when its
+    /// value is not one (the prefix holds something else, or someone wrote it by hand).
+    private static func generation(in outcome: EtcdOperationResult?, layout: EtcdLayout)
+        throws(StateStoreError)
+        -> RequestIDWindow.Generation
+    {
+        guard case .range(let range)? = outcome, let value = range.kvs.first?.value else {
+            throw StateStoreError("the key \(layout.idsGeneration) is gone from etcd; restart the replica")
+        }
+        guard let generation = RequestIDWindow.Generation(value) else {
+            throw StateStoreError(
+                "the key \(layout.idsGeneration) holds \(CountryName.quoted(String(decoding: value.prefix(64), as: UTF8.self))), not a request-id generation"
+            )
+        }
+        return generation
+    }
+
+    // MARK: Reading
+
+    /// The state at start. A log damaged after the snapshot does not stop the replica: it serves
+    /// `status` with the state up to the damage, says what is damaged, and refuses the rest.
+    public func loadState() throws(StoreOpenError) -> CountriesState {
+        do {
+            return try readState(uptoDamage: true)
+        } catch {
+            throw StoreOpenError(.cannotOpen, path: path, "reading the state from etcd failed: \(error)")
+        }
+    }
+
+    /// The snapshot and the events after it, read at one revision; with `uptoDamage`, the state
+    /// before a value that does not decode instead of an error.
+    private func readState(uptoDamage: Bool = false) throws(StateStoreError) -> CountriesState {
+        // The snapshot's revision is the pointer's: the events are read from that one on (a
+        // replica that trims them knows a snapshot at least as new).
+        let (stored, revision) = try EtcdStore.readBlob(layout.snapshotBlob, client: client)
+        var state: CountriesState
+        if let value = stored.value {
+            guard let event = try? Event.decode(value), case .reset(let rows) = event.kind else {
+                throw StateStoreError("the key \(layout.snapshot) holds no snapshot of the list")
+            }
+            state = CountriesState(rows: rows, seq: event.seq)
+        } else {
+            // No snapshot yet: the seed, at seq 0, is one.
+            state = CountriesState(rows: seedRows, seq: 0)
+        }
+        readSnapshotSeq = max(readSnapshotSeq, state.seq)
+        let snapshotSeq = state.seq
+        let complete: Bool
+        do {
+            complete = try replayEvents(into: &state, atRevision: revision)
+        } catch {
+            if uptoDamage && health.damage != nil { return state }
+            throw error
+        }
+        guard complete else {
+            throw StateStoreError("the events after the snapshot at seq \(snapshotSeq) are missing")
+        }
+        return state
+    }
+
+    /// A value in the log that is not the event its key names: recorded (the replica stops
+    /// heartbeating and `status` names it) and described as what to do.
+    private func damaged(_ kv: EtcdKeyValue, after seq: UInt64) -> StateStoreError {
+        let description = EtcdLayout.damage(
+            at: kv,
+            "this replica cannot go past seq \(seq); rewrite that key with its event (or restore etcd from a backup), and check who can write to etcd (docs/SECURITY.md)"
+        )
+        health.recordDamage(description)
+        return StateStoreError(description)
+    }
+
+    /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
+    /// false when the next one is no longer kept.
+    private func replayEvents(into state: inout CountriesState, atRevision revision: Int64)
+        throws(StateStoreError)
+        -> Bool
+    {
+        var revision = revision
+        while true {
+            let request = EtcdRangeRequest.from(
+                layout.event(state.seq + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000,
+                revision: revision)
+            let page = try perform { () throws(EtcdError) in try client.range(request) }
+            revision = page.revision
+            for kv in page.kvs {
+                guard let event = layout.event(in: kv, seedRows: seedRows) else {
+                    throw damaged(kv, after: state.seq)
+                }
+                guard event.seq == state.seq + 1 else { return false }
+                do {
+                    try state.replay(event)
+                } catch {
+                    throw StateStoreError(
+                        "event \(event.seq) does not apply to the state before it: \(error)")
+                }
+            }
+            if !page.more { return true }
+        }
+    }
+
+    /// `state` with the events other replicas committed since.
+    public func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
+        var caughtUp = state
+        if try replayEvents(into: &caughtUp, atRevision: 0) {
+            health.recordLogReadable()
+            return caughtUp
+        }
+        // Too far behind for the kept events: start again from the snapshot.
+        let fresh = try readState()
+        health.recordLogReadable()
+        return fresh
+    }
+
+    /// The id as the live generations remember it, nil when unknown.
+    public func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
+        // The generations another replica opened since this one last committed.
+        let current = try perform { () throws(EtcdError) in
+            try client.range(EtcdRangeRequest(key: layout.idsGeneration))
+        }
+        generation = try EtcdStore.generation(in: .range(current), layout: layout)
+        for number in liveGenerations {
+            let found = try perform { () throws(EtcdError) in
+                try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
+            }
+            if let remembered = found.kvs.first.flatMap({
+                EtcdLayout.decodeRequest(id: id, $0.value, seedRows: seedRows)
+            }) {
+                return remembered
+            }
+        }
+        return nil
+    }
+
+    /// The generations an id may be remembered in: the current one and the one before.
+    private var liveGenerations: [UInt64] {
+        generation.number == 0 ? [0] : [generation.number, generation.number - 1]
+    }
+
+    /// The events after `since`, from the log in etcd; nil when they are no longer kept.
+    public func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError)
+        -> [Event]?
+    {
+        if since > currentSeq { return nil }
+        if since == currentSeq || limit <= 0 { return [] }
+        let request = EtcdRangeRequest(
+            key: layout.event(since + 1), rangeEnd: layout.event(currentSeq + 1), limit: min(limit, 10_000))
+        let found = try perform { () throws(EtcdError) in try client.range(request) }
+        var events: [Event] = []
+        for kv in found.kvs {
+            guard let event = layout.event(in: kv, seedRows: seedRows) else {
+                throw damaged(kv, after: since + UInt64(events.count))
+            }
+            guard event.seq == since + 1 + UInt64(events.count) else { return nil }
+            events.append(event)
+        }
+        return events.isEmpty ? nil : events
+    }
+
+    /// The seq of the oldest event still under the prefix.
+    public func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+        let request = EtcdRangeRequest.prefix(layout.eventsPrefix, limit: 1, keysOnly: true)
+        let found = try perform { () throws(EtcdError) in try client.range(request) }
+        return found.kvs.first.flatMap { layout.seq(ofEventKey: $0.key) } ?? currentSeq + 1
+    }
+
+    // MARK: Writing
+
+    /// Why this replica refuses changes now (no quorum, say), from ``ClusterHealth``.
+    public var unavailability: String? { health.unavailability() }
+
+    /// Commits `batch` in one etcd transaction, if the seq it was staged at is still the newest.
+    public func commit(_ batch: StoreBatch) throws(StateStoreError) {
+        let lastSeq = batch.events.last?.seq ?? batch.basis
+        var compare: [EtcdCompare] = [
+            .value(layout.seq, equals: Data(String(batch.basis).utf8)),
+            .value(layout.store, equals: Data(identity.utf8)),
+        ]
+        var success: [EtcdOperation] = []
+        var failure: [EtcdOperation] = [
+            .range(EtcdRangeRequest(key: layout.store)),
+            // What moved the store past the basis, so catching up costs no second round trip.
+            .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
+        ]
+        // The ids: none may be remembered in a live generation; changes' ids go into the
+        // generation the window says, and a commit that opens one deletes the generation before
+        // the current. Refusals' and no-ops' ids are checked, not written.
+        let live = liveGenerations
+        var written = generation
+        let checked = batch.requests.map(\.id) + batch.checkedIDs
+        if !checked.isEmpty {
+            compare.append(.value(layout.idsGeneration, equals: generation.encoded))
+            failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
+            for id in checked {
+                for number in live {
+                    let key = layout.request(id, generation: number)
+                    compare.append(.createRevision(key, equals: 0))
+                    failure.append(.range(EtcdRangeRequest(key: key)))
+                }
+            }
+        }
+        if !batch.requests.isEmpty {
+            let values = batch.requests.map {
+                EtcdLayout.encode($0, reference: resetReference(of: $0, in: batch))
+            }
+            let bytes = zip(batch.requests, values).reduce(0) { $0 + $1.0.id.utf8.count + $1.1.count }
+            let (next, opened) = window.after(
+                generation, adding: values.count, bytes: bytes,
+                nowMilliseconds: RequestIDWindow.nowMilliseconds)
+            written = next
+            success.append(.put(layout.idsGeneration, next.encoded))
+            if opened, generation.number > 0 {
+                let expired = layout.generationPrefix(generation.number - 1)
+                success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
+            }
+            for (remembered, value) in zip(batch.requests, values) {
+                success.append(.put(layout.request(remembered.id, generation: next.number), value))
+            }
+        }
+        if lastSeq != batch.basis {
+            success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
+        }
+        for (index, event) in batch.events.enumerated() {
+            // A reset is kept as a marker: the whole list would not fit in one request.
+            let value = EtcdResetMarker(for: event, seedRows: seedRows)?.encoded ?? batch.encodedEvent(index)
+            success.append(.put(layout.event(event.seq), value))
+        }
+        // The last 10,000 events, but none after the newest snapshot this replica knows: the
+        // snapshot is written apart, and may have failed.
+        let retained = UInt64(Limits.retainedEvents)
+        var trimmedTo: UInt64?
+        if lastSeq > retained, lastSeq != batch.basis {
+            let end = min(lastSeq - retained + 1, knownSnapshotSeq + 1)
+            // Events are written in seq order and never below the newest, so a range once
+            // trimmed stays empty: from the last trim's end is enough, from the start once.
+            if end > 1, end > trimmedBefore ?? 0 {
+                let start = trimmedBefore.map(layout.event) ?? layout.eventsPrefix
+                success.append(.deleteRange(key: start, rangeEnd: layout.event(end)))
+                trimmedTo = end
+            }
+        }
+        let bytes = EtcdClient.txnRequestBytes(compare: compare, success: success, failure: failure)
+        if bytes > configuration.requestBudget {
+            throw StateStoreError(
+                "the change takes \(bytes) bytes in its etcd transaction, \(bytes - configuration.requestBudget) over the budget of \(configuration.requestBudget) bytes per transaction (etcd refuses requests over its --max-request-bytes); nothing changed",
+                code: .tooLarge)
+        }
+        let result: EtcdTxnResponse
+        do {
+            result = try client.txn(compare: compare, success: success, failure: failure)
+        } catch {
+            throw noteNoSpace(EtcdStore.storeError(error, during: "commit"))
+        }
+        health.recordWritable()
+        if result.succeeded {
+            generation = written
+            if let trimmedTo { trimmedBefore = trimmedTo }
+            // Known at once: the event tail must publish it soon, or leave its member.
+            health.recordCommitted(lastSeq)
+            // Past a multiple of 100; or after every commit while this replica knows of no
+            // snapshot in the last half of the kept events (its writes failed, or another
+            // replica's went unseen), so the events it may not trim stay about 10,000.
+            let behind = lastSeq - min(lastSeq, knownSnapshotSeq) > UInt64(Limits.retainedEvents / 2)
+            if let state = batch.state, state.seq == lastSeq,
+                behind || lastSeq / EtcdStore.snapshotInterval != batch.basis / EtcdStore.snapshotInterval
+            {
+                writeSnapshot(state)
+            }
+            return
+        }
+        var found: [RememberedRequest] = []
+        var newer: [Event] = []
+        for (index, outcome) in result.results.enumerated() {
+            if index == 2 {
+                // Whatever moved, the next try compares the generation etcd holds now.
+                generation = try EtcdStore.generation(in: outcome, layout: layout)
+                continue
+            }
+            guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
+            switch index {
+            case 0:
+                if kv.value != Data(identity.utf8) {
+                    throw StateStoreError(
+                        "the prefix \(layout.prefix) now holds another store (\(String(decoding: kv.value, as: UTF8.self))); restart the replica"
+                    )
+                }
+            case 1:
+                // All of them or none: a page cut short or a bad value means "read them yourself".
+                let events = range.kvs.compactMap { layout.event(in: $0, seedRows: seedRows) }
+                if !range.more && events.count == range.kvs.count { newer = events }
+            default:
+                let id = checked[(index - 3) / live.count]
+                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows),
+                    !found.contains(where: { $0.id == id })
+                {
+                    found.append(remembered)
+                }
+            }
+        }
+        if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
+            == true
+        {
+            throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
+        }
+        throw StateStoreError(
+            "another replica committed first", code: .moved, remembered: found, newerEvents: newer)
+    }
+
+    /// The marker to keep `request`'s reply as: its event's, when the event is a reset in
+    /// `batch` whose reply, made again from the marker, is the reply byte for byte; else nil
+    /// (kept in full).
+    private func resetReference(of request: RememberedRequest, in batch: StoreBatch) -> EtcdResetMarker? {
+        guard let seq = request.eventSeq, let event = batch.events.first(where: { $0.seq == seq }),
+            let marker = EtcdResetMarker(for: event, seedRows: seedRows),
+            marker.reply(seedRows: seedRows) == request.reply
+        else { return nil }
+        return marker
+    }
+
+    /// Hands `state` to the snapshot writer, apart from the commit that crossed a multiple of
+    /// ``snapshotInterval``: the commit's replies do not wait for it (``SnapshotWriter``).
+    private func writeSnapshot(_ state: CountriesState) {
+        let writer =
+            snapshotWriter
+            ?? SnapshotWriter(
+                configuration: configuration, identity: identity, health: health, logger: logger)
+        snapshotWriter = writer
+        writer.submit(state)
+    }
+
+    /// Waits until the snapshot handed over last is written or given up (for tests).
+    func waitForSnapshot() { snapshotWriter?.waitUntilIdle() }
+
+    deinit { snapshotWriter?.stop() }
+
+    /// `error`, recorded for `status` and logged once when etcd's database is full.
+    private func noteNoSpace(_ error: StateStoreError) -> StateStoreError {
+        EtcdStore.noteNoSpace(error, health: health, logger: logger)
+        return error
+    }
+
+    /// Records `error` for `status` and logs it once, when etcd's database is full.
+    static func noteNoSpace(_ error: StateStoreError, health: ClusterHealth, logger: Logger) {
+        if error.code == .noSpace, health.recordNoSpace(error.message) {
+            logger.log(.error, error.message)
+        }
+    }
+
+    // MARK: Status
+
+    /// The cluster's fields of `status`.
+    public func clusterStatus(into status: inout ServiceStatus) {
+        let cluster = health.cluster
+        status.replica = configuration.replicaName
+        status.etcdMembers = cluster.members
+        status.etcdLeader = cluster.leader ?? "none"
+        status.etcdQuorum = health.unavailability() ?? "yes"
+        status.storeDamage = health.replaced ?? health.damage
+        status.etcdSpace = health.noSpace
+        status.publicationLagMilliseconds = UInt64(health.publicationLag() / .milliseconds(1))
+    }
+
+    /// Runs a read, turning etcd's error into the store's.
+    private func perform<T>(_ body: () throws(EtcdError) -> T) throws(StateStoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw EtcdStore.storeError(error, during: "read")
+        }
+    }
+
+    /// What an etcd failure means for the service: nothing written, no quorum, or unknown.
+    static func storeError(_ error: EtcdError, during activity: String) -> StateStoreError {
+        switch error.code {
+        case .outcomeUnknown:
+            return StateStoreError("etcd did not answer the \(activity): \(error)", code: .outcomeUnknown)
+        case .noQuorum:
+            return StateStoreError("the etcd cluster has no quorum: \(error)", code: .noQuorum)
+        case .unreachable:
+            return StateStoreError("no etcd member could be reached: \(error)", code: .noQuorum)
+        case .rejected where error.message.contains("database space exceeded"):
+            return StateStoreError(
+                "etcd's database is full (alarm NOSPACE: \(error.message)), so it refused the \(activity): free space with `etcdctl compact` (up to a recent revision) and `etcdctl defrag` on each member, then `etcdctl alarm disarm`; or restart etcd with a larger --quota-backend-bytes",
+                code: .noSpace)
+        case .rejected, .compacted, .badResponse:
+            return StateStoreError("etcd refused the \(activity): \(error)")
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import CountriesCore
+import Etcd
+import Foundation
+import Synchronization
+import SystemSupport
+
+/// Follows a replicated store's event log in etcd on a thread of its own and hands the events,
+/// in seq order and each once, to the service loop, which publishes them: so every replica
+/// publishes every change, whichever replica committed it, with the same seq and body
+/// (docs/HA.md, "Publishing").
+///
+/// It reads the kept events after the last one it handed over, then watches the log from the
+/// revision of that read; when the watch ends (a member lost, or the leader with the
+/// `hasleader` requirement) or skips a seq, it starts again from a read, so nothing is lost.
+/// It watches through a member of its own (``preferredMember(_:among:)``), and leaves it for
+/// another when another connection of the replica found it silent, or when a seq the replica
+/// knows is committed waits there ``PublicationWatchdog/tailLeavesAfter``: a member that hangs
+/// keeps the watch open without a word.
+public final class EventTail: Sendable {
+    /// An event as committed, with the bytes to publish.
+    public struct Entry: Sendable {
+        /// The event.
+        public var event: Event
+        /// Its encoding, as committed.
+        public var body: Data
+    }
+
+    /// Readable when events are waiting in ``drain()``.
+    public var fileDescriptor: Int32 { outbox.fileDescriptor }
+
+    private let endpoints: [String]
+    private let layout: EtcdLayout
+    private let logger: Logger
+    private let requestTimeout: Duration
+    private let security: EtcdSecurity
+    private let outbox: WakeupQueue<Entry>
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let startSeq: UInt64
+    private let health: ClusterHealth
+    /// The store's seed rows: what a reset's marker in the log stands for (``EtcdResetMarker``).
+    private let seedRows: [IndexedCountry]
+    /// The index of the member the watch goes to first.
+    private let preferred: Int
+
+    /// A tail that will hand over the events after `seq`, recording in `health` a value in the
+    /// log that it cannot hand over; a reset's marker is handed over as the reset to `seed`.
+    public init(
+        configuration: EtcdConfiguration, after seq: UInt64, seed: [Country], health: ClusterHealth,
+        logger: Logger
+    ) throws(SignalPipeError) {
+        self.health = health
+        seedRows = CountriesState(countries: seed).rows
+        endpoints = configuration.endpoints
+        layout = EtcdLayout(prefix: configuration.prefix)
+        requestTimeout = configuration.requestTimeout
+        security = configuration.security
+        self.logger = logger
+        startSeq = seq
+        preferred = Self.preferredMember(configuration.replicaName, among: configuration.endpoints.count)
+        outbox = try WakeupQueue()
+    }
+
+    /// The member a replica called `name` watches through first: the sum of its name's bytes,
+    /// modulo the number of members, so names that differ in one character (`r1`, `r2`, `r3`)
+    /// watch through different members, and one hung member does not hold every replica's tail.
+    static func preferredMember(_ name: String, among count: Int) -> Int {
+        guard count > 0 else { return 0 }
+        return name.utf8.reduce(0) { ($0 + Int($1)) % count }
+    }
+
+    /// Starts the thread.
+    public func start() {
+        let thread = Thread { [self] in
+            follow()
+            finished.signal()
+        }
+        thread.name = "etcd event tail"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it (at most about a request timeout).
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+
+    /// The events handed over since the last call, in seq order.
+    public func drain() -> [Entry] { outbox.drain() }
+
+    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    private func follow() {
+        let client = EtcdClient(
+            endpoints: endpoints, timeout: requestTimeout, security: security, memberHealth: health.members)
+        let watcher = EtcdWatcher(
+            endpoints: endpoints, preferred: preferred, security: security, memberHealth: health.members)
+        var handedOver = startSeq
+        var failures = 0
+        while !isStopping {
+            do {
+                let revision = try readKept(after: &handedOver, client: client)
+                var silent = false
+                try watcher.watch(
+                    EtcdRangeRequest.prefix(layout.eventsPrefix), startRevision: revision + 1,
+                    shouldStop: {
+                        if self.isStopping || watcher.isOnAvoidedMember { return true }
+                        silent =
+                            self.health.publicationLag(after: handedOver)
+                            >= PublicationWatchdog.tailLeavesAfter
+                        return silent
+                    },
+                    onEvents: { changes, _ in
+                        var entries: [Entry] = []
+                        defer { outbox.post(entries) }
+                        for change in changes where change.kind == .put {
+                            guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
+                                continue
+                            }
+                            // A seq skipped means the watch missed one: read again from the log.
+                            guard seq == handedOver + 1 else { return false }
+                            // A value that is not its event: read again, which waits on it.
+                            guard let entry = decode(change.kv, seq: seq) else { return false }
+                            entries.append(entry)
+                            handedOver = seq
+                        }
+                        return true
+                    })
+                if silent {
+                    leave(watcher.currentEndpoint, handedOver: handedOver)
+                } else if !isStopping, watcher.isOnAvoidedMember {
+                    logger.log(
+                        .info,
+                        "another connection found \(watcher.currentEndpoint) silent; following the event log through another member"
+                    )
+                }
+                failures = 0
+            } catch {
+                failures += 1
+                // Once per outage, not once per retry.
+                if failures == 1 {
+                    logger.log(.warning, "following the event log in etcd: \(error); retrying")
+                }
+                pause(.milliseconds(min(1_000, 100 * failures)))
+            }
+        }
+    }
+
+    /// A watch let a seq known committed wait too long: its member hangs, or the connection
+    /// was cut without a word. Every connection of the replica avoids the member until it
+    /// answers a recheck; the tail reads from another.
+    private func leave(_ endpoint: String, handedOver: UInt64) {
+        health.members.recordSilence(endpoint)
+        let waited = Double(health.publicationLag(after: handedOver) / .milliseconds(1)) / 1000
+        logger.log(
+            .warning,
+            "the watch at \(endpoint) delivered nothing after seq \(handedOver) for \(String(format: "%.1f", waited)) s while a later seq is committed; reading the event log from another member"
+        )
+    }
+
+    /// Hands over the kept events after `handedOver` and returns the revision they were read at.
+    private func readKept(after handedOver: inout UInt64, client: EtcdClient) throws(EtcdError) -> Int64 {
+        var revision: Int64 = 0
+        while true {
+            let request = EtcdRangeRequest.from(
+                layout.event(handedOver + 1), toPrefixEnd: layout.eventsPrefix, limit: 500, revision: revision
+            )
+            let page = try client.range(request)
+            revision = page.revision
+            var entries: [Entry] = []
+            for kv in page.kvs {
+                guard let seq = layout.seq(ofEventKey: kv.key), seq > handedOver else { continue }
+                if seq != handedOver + 1 {
+                    logger.log(
+                        .warning,
+                        "events \(handedOver + 1) to \(seq - 1) are no longer kept in etcd; publishing from \(seq) (subscribers take a fresh list)"
+                    )
+                }
+                guard let entry = decode(kv, seq: seq) else {
+                    // Never skipped: what comes after it would be published as if it were there.
+                    outbox.post(entries)
+                    throw EtcdError(
+                        .badResponse, "the log is damaged at \(kv.key)", endpoint: client.currentEndpoint)
+                }
+                entries.append(entry)
+                handedOver = seq
+            }
+            outbox.post(entries)
+            if !page.more {
+                health.recordLogReadable()
+                return revision
+            }
+        }
+    }
+
+    /// The entry for the event at `seq`; nil, with the damage recorded and logged once, when the
+    /// value is not that event.
+    private func decode(_ kv: EtcdKeyValue, seq: UInt64) -> Entry? {
+        guard let (event, body) = layout.entry(in: kv, seedRows: seedRows) else {
+            let description = EtcdLayout.damage(
+                at: kv,
+                "this replica publishes nothing after seq \(seq - 1) until it is rewritten (docs/HA.md)")
+            if health.damage == nil { logger.log(.error, description) }
+            health.recordDamage(description)
+            return nil
+        }
+        return Entry(event: event, body: body)
+    }
+
+    /// Sleeps, waking early to stop.
+    private func pause(_ duration: Duration) {
+        let end = ContinuousClock.now + duration
+        while !isStopping && ContinuousClock.now < end {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}

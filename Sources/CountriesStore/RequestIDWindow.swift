@@ -1,0 +1,92 @@
+import CountriesCore
+import Foundation
+
+/// How long a replicated store remembers request ids, kept by the commits themselves
+/// (docs/HA.md, "Request ids"): ids go into *generations*; a commit checks an id against the
+/// current generation and the one before, and the commit that opens a new generation deletes
+/// the one before that, in the same transaction. No separate trim job races the commits.
+///
+/// A generation is closed once it is at least ``minimumAge`` old and holds at least
+/// ``minimumCount`` ids, or once it is full (``maximumCount`` ids or ``maximumBytes``); an id
+/// lives through the whole of the generation after its own. So every id is remembered at least
+/// ``minimumAge`` and at least the next ``minimumCount`` ids, unless a generation fills first,
+/// and at most two generations are kept: bounded at any rate.
+public struct RequestIDWindow: Sendable, Equatable {
+    /// The age floor: longer than any client's retries (`countries` gives up after about 6 s).
+    public var minimumAge: Duration
+    /// The count floor: the protocol's ``Limits/retainedRequestIDs``.
+    public var minimumCount: Int
+    /// The most ids one generation holds.
+    public var maximumCount: Int
+    /// The most bytes (ids and replies) one generation holds.
+    public var maximumBytes: Int
+
+    /// A window with these bounds (the defaults unless told).
+    public init(
+        minimumAge: Duration = .seconds(600), minimumCount: Int = Limits.retainedRequestIDs,
+        maximumCount: Int = 100_000, maximumBytes: Int = 32 << 20
+    ) {
+        self.minimumAge = minimumAge
+        self.minimumCount = minimumCount
+        self.maximumCount = maximumCount
+        self.maximumBytes = maximumBytes
+    }
+
+    /// One generation as its etcd key holds it: `number start-ms count bytes`, in decimal.
+    public struct Generation: Sendable, Equatable {
+        /// 0 is the ids a store kept before generations (`requests/<id>`); new stores start at 1.
+        public var number: UInt64
+        /// When it was opened, in milliseconds since 1970 (by the clock of the replica that
+        /// opened it).
+        public var startedMilliseconds: Int64
+        /// Ids in it.
+        public var count: Int
+        /// Bytes of ids and replies in it.
+        public var bytes: Int
+
+        /// Its value in etcd.
+        public var encoded: Data { Data("\(number) \(startedMilliseconds) \(count) \(bytes)".utf8) }
+
+        /// A generation read back from etcd; nil when the bytes are not one.
+        public init?(_ value: Data) {
+            let fields = String(decoding: value, as: UTF8.self).split(separator: " ")
+            guard fields.count == 4, let number = UInt64(fields[0]), let started = Int64(fields[1]),
+                let count = Int(fields[2]), let bytes = Int(fields[3]), count >= 0, bytes >= 0
+            else { return nil }
+            self.init(number: number, startedMilliseconds: started, count: count, bytes: bytes)
+        }
+
+        /// Generation `number`, started at `startedMilliseconds`, holding `count` ids of `bytes`.
+        public init(number: UInt64, startedMilliseconds: Int64, count: Int = 0, bytes: Int = 0) {
+            self.number = number
+            self.startedMilliseconds = startedMilliseconds
+            self.count = count
+            self.bytes = bytes
+        }
+    }
+
+    /// The generation after a commit of `count` ids of `bytes` at `now` (milliseconds since
+    /// 1970): `current` grown, or a new one (`opened`), whose commit then deletes the generation
+    /// before `current`.
+    public func after(
+        _ current: Generation, adding count: Int, bytes: Int, nowMilliseconds now: Int64
+    ) -> (generation: Generation, opened: Bool) {
+        let old = Duration.milliseconds(now - current.startedMilliseconds) >= minimumAge
+        let closes =
+            current.count > 0
+            && ((old && current.count >= minimumCount)
+                || current.count + count > maximumCount || current.bytes + bytes > maximumBytes)
+        guard closes else {
+            var grown = current
+            grown.count += count
+            grown.bytes += bytes
+            return (grown, false)
+        }
+        return (
+            Generation(number: current.number + 1, startedMilliseconds: now, count: count, bytes: bytes), true
+        )
+    }
+
+    /// Now, in milliseconds since 1970.
+    public static var nowMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+}

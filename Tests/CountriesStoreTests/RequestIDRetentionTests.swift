@@ -1,0 +1,66 @@
+import CountriesCore
+import Testing
+
+@testable import CountriesStore
+
+/// The one rule that says which ids a store of one process keeps.
+@Suite struct RequestIDRetentionTests {
+    private func retention(count: Int, bytes: Int = 10, at milliseconds: (Int) -> Int64) -> RequestIDRetention
+    {
+        var retention = RequestIDRetention()
+        retention.minimumCount = 3
+        retention.maximumCount = 6
+        retention.maximumBytes = 100
+        for number in 0..<count {
+            retention.remember(
+                ordinal: Int64(number + 1), id: "\(number)", bytes: bytes, milliseconds: milliseconds(number))
+        }
+        return retention
+    }
+
+    @Test func nothingGoesWhileYoungAndUnderTheMaximum() {
+        let young = retention(count: 5) { _ in 1_000 }
+        #expect(young.forgettable(nowMilliseconds: 2_000).count == 0)
+        #expect(young.keeps(ordinal: 1, nowMilliseconds: 2_000))
+    }
+
+    @Test func oldIdsGoDownToTheCountFloor() {
+        let old = retention(count: 5) { _ in 0 }
+        let later: Int64 = 600_000
+        #expect(old.forgettable(nowMilliseconds: later - 1).count == 0)
+        #expect(old.forgettable(nowMilliseconds: later) == (2, false))
+        #expect(!old.keeps(ordinal: 2, nowMilliseconds: later))
+        #expect(old.keeps(ordinal: 3, nowMilliseconds: later))
+        #expect(old.ordinalForgotten(through: 2) == 2)
+    }
+
+    @Test func onlyTheOldPrefixGoes() {
+        // Ids 0 and 1 are old, 2 to 4 young: only the old ones may go, though more are over the floor.
+        let mixed = retention(count: 5) { $0 < 2 ? 0 : 500_000 }
+        #expect(mixed.forgettable(nowMilliseconds: 600_000) == (2, false))
+    }
+
+    @Test func theMaximumsHoldForYoungIds() {
+        let many = retention(count: 6) { _ in 1_000 }
+        #expect(many.forgettable(nowMilliseconds: 1_000, adding: 2, addingBytes: 20) == (2, true))
+        let heavy = retention(count: 4, bytes: 30) { _ in 1_000 }
+        #expect(heavy.forgettable(nowMilliseconds: 1_000) == (1, true), "120 bytes > 100")
+    }
+
+    @Test func aClockThatStepsBackKeepsTheOrder() {
+        var stepped = retention(count: 3) { _ in 0 }
+        stepped.remember(ordinal: 4, id: "late", bytes: 10, milliseconds: -5_000_000)
+        // The late id counts as remembered at 0, like the one before it: all four old, one over the floor.
+        #expect(stepped.forgettable(nowMilliseconds: 600_000) == (1, false))
+    }
+
+    @Test func forgettingReturnsTheOldestAndFreesTheirBytes() {
+        var old = retention(count: 5) { _ in 0 }
+        let gone = old.forget(2)
+        #expect(gone.map(\.id) == ["0", "1"])
+        #expect(old.count == 3)
+        #expect(old.bytes == 30)
+        #expect(!old.keeps(ordinal: 1, nowMilliseconds: 0))
+        #expect(old.keeps(ordinal: 3, nowMilliseconds: 0))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@testable import CountriesStore
+
+/// When a request-id generation closes: only once it is both old enough and holds enough ids,
+/// or once it is full; and its value round-trips through etcd's bytes.
+@Suite struct RequestIDWindowTests {
+    private let window = RequestIDWindow(
+        minimumAge: .seconds(600), minimumCount: 100, maximumCount: 1_000, maximumBytes: 10_000)
+    private let start: Int64 = 1_000_000
+
+    private func generation(count: Int, bytes: Int = 0) -> RequestIDWindow.Generation {
+        RequestIDWindow.Generation(number: 3, startedMilliseconds: start, count: count, bytes: bytes)
+    }
+
+    @Test func itClosesOnlyOnceOldEnoughAndFullEnough() {
+        let young = window.after(
+            generation(count: 500), adding: 2, bytes: 10, nowMilliseconds: start + 599_999)
+        #expect(!young.opened && young.generation.count == 502 && young.generation.bytes == 10)
+        let few = window.after(
+            generation(count: 99), adding: 1, bytes: 10, nowMilliseconds: start + 3_600_000)
+        #expect(!few.opened && few.generation.count == 100)
+        let due = window.after(generation(count: 100), adding: 4, bytes: 40, nowMilliseconds: start + 600_000)
+        #expect(due.opened)
+        #expect(
+            due.generation
+                == RequestIDWindow.Generation(
+                    number: 4, startedMilliseconds: start + 600_000, count: 4, bytes: 40))
+    }
+
+    @Test func aFullGenerationClosesWhateverItsAge() {
+        #expect(window.after(generation(count: 999), adding: 2, bytes: 1, nowMilliseconds: start).opened)
+        #expect(!window.after(generation(count: 998), adding: 2, bytes: 1, nowMilliseconds: start).opened)
+        #expect(
+            window.after(generation(count: 1, bytes: 9_990), adding: 1, bytes: 11, nowMilliseconds: start)
+                .opened)
+        // An empty one takes whatever comes, even more than it could hold.
+        #expect(!window.after(generation(count: 0), adding: 2_000, bytes: 1, nowMilliseconds: start).opened)
+    }
+
+    @Test func itsValueRoundTripsAndABadOneIsRefused() {
+        let value = generation(count: 7, bytes: 70)
+        #expect(RequestIDWindow.Generation(value.encoded) == value)
+        #expect(String(decoding: value.encoded, as: UTF8.self) == "3 1000000 7 70")
+        for bad in ["", "3 1000000 7", "3 x 7 70", "3 1000000 -1 70", "not a generation", "3 1 2 3 4"] {
+            #expect(RequestIDWindow.Generation(Data(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+}
