@@ -2,16 +2,6 @@ import ArgumentParsing
 import Foundation
 @preconcurrency import Glibc
 
-/// What `countries-bench` was asked to do.
-enum BenchInvocation {
-    /// Measure, with this configuration.
-    case run(BenchConfiguration)
-    /// `--summarize FILE...`: the median verdicts of earlier `--json` runs.
-    case summarize([String])
-    /// `--floor-server COMMAND EVENTS MODE`: be a floor server (the bench starts itself so).
-    case floorServer(command: String, events: String, mode: String)
-}
-
 /// The bench's command line through the project's parser: help and errors in the format
 /// `countries` uses (swift-argument-parser's), usage errors exit 64 as before.
 enum BenchCommandLine {

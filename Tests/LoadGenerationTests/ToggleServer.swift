@@ -64,9 +64,3 @@ final class ToggleServer: Sendable {
         done.wait()
     }
 }
-
-/// The test server could not start.
-struct LoadGenerationTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
