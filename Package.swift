@@ -224,8 +224,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "countries", "countries-embedding-example", "ZeroMQ", "CountriesCore", "SQLite",
-                "TestSupport", "CountriesClient", "Metrics", "LoadGeneration",
+                "countries", "countries-bench", "countries-embedding-example", "ZeroMQ", "CountriesCore",
+                "SQLite", "TestSupport", "CountriesClient", "Metrics", "LoadGeneration",
             ],
             swiftSettings: strictSettings
         ),
