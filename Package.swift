@@ -139,11 +139,19 @@ let package = Package(
             dependencies: ["ArgumentParsing", "CountriesCommands", "SystemSupport"],
             swiftSettings: strictSettings
         ),
+        // The one load generator of the bench and the reliability tests: client threads started
+        // together, REQ round trips timed, DEALER toggles pipelined, replies and refusals counted.
+        .target(
+            name: "LoadGeneration",
+            dependencies: ["CountriesCore", "CountriesClient", "SystemSupport", "ZeroMQ"],
+            swiftSettings: strictSettings
+        ),
         // Measures the service against the bare-libzmq floor and Redis, in one run.
         .executableTarget(
             name: "countries-bench",
             dependencies: [
-                "CountriesCore", "CountriesClient", "CountriesTerminal", "Etcd", "SystemSupport", "ZeroMQ",
+                "ArgumentParsing", "CountriesCore", "CountriesClient", "CountriesTerminal", "Etcd",
+                "LoadGeneration", "SystemSupport", "ZeroMQ",
             ],
             swiftSettings: strictSettings
         ),
@@ -219,6 +227,12 @@ let package = Package(
             dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ", "TestSupport"],
             swiftSettings: strictSettings
         ),
+        // The load generator against an in-process echo server: short, bounded real-socket runs.
+        .testTarget(
+            name: "LoadGenerationTests",
+            dependencies: ["LoadGeneration", "CountriesCore", "SystemSupport", "ZeroMQ", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "CountriesWebTests",
             dependencies: ["CountriesWeb", "CountriesCore"],
@@ -248,8 +262,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "countries", "countries-embedding-example", "ZeroMQ", "CountriesCore", "SQLite",
-                "TestSupport", "CountriesClient", "Metrics",
+                "countries", "countries-bench", "countries-embedding-example", "ZeroMQ", "CountriesCore",
+                "SQLite", "TestSupport", "CountriesClient", "Metrics", "LoadGeneration",
             ],
             swiftSettings: strictSettings
         ),

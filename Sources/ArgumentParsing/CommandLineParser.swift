@@ -177,7 +177,8 @@ public struct CommandLineParser: Sendable {
     /// Parses `arguments` (without the executable's name, i.e. `CommandLine.arguments.dropFirst()`).
     ///
     /// `-h`/`--help` anywhere before `--`, `help [<subcommand> ...]` and a command with subcommands
-    /// called without one give `.help`; `--version` right after the root's name gives `.version`.
+    /// called without one give `.help`; `--version` right after the root's name (anywhere before
+    /// `--` for a root without subcommands) gives `.version`.
     public func parse(_ arguments: [String], environment: [String: String]) throws(UsageError)
         -> ParseOutcome
     {
@@ -203,6 +204,8 @@ public struct CommandLineParser: Sendable {
         if beforeDashDash.contains(where: { $0 == "-h" || $0 == "--help" }) {
             return .help(helpText(command, path: path))
         }
+        // A root without subcommands lists `--version` in its help too: it answers it.
+        if path.count == 1 && beforeDashDash.contains("--version") { return .version }
         return .run(try parseLeaf(command, path: path, Array(rest), environment: environment))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 
 /// A private 3-member etcd cluster on loopback for the replicated rows: free ports, data in a
 /// temp dir, the same election and compaction settings as scripts/cluster (docs/HA.md).

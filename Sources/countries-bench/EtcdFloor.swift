@@ -1,6 +1,6 @@
-import CountriesCore
 import Etcd
 import Foundation
+import LoadGeneration
 import SystemSupport
 import ZeroMQ
 
@@ -29,25 +29,6 @@ struct EtcdTransactionClient: RoundTripper {
             failure: [.range(EtcdRangeRequest(key: key))])
         guard result.succeeded else { throw BenchError("the floor's compare on \(key) failed") }
         written = next
-    }
-}
-
-/// A REQ client sending toggles that counts the replies that are refusals (`storage_error`
-/// when replicas competed for the seq): the replicated targets want none.
-struct CheckedRequestClient: RoundTripper {
-    private var inner: RequestClient
-    private let refused: Locked<[String: Int]>
-
-    init(context: Context, endpoint: String, index: Int, refused: Locked<[String: Int]>) throws {
-        inner = try RequestClient(context: context, endpoint: endpoint, index: index, body: serviceToggleBody)
-        self.refused = refused
-    }
-
-    mutating func roundTrip() throws {
-        try inner.roundTrip()
-        guard let body = inner.lastReply, let reply = try? Reply.decode(body), !reply.ok else { return }
-        let code = reply.error?.code ?? "?"
-        refused.withLock { $0[code, default: 0] += 1 }
     }
 }
 

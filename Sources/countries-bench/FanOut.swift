@@ -1,4 +1,5 @@
 import Foundation
+import LoadGeneration
 import SystemSupport
 import ZeroMQ
 

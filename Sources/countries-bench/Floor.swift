@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 import ZeroMQ
 
 /// The floor: a bare libzmq REP server that answers every request with a reply the size of a
@@ -35,11 +36,13 @@ final class FloorServer {
     let events: String
     let child: Child
 
-    init(_ mode: Mode, context: Context) throws {
+    /// Starts `bench --floor-server` in `mode` on two free loopback ports and waits until it
+    /// answers (at most 10 s).
+    init(_ mode: Mode, bench: String, context: Context) throws {
         command = "tcp://127.0.0.1:\(try freePort())"
         events = "tcp://127.0.0.1:\(try freePort())"
         child = try Child(
-            name: "floor server", executable: benchPath,
+            name: "floor server", executable: bench,
             arguments: ["--floor-server", command, events, mode.argument])
         let deadline = nowNanos() + 10_000_000_000
         while nowNanos() < deadline {

@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 import SystemSupport
 
 /// Every process and temp directory the bench started, so that it can stop and remove all of

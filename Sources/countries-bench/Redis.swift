@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 
 /// A minimal RESP2 client over one blocking TCP socket: enough for SCRIPT LOAD and EVALSHA.
 final class RESPClient {

@@ -2,6 +2,7 @@ import CountriesClient
 import CountriesCore
 import CountriesTerminal
 import Foundation
+import LoadGeneration
 import SystemSupport
 import ZeroMQ
 

@@ -1,6 +1,5 @@
-import CountriesClient
-import CountriesCore
 import Foundation
+import LoadGeneration
 import ZeroMQ
 
 /// A `countries serve` child on two free loopback ports.
@@ -51,9 +50,4 @@ final class ServiceUnderTest {
     }
 
     func stop() { child.stop() }
-}
-
-/// The bytes of one toggle request as CommandClient sends it: op, index and a fresh request id.
-func toggleRequest(index: Int) -> Data {
-    Request(id: RequestID.make(), command: .change(.toggle(.index(index)))).encoded()
 }

@@ -1,11 +1,10 @@
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 
-/// Monotonic nanoseconds.
-@inline(__always) func nowNanos() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+/// A line of progress on stderr: stdout is for the results.
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("countries-bench: \(text)\n".utf8))
 }
 
 /// Sleeps until the monotonic clock reads `deadline` (nanoseconds).
@@ -16,72 +15,6 @@ func sleep(until deadline: UInt64) {
     var request = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-}
-
-/// Runs `count` threads (real ones: each load client owns its socket) and waits for all.
-func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(index)
-            group.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    group.wait()
-}
-
-/// Lets every thread start its timed part together.
-final class Barrier: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var waiting = 0
-    private let parties: Int
-    private var generation = 0
-
-    init(parties: Int) { self.parties = parties }
-
-    /// Waits for the others, at most `timeout` seconds; false if they did not all come.
-    @discardableResult
-    func wait(timeout: TimeInterval = 30) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let mine = generation
-        waiting += 1
-        if waiting == parties {
-            waiting = 0
-            generation += 1
-            condition.broadcast()
-            return true
-        }
-        let limit = Date(timeIntervalSinceNow: timeout)
-        while generation == mine {
-            if !condition.wait(until: limit) { return false }
-        }
-        return true
-    }
-}
-
-/// Latency figures in microseconds.
-struct Percentiles: Codable, Sendable {
-    var count: Int
-    var p50: Double
-    var p99: Double
-    var max: Double
-
-    init(nanos samples: [UInt64]) {
-        let sorted = samples.sorted()
-        count = sorted.count
-        func at(_ fraction: Double) -> Double {
-            guard !sorted.isEmpty else { return .nan }
-            let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
-            return Double(sorted[Swift.max(0, index)]) / 1000
-        }
-        p50 = at(0.5)
-        p99 = at(0.99)
-        self.max = at(1)
-    }
 }
 
 /// The median of some nanosecond samples, in milliseconds.

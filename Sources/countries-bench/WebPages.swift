@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 import SystemSupport
 
 /// What one `countries web` process did with many open pages (docs/BENCHMARKS.md, "Web pages").

@@ -153,6 +153,30 @@ import Testing
         #expect(Fixture.parser.version == "1.2.3")
     }
 
+    /// A root without subcommands (countries-bench) lists `--version` in its help and answers
+    /// it; a subcommand does not, and after `--` it is an argument.
+    @Test func versionOfALeafRoot() throws {
+        let leaf = CommandLineParser(
+            root: CommandSpec(
+                name: "tool", abstract: "",
+                arguments: [ArgumentSpec(name: "file", help: "", isRepeating: true, isOptional: true)],
+                options: [.flag("quick", help: "")]),
+            version: "2")
+        guard case .version = try leaf.parse(["--quick", "--version"], environment: [:]) else {
+            Issue.record("Expected .version")
+            return
+        }
+        #expect(leaf.helpText(for: ["tool"]).contains("--version"))
+        guard case .run(let parsed) = try leaf.parse(["--", "--version"], environment: [:]) else {
+            Issue.record("Expected .run")
+            return
+        }
+        #expect(parsed.arguments("file") == ["--version"])
+        #expect(throws: UsageError.self) {
+            try Fixture.parser.parse(["toggle", "--version"], environment: [:])
+        }
+    }
+
     @Test(arguments: [
         ["--help"], ["-h"], [], ["help"], ["help", "--help"],
     ])

@@ -180,6 +180,7 @@ import ZeroMQ
         "CountriesError": "a refusal travels in a reply: ExitCode.refusal(of:)",
         "ReplayError": "opening a store throws its own error",
         "WebRequestGuard.Refusal": "the web view answers it with an HTTP status",
+        "LoadGenerationError": "the load generator of the bench and the tests; the command line has none",
     ]
 
     /// A new public error type fails here until the table names it (or `handledBelow` says why

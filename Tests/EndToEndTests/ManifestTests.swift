@@ -10,7 +10,7 @@ import Testing
     /// A dependency declared but not imported, and why: only these may differ.
     static let buildOnly: [String: Set<String>] = [
         // The end-to-end suites run these binaries (they are built with the tests), never import them.
-        "EndToEndTests": ["countries", "countries-embedding-example"]
+        "EndToEndTests": ["countries", "countries-bench", "countries-embedding-example"]
     ]
 
     @Test func everyTargetImportsWhatItDeclaresAndDeclaresWhatItImports() throws {

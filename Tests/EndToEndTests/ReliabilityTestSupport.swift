@@ -6,8 +6,8 @@ import Testing
 import ZeroMQ
 
 // Helpers of ReliabilityTests, on the shared harness (TestSupport: `countries` processes spawned,
-// signalled and reaped by pid; scratch directories; /proc figures): Lazy Pirate and pipelined
-// DEALER clients, and the sizes the tests run at (small in `swift test`, larger from scripts/chaos through RELIABILITY_* variables).
+// signalled and reaped by pid; scratch directories; /proc figures): a Lazy Pirate client, and the
+// sizes the tests run at (small in `swift test`, larger from scripts/chaos through RELIABILITY_* variables).
 
 /// A failure of the reliability harness itself (a process that would not start, a timeout).
 struct ReliabilityError: Error, CustomStringConvertible {
@@ -216,82 +216,6 @@ final class ReliabilityPirate {
         discard()
         context.terminate()
     }
-}
-
-/// Runs `body` on `count` threads and waits (bounded) for all of them.
-func reliabilityConcurrently(_ count: Int, timeout: Duration, _ body: @escaping @Sendable (Int) -> Void)
-    throws
-{
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(index)
-            group.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    guard group.wait(timeout: .now() + timeout.timeInterval) == .success else {
-        throw ReliabilityError("\(count) client threads did not finish within \(timeout)")
-    }
-}
-
-/// A pipelined toggler: a DEALER socket keeping `window` toggles in flight until `stopAt`;
-/// returns how many were answered, how many of those were errors, and the longest wait between
-/// two replies (a service that stalls shows there, whatever the machine's load).
-func reliabilityFlood(
-    endpoint: String, window: Int, countries: Int, stopAt: ReliabilityBox<ContinuousClock.Instant>,
-    answered: ReliabilityBox<Int>, client: Int
-) -> (ok: Int, failed: Int, longestGap: Duration, error: String?) {
-    // Fresh ids every flood: a reused id would be answered from memory, not applied.
-    let run = UUID().uuidString.prefix(8)
-    var ok = 0
-    var failed = 0
-    var longestGap = Duration.zero
-    do {
-        let context = try Context()
-        defer { context.terminate() }
-        let socket = try context.makeSocket(.dealer)
-        defer { socket.close() }
-        try socket.setOption(.linger, 0)
-        try socket.connect(endpoint)
-        var inFlight = 0
-        var sent = 0
-        var poller = Poller()
-        let item = poller.add(socket)
-        var lastReply = ContinuousClock.now
-        while true {
-            let stopping = ContinuousClock.now >= stopAt.value
-            if stopping && inFlight == 0 { break }
-            while !stopping && inFlight < window {
-                let body = #"{"op":"toggle","index":\#(sent % countries),"id":"\#(run)-\#(client)-\#(sent)"}"#
-                guard try socket.send([Data(body.utf8)], dontWait: true) else { break }
-                sent += 1
-                inFlight += 1
-            }
-            let ready = try poller.poll(timeoutMilliseconds: 100)
-            if ready.isReadable(item) {
-                while let frames = try socket.receive(dontWait: true) {
-                    inFlight -= 1
-                    longestGap = max(longestGap, ContinuousClock.now - lastReply)
-                    lastReply = ContinuousClock.now
-                    if let body = frames.last, let reply = try? Reply.decode(body), reply.ok {
-                        ok += 1
-                        answered.update { $0 += 1 }
-                    } else {
-                        failed += 1
-                    }
-                }
-            }
-            if ContinuousClock.now - lastReply > .seconds(20) {
-                return (ok, failed, longestGap, "no reply for 20 s with \(inFlight) toggles in flight")
-            }
-        }
-    } catch {
-        return (ok, failed, longestGap, "\(error)")
-    }
-    return (ok, failed, longestGap, nil)
 }
 
 // MARK: - Subscribers

@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
+import LoadGeneration
 import TestSupport
 import Testing
 import ZeroMQ
@@ -54,7 +55,7 @@ import ZeroMQ
         Thread {
             defer { clientsDone.signal() }
             do {
-                try reliabilityConcurrently(clients, timeout: .seconds(60 + total / 20)) { client in
+                try runThreads(clients, within: .seconds(60 + total / 20)) { client in
                     var generator = SystemRandomNumberGenerator()
                     do {
                         let pirate = try ReliabilityPirate(endpoint: endpoint)
@@ -195,7 +196,7 @@ import ZeroMQ
         var stoppedGaps: [Duration] = []
         /// Floods the service for `phase` and returns answered toggles per second.
         func flood() throws -> Double {
-            let stopAt = ReliabilityBox(ContinuousClock.now + phase)
+            let stopAt = ContinuousClock.now + phase
             let answered = ReliabilityBox(0)
             let ticks = service.pid.flatMap(ReliabilityMemory.cpuTicks(of:)) ?? 0
             defer {
@@ -208,14 +209,16 @@ import ZeroMQ
             let endpoint = service.commandEndpoint
             let countries = initial.count
             let start = ContinuousClock.now
-            try reliabilityConcurrently(clients, timeout: phase + .seconds(30)) { client in
-                let outcome = reliabilityFlood(
-                    endpoint: endpoint, window: window, countries: countries, stopAt: stopAt,
-                    answered: answered,
-                    client: client)
+            // The load generator the bench uses too (LoadGeneration): pipelined DEALER togglers.
+            try runThreads(clients, within: phase + .seconds(30)) { client in
+                let outcome = PipelinedToggler(
+                    endpoint: endpoint, window: window, countries: countries, client: client
+                )
+                .run(until: stopAt)
+                answered.update { $0 += outcome.ok }
                 gap.update { $0 = max($0, outcome.longestGap) }
                 if let error = outcome.error { problems.update { $0.append(error) } }
-                if outcome.failed > 0 { problems.update { $0.append("\(outcome.failed) toggles refused") } }
+                if outcome.refused > 0 { problems.update { $0.append("\(outcome.refused) toggles refused") } }
             }
             #expect(problems.value.isEmpty, "\(problems.value)")
             longestGaps.append(gap.value)

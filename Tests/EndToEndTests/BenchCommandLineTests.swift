@@ -1,0 +1,58 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `countries-bench`'s command line: the options scripts/bench, scripts/test and Tests/profile
+/// pass keep their names, and help and mistakes read as `countries`'s do. Nothing is measured.
+@Suite struct BenchCommandLineTests {
+    /// The bench built beside the `countries` under test.
+    static let bench = URL(fileURLWithPath: CountriesBinary.path).deletingLastPathComponent()
+        .appendingPathComponent("countries-bench").path
+
+    static func run(_ arguments: [String]) throws -> Execution {
+        try ChildProcess.run(bench, arguments, timeout: .seconds(15) * testSlowdown)
+    }
+
+    @Test func helpListsEveryOptionTheScriptsPass() throws {
+        let result = try Self.run(["--help"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("USAGE: countries-bench "), "\(result)")
+        for option in ["--quick", "--json", "--svg <file>", "--only <list>", "--summarize", "--floor-server"]
+        {
+            #expect(result.stdout.contains("\n  \(option) "), "\(option) missing: \(result)")
+        }
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test(arguments: [
+        (["--bogus"], "Unknown option '--bogus'"),
+        (["--svg"], "Missing value for '--svg <file>'"),
+        (["--quick", "extra"], "Unexpected argument 'extra'"),
+        (
+            ["--floor-server", "tcp://127.0.0.1:1", "tcp://127.0.0.1:2"],
+            "--floor-server needs COMMAND EVENTS MODE"
+        ),
+        (["--summarize", "--json", "run.json"], "--summarize takes only the files of runs"),
+    ])
+    func mistakesAreUsageErrorsInTheFormatOfCountries(arguments: [String], message: String) throws {
+        let result = try Self.run(arguments)
+        #expect(result.exitCode == 64, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("Error: \(message)"), "\(result)")
+        #expect(result.stderr.contains("\nUsage: countries-bench "), "\(result)")
+        #expect(
+            result.stderr.hasSuffix("  See 'countries-bench --help' for more information.\n"), "\(result)")
+    }
+
+    @Test func summarizeReadsTheRunsItIsGiven() throws {
+        let scratch = try ScratchDirectory(prefix: "cbench")
+        defer { scratch.remove() }
+        let none = try Self.run(["--summarize"])
+        #expect(none.exitCode == 0 && none.stdout == "no runs to summarize\n", "\(none)")
+        let notARun = scratch.file("not-a-run.json")
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: notARun))
+        let refused = try Self.run(["--summarize", notARun])
+        #expect(refused.exitCode == 65, "\(refused)")
+        #expect(refused.stderr == "countries-bench: \(notARun) is not the JSON of a run\n", "\(refused)")
+    }
+}
