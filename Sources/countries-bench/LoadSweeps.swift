@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 import LoadGeneration
 import SystemSupport
@@ -190,6 +191,24 @@ extension Bench {
                 )
                 let endpoints = writer == 1 ? replicas.map(\.command).reversed() : replicas.map(\.command)
                 let loadContext = context
+                if !configuration.quick {
+                    // A store that has run a while: past the events it keeps, every commit also
+                    // trims the oldest (docs/BENCHMARKS.md, "Stop 27"). Untimed.
+                    progress(
+                        "replicated: \(Limits.retainedEvents + 1_000) toggles first, past the events a store keeps"
+                    )
+                    let clients = 16
+                    _ = runLoad(
+                        LoadPlan(
+                            clients: clients, requests: (Limits.retainedEvents + 1_000) / clients + 1,
+                            seconds: 120,
+                            warmup: 0)
+                    ) { index in
+                        try RequestClient(
+                            context: loadContext, endpoint: endpoints[0], index: index,
+                            body: serviceToggleBody)
+                    }
+                }
                 for clients in configuration.replicatedClientCounts {
                     progress("replicated: 2 replicas on 3 etcd members, \(clients) client(s)")
                     let result = runLoad(plan(clients)) { index in
