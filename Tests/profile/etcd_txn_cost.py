@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""What a replicated commit costs etcd, by the parts of its transaction (docs/BENCHMARKS.md,
+"Stop 27"). One client sends, one at a time for SECONDS each, transactions shaped as a
+replica's commit of N changes through etcd's JSON gateway: the seq compare and put, and per
+change its event; with `ids`, also the request id's two create-revision compares (current and
+previous generation), their failure reads and the id's put; with `watched`, while two watch
+streams follow the events (as two replicas' event tails do). Prints changes per second and the
+CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
+that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
+
+    python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
+
+Test tooling only: the standard library, no package.
+"""
+import argparse
+import base64
+import http.client
+import json
+import os
+import subprocess
+import time
+import urllib.parse
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+def etcd_cpu_seconds():
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip() != "etcd":
+                    continue
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / ticks
+
+
+def commit_body(prefix, seq, changes, ids, run):
+    compare = [{"key": b64(prefix + "seq"), "target": "VALUE", "result": "EQUAL", "value": b64(str(seq))}]
+    success = [{"request_put": {"key": b64(prefix + "seq"), "value": b64(str(seq + changes))}}]
+    failure = [{"request_range": {"key": b64(prefix + "seq")}}]
+    for offset in range(1, changes + 1):
+        event = json.dumps({"country": {"index": 0, "name": "United States", "visited": True},
+                            "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
+                            "topic": "country.toggled"})
+        success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
+        if ids:
+            request_id = f"id-{run}-{seq + offset}-0123456789abcdef0123"
+            for generation in ("ids/1/", "ids/0/"):
+                key = b64(prefix + generation + request_id)
+                compare.append({"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"})
+                failure.append({"request_range": {"key": key}})
+            success.append({"request_put": {"key": b64(prefix + "ids/1/" + request_id),
+                                            "value": b64('{"index":0,"op":"toggle"}\n' + event)}})
+    return json.dumps({"compare": compare, "success": success, "failure": failure})
+
+
+def measure(endpoint, seconds, changes, ids, watched):
+    url = urllib.parse.urlparse(endpoint)
+    prefix = "/etcd-txn-cost-%s/" % os.urandom(4).hex()
+    watchers = []
+    if watched:
+        request = json.dumps({"create_request": {"key": b64(prefix + "events/"), "range_end": b64(prefix + "events0")}})
+        for _ in range(2):
+            watchers.append(subprocess.Popen(["curl", "-sN", "-X", "POST", endpoint + "/v3/watch", "-d", request],
+                                             stdout=subprocess.DEVNULL))
+        time.sleep(0.3)
+    connection = http.client.HTTPConnection(url.hostname, url.port)
+
+    def txn(body):
+        connection.request("POST", "/v3/kv/txn", body, {"Content-Type": "application/json"})
+        return json.loads(connection.getresponse().read())
+
+    try:
+        txn(json.dumps({"compare": [], "success": [{"request_put": {"key": b64(prefix + "seq"), "value": b64("0")}}],
+                        "failure": []}))
+        seq = 0
+        cpu = etcd_cpu_seconds()
+        started = time.monotonic()
+        while time.monotonic() - started < seconds:
+            reply = txn(commit_body(prefix, seq, changes, ids, prefix.strip("/")))
+            if not reply.get("succeeded"):
+                raise SystemExit(f"a commit's compare failed: {reply}")
+            seq += changes
+        elapsed = time.monotonic() - started
+        cpu = etcd_cpu_seconds() - cpu
+    finally:
+        for watcher in watchers:
+            watcher.terminate()
+            watcher.wait()
+        connection.close()
+    return seq / elapsed, cpu / seq * 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--endpoint", default="http://127.0.0.11:2379")
+    parser.add_argument("--seconds", type=float, default=3)
+    arguments = parser.parse_args()
+    print("| changes per commit | ids | watched | changes/s | etcd CPU per change |")
+    print("| ---: | --- | --- | ---: | ---: |")
+    for changes, ids, watched in [(1, True, False), (1, True, True), (8, False, False), (8, True, False),
+                                  (8, True, True), (16, True, True), (16, False, True)]:
+        rate, cpu = measure(arguments.endpoint, arguments.seconds, changes, ids, watched)
+        print(f"| {changes} | {'yes' if ids else 'no'} | {'yes' if watched else 'no'} | {rate:,.0f} | {cpu:,.0f} µs |")
+
+
+if __name__ == "__main__":
+    main()
