@@ -8,7 +8,9 @@ import ZeroMQ
 
 /// The load generator the bench and the reliability tests share, against an in-process
 /// ``ToggleServer``: small counts, every wait bounded and scaled by `COUNTRIES_TEST_SLOWDOWN`.
-@Suite struct LoadGenerationTests {
+// A suite-wide limit, generous: in the whole suite a test may wait a minute and more for a
+// thread of the test pool before it starts, and each of these bounds its own waits.
+@Suite(.timeLimit(.minutes(5 * testSlowdown))) struct LoadGenerationTests {
     @Test func percentilesAreNearestRankInMicroseconds() {
         let figures = Percentiles(nanos: (1...100).map { UInt64($0) * 1000 }.shuffled())
         #expect(figures.count == 100)
@@ -19,7 +21,7 @@ import ZeroMQ
         #expect(none.count == 0 && none.p50.isNaN && none.max.isNaN)
     }
 
-    @Test(.timeLimit(.minutes(1 * testSlowdown)))
+    @Test
     func aLoadRunTimesEveryRoundTripOfEveryClient() throws {
         let scratch = try ScratchDirectory(prefix: "lg")
         defer { scratch.remove() }
@@ -42,7 +44,7 @@ import ZeroMQ
         #expect((result.clientCPUPerRequest ?? 0) > 0)
     }
 
-    @Test(.timeLimit(.minutes(1 * testSlowdown)))
+    @Test
     func aClientThatCannotConnectIsAFailureAndTheOthersStillRun() throws {
         let scratch = try ScratchDirectory(prefix: "lg")
         defer { scratch.remove() }
@@ -60,7 +62,7 @@ import ZeroMQ
         #expect(result.completed == 10)
     }
 
-    @Test(.timeLimit(.minutes(1 * testSlowdown)))
+    @Test
     func aCheckedClientCountsRefusalsByCode() throws {
         let scratch = try ScratchDirectory(prefix: "lg")
         defer { scratch.remove() }
@@ -79,7 +81,7 @@ import ZeroMQ
         #expect(refused.current == ["conflict": 25])
     }
 
-    @Test(.timeLimit(.minutes(1 * testSlowdown)))
+    @Test
     func aPipelinedTogglerCountsWhatWasAnsweredAndWhatWasRefused() throws {
         let scratch = try ScratchDirectory(prefix: "lg")
         defer { scratch.remove() }
@@ -100,7 +102,7 @@ import ZeroMQ
         #expect(outcome.longestGap > .zero)
     }
 
-    @Test(.timeLimit(.minutes(1 * testSlowdown)))
+    @Test
     func aPipelinedTogglerWithNoServiceSaysSo() {
         let toggler = PipelinedToggler(
             endpoint: "ipc:///tmp/lg-nobody-\(UUID().uuidString.prefix(8))", window: 2, countries: 8,
@@ -111,7 +113,7 @@ import ZeroMQ
         #expect(outcome.error?.hasPrefix("no reply for") == true, "\(outcome.error ?? "no error")")
     }
 
-    @Test(.timeLimit(.minutes(1 * testSlowdown)))
+    @Test
     func threadsThatOutliveTheirBoundAreAnError() throws {
         let ran = Locked(0)
         try runThreads(4, within: .seconds(10 * testSlowdown)) { _ in ran.withLock { $0 += 1 } }
