@@ -366,7 +366,6 @@ public final class StateService {
 
     /// Reads every request already queued, up to the batch's limits, without waiting. Returns
     /// whether a limit stopped it (rather than an empty queue).
-    @discardableResult
     private func readBatch(into batch: inout [IncomingRequest], load: inout BatchLoad) -> Bool {
         let authenticated = sockets.authenticates
         // One clock read per batch, and only when a log line or a metric reads it.
