@@ -3,7 +3,7 @@ import Foundation
 import SystemSupport
 
 /// What a replica knows of its etcd cluster: when it last had an answer that took a quorum (a
-/// linearizable read), and the members and leader it last saw. ``QuorumProbe`` writes it on its
+/// linearizable read, or a commit), and the members and leader it last saw. ``QuorumProbe`` writes it on its
 /// own thread; the service loop reads it to decide whether to heartbeat and to accept changes,
 /// and `status` reports it (docs/HA.md, "Losing the quorum"). It also holds what the replica's
 /// etcd connections share: the members that stopped answering (``members``), and the seqs known
@@ -52,9 +52,17 @@ public final class ClusterHealth: Sendable {
         }
     }
 
-    /// This replica committed up to `seq`: it is to be published at once.
-    func recordCommitted(_ seq: UInt64) {
-        state.withLock { $0.publication.know(seq, at: .now) }
+    /// This replica committed up to `seq` in a transaction sent at `sent`: it is to be
+    /// published at once, and a majority took it, which is as good a sign of quorum as the
+    /// probe's read (a probe slowed by a hung member must not refuse a replica whose commits
+    /// go through).
+    func recordCommitted(_ seq: UInt64, sentAt sent: ContinuousClock.Instant) {
+        state.withLock {
+            $0.lastQuorum = max($0.lastQuorum, sent)
+            $0.lastError = nil
+            $0.latestSeq = max($0.latestSeq, seq)
+            $0.publication.know(seq, at: .now)
+        }
     }
 
     /// Every event up to `seq` is published.

@@ -574,6 +574,7 @@ public final class EtcdStore: StateStore {
                 code: .tooLarge)
         }
         let result: EtcdTxnResponse
+        let sent = ContinuousClock.now
         do {
             result = try client.txn(compare: compare, success: success, failure: failure)
         } catch {
@@ -584,7 +585,7 @@ public final class EtcdStore: StateStore {
             generation = written
             if let trimmedTo { trimmedBefore = trimmedTo }
             // Known at once: the event tail must publish it soon, or leave its member.
-            health.recordCommitted(lastSeq)
+            health.recordCommitted(lastSeq, sentAt: sent)
             // Past a multiple of 100; or after every commit while this replica knows of no
             // snapshot in the last half of the kept events (its writes failed, or another
             // replica's went unseen), so the events it may not trim stay about 10,000.

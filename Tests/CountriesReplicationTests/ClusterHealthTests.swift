@@ -1,0 +1,35 @@
+import Testing
+
+@testable import CountriesReplication
+
+/// When a replica says it has no quorum: after `quorumTimeout` with neither a quorum read nor a
+/// commit, since either took a majority (docs/HA.md, "Losing the quorum").
+struct ClusterHealthTests {
+    private let timeout = Duration.seconds(5)
+
+    @Test func silenceLongerThanTheTimeoutIsNoQuorum() {
+        let health = ClusterHealth(quorumTimeout: timeout)
+        let start = ContinuousClock.now
+        #expect(health.unavailability(now: start) == nil)
+        let message = health.unavailability(now: start + timeout + .seconds(1))
+        #expect(message?.contains("no quorum") == true)
+    }
+
+    @Test func aCommitIsAQuorumFromWhenItWasSent() {
+        let health = ClusterHealth(quorumTimeout: timeout)
+        let sent = ContinuousClock.now + .seconds(10)
+        health.recordCommitted(7, sentAt: sent)
+        #expect(health.unavailability(now: sent + timeout - .milliseconds(1)) == nil)
+        #expect(health.unavailability(now: sent + timeout + .seconds(1)) != nil)
+        #expect(health.latestSeq == 7)
+    }
+
+    @Test func anOlderCommitDoesNotMoveTheLastQuorumBack() {
+        let health = ClusterHealth(quorumTimeout: timeout)
+        let read = ContinuousClock.now + .seconds(10)
+        health.recordQuorum(at: read, seq: 9)
+        health.recordCommitted(8, sentAt: read - .seconds(4))
+        #expect(health.unavailability(now: read + timeout - .milliseconds(1)) == nil)
+        #expect(health.latestSeq == 9)
+    }
+}
