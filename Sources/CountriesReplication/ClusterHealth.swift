@@ -55,12 +55,12 @@ public final class ClusterHealth: Sendable {
     /// This replica committed up to `seq` in a transaction sent at `sent`: it is to be
     /// published at once, and a majority took it, which is as good a sign of quorum as the
     /// probe's read (a probe slowed by a hung member must not refuse a replica whose commits
-    /// go through).
+    /// go through). Not ``latestSeq``: that stays the probe's own, since a commit that lands
+    /// while the probe's read is on its way would make that read look like a seq gone back.
     func recordCommitted(_ seq: UInt64, sentAt sent: ContinuousClock.Instant) {
         state.withLock {
             $0.lastQuorum = max($0.lastQuorum, sent)
             $0.lastError = nil
-            $0.latestSeq = max($0.latestSeq, seq)
             $0.publication.know(seq, at: .now)
         }
     }
