@@ -48,6 +48,8 @@ public final class EtcdStore: StateStore {
     /// Most changes in one transaction: etcd refuses more than 128 operations on a side, and a
     /// change takes up to three (its event, its id, a compare).
     static let changesPerCommit = 32
+    /// etcd's default `--max-txn-ops`: the most operations on one side of a transaction.
+    static let operationsPerTransaction = 128
 
     /// At most ``changesPerCommit``: etcd bounds a transaction.
     public var maximumChangesPerCommit: Int { EtcdStore.changesPerCommit }
@@ -512,18 +514,18 @@ public final class EtcdStore: StateStore {
         ]
         // The ids: none may be remembered in a live generation; changes' ids go into the
         // generation the window says, and a commit that opens one deletes the generation before
-        // the current. Refusals' and no-ops' ids are checked, not written.
-        let live = liveGenerations
+        // the current. Refusals' and no-ops' ids are checked, not written. A refused commit
+        // reads the ones it needs afterwards (``rememberedRequests(for:)``): read-backs for
+        // every id in every commit made its request a fifth larger, for the rare
+        // refusal (docs/BENCHMARKS.md, "Stop 28").
         var written = generation
         let checked = batch.requests.map(\.id) + batch.checkedIDs
         if !checked.isEmpty {
             compare.append(.value(layout.idsGeneration, equals: generation.encoded))
             failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
             for id in checked {
-                for number in live {
-                    let key = layout.request(id, generation: number)
-                    compare.append(.createRevision(key, equals: 0))
-                    failure.append(.range(EtcdRangeRequest(key: key)))
+                for number in liveGenerations {
+                    compare.append(.createRevision(layout.request(id, generation: number), equals: 0))
                 }
             }
         }
@@ -597,7 +599,6 @@ public final class EtcdStore: StateStore {
             }
             return
         }
-        var found: [RememberedRequest] = []
         var newer: [Event] = []
         for (index, outcome) in result.results.enumerated() {
             if index == 2 {
@@ -617,13 +618,7 @@ public final class EtcdStore: StateStore {
                 // All of them or none: a page cut short or a bad value means "read them yourself".
                 let events = range.kvs.compactMap { layout.event(in: $0, seedRows: seedRows) }
                 if !range.more && events.count == range.kvs.count { newer = events }
-            default:
-                let id = checked[(index - 3) / live.count]
-                if let remembered = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows),
-                    !found.contains(where: { $0.id == id })
-                {
-                    found.append(remembered)
-                }
+            default: break
             }
         }
         if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
@@ -631,8 +626,36 @@ public final class EtcdStore: StateStore {
         {
             throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
         }
+        // Read after the refusal, in the generations etcd holds now: an id another replica
+        // committed meanwhile is found too, which only settles it sooner.
+        let found = try rememberedRequests(for: checked)
         throw StateStoreError(
             "another replica committed first", code: .moved, remembered: found, newerEvents: newer)
+    }
+
+    /// The ids among `ids` that the live generations remember, read in as few transactions as
+    /// etcd's limit of operations allows. A failed read is thrown as a read's failure: the
+    /// outcome of an id it could not read is unknown (`outcome_unknown` on a timeout).
+    private func rememberedRequests(for ids: [String]) throws(StateStoreError) -> [RememberedRequest] {
+        let keys = ids.flatMap { id in liveGenerations.map { (id, layout.request(id, generation: $0)) } }
+        var found: [RememberedRequest] = []
+        var start = 0
+        while start < keys.count {
+            let page = keys[start..<min(start + EtcdStore.operationsPerTransaction, keys.count)]
+            start = page.endIndex
+            let result = try perform { () throws(EtcdError) in
+                try client.txn(
+                    compare: [], success: page.map { .range(EtcdRangeRequest(key: $0.1)) }, failure: [])
+            }
+            for ((id, _), outcome) in zip(page, result.results) {
+                guard case .range(let range) = outcome, let kv = range.kvs.first,
+                    let remembered = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows),
+                    !found.contains(where: { $0.id == id })
+                else { continue }
+                found.append(remembered)
+            }
+        }
+        return found
     }
 
     /// The marker to keep `request`'s reply as: its event's, when the event is a reset in
