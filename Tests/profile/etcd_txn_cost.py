@@ -2,8 +2,10 @@
 """What a replicated commit costs etcd, by the parts of its transaction (docs/BENCHMARKS.md,
 "Stop 27"). One client sends, one at a time for SECONDS each, transactions shaped as a
 replica's commit of N changes through etcd's JSON gateway: the seq compare and put, and per
-change its event; with `ids`, also the request id's two create-revision compares (current and
-previous generation), their failure reads and the id's put; with `watched`, while two watch
+change its event; with ids `compared`, also the request id's two create-revision compares
+(current and previous generation), their failure reads and the id's put; with ids `compared-unread`, the same without the failure
+reads (a refused commit would read the ids it needs afterwards); with ids `put`, the
+put alone (the ids checked from the writer's memory instead); with `watched`, while two watch
 streams follow the events (as two replicas' event tails do). Prints changes per second and the
 CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
 that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
@@ -53,12 +55,13 @@ def commit_body(prefix, seq, changes, ids, run):
                             "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
                             "topic": "country.toggled"})
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
-        if ids:
+        if ids != "no":
             request_id = f"id-{run}-{seq + offset}-0123456789abcdef0123"
-            for generation in ("ids/1/", "ids/0/"):
+            for generation in ("ids/1/", "ids/0/") if ids.startswith("compared") else ():
                 key = b64(prefix + generation + request_id)
                 compare.append({"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"})
-                failure.append({"request_range": {"key": key}})
+                if ids == "compared":
+                    failure.append({"request_range": {"key": key}})
             success.append({"request_put": {"key": b64(prefix + "ids/1/" + request_id),
                                             "value": b64('{"index":0,"op":"toggle"}\n' + event)}})
     return json.dumps({"compare": compare, "success": success, "failure": failure})
@@ -105,13 +108,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--endpoint", default="http://127.0.0.11:2379")
     parser.add_argument("--seconds", type=float, default=3)
+    parser.add_argument("--rounds", type=int, default=1, help="the whole table this many times")
     arguments = parser.parse_args()
     print("| changes per commit | ids | watched | changes/s | etcd CPU per change |")
     print("| ---: | --- | --- | ---: | ---: |")
-    for changes, ids, watched in [(1, True, False), (1, True, True), (8, False, False), (8, True, False),
-                                  (8, True, True), (16, True, True), (16, False, True)]:
-        rate, cpu = measure(arguments.endpoint, arguments.seconds, changes, ids, watched)
-        print(f"| {changes} | {'yes' if ids else 'no'} | {'yes' if watched else 'no'} | {rate:,.0f} | {cpu:,.0f} µs |")
+    shapes = [(1, "compared", True), (1, "compared-unread", True), (1, "put", True), (1, "no", True),
+              (8, "compared", True), (8, "compared-unread", True), (8, "put", True), (8, "no", True),
+              (16, "compared", True), (16, "compared-unread", True), (16, "put", True), (16, "no", True)]
+    for _ in range(arguments.rounds):
+        for changes, ids, watched in shapes:
+            rate, cpu = measure(arguments.endpoint, arguments.seconds, changes, ids, watched)
+            print(f"| {changes} | {ids} | {'yes' if watched else 'no'} | {rate:,.0f} | {cpu:,.0f} µs |", flush=True)
 
 
 if __name__ == "__main__":
