@@ -65,25 +65,39 @@ public final class QuorumProbe: Sendable {
             endpoints: endpoints, timeout: requestTimeout, security: security, memberHealth: health.members)
         var round = 0
         var hadQuorum = true
+        var floor = RevisionFloor()
+        var staleReads = 0
         while !isStopping {
             let started = ContinuousClock.now
             do {
                 let found = try client.range(EtcdRangeRequest(key: layout.seq))
                 let seq = found.kvs.first.flatMap { UInt64(String(decoding: $0.value, as: UTF8.self)) } ?? 0
                 let latest = health.latestSeq
-                if seq < latest, health.replaced == nil {
-                    // A seq never goes back: the store here is not the one this replica served.
-                    var verdict = try StoreLineage.check(client: client, layout: layout, identity: identity)
-                    if verdict == .continuous {
-                        verdict = try StoreLineage.replace(
-                            identity, client: client, layout: layout,
-                            why:
-                                "the store's seq went back from \(latest) to \(seq): etcd was restored from a snapshot, or the prefix rewritten"
+                if floor.judge(found.revision) == .stale {
+                    // Not the store going back, and no sign of quorum either: the next read tells.
+                    staleReads += 1
+                    if staleReads == 1 || staleReads.isMultiple(of: 100) {
+                        logger.log(
+                            .warning,
+                            "etcd answered a read of \(layout.seq) from revision \(found.revision) (seq \(seq)), before revision \(floor.highest) this replica had read: ignored as stale (\(staleReads) so far)"
                         )
                     }
-                    report(verdict)
+                } else {
+                    if seq < latest, health.replaced == nil {
+                        // A seq never goes back: the store here is not the one this replica served.
+                        var verdict = try StoreLineage.check(
+                            client: client, layout: layout, identity: identity)
+                        if verdict == .continuous {
+                            verdict = try StoreLineage.replace(
+                                identity, client: client, layout: layout,
+                                why:
+                                    "the store's seq went back from \(latest) to \(seq): etcd was restored from a snapshot, or the prefix rewritten"
+                            )
+                        }
+                        report(verdict)
+                    }
+                    health.recordQuorum(at: started, seq: seq)
                 }
-                health.recordQuorum(at: started, seq: seq)
                 if !hadQuorum {
                     logger.log(.info, "the etcd cluster answers again through \(client.currentEndpoint)")
                 }
