@@ -125,7 +125,7 @@ public final class QuorumProbe: Sendable {
     }
 
     /// Records a store replaced at the prefix: this replica then refuses everything and stops
-    /// heartbeats, for good (docs/HA.md, "A restored etcd").
+    /// heartbeats, for good (docs/HA.md, "Backup and restore").
     private func report(_ verdict: StoreLineage.Verdict) {
         guard case .replaced(let current, let why) = verdict else { return }
         let description =

@@ -3,7 +3,7 @@
 /// back, after a read had returned it) from the store really going back. etcd's revision never
 /// goes back but in a restore, so a read below the highest revision seen is stale, unless the
 /// reads stay there (``readsBeforeBelieved`` in a row): then the store went back, and the
-/// caller judges it as before (docs/HA.md, "A restored etcd").
+/// caller judges it as before (docs/HA.md, "Backup and restore").
 struct RevisionFloor: Equatable, Sendable {
     /// What a read is, by its header revision.
     enum Verdict: Equatable, Sendable {

@@ -2,7 +2,7 @@ import CountriesStore
 import Etcd
 import Foundation
 
-/// Catches an etcd restored from a snapshot (docs/HA.md, "A restored etcd"). A restore keeps
+/// Catches an etcd restored from a snapshot (docs/HA.md, "Backup and restore"). A restore keeps
 /// the keys with their revisions, and may keep the cluster and member ids, so the store at the
 /// prefix looks the same, seqs and all, only older: the changes after the snapshot are gone, and
 /// new ones would be numbered again, two changes under one (store, seq). What a restore cannot
