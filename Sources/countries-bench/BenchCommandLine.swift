@@ -65,6 +65,13 @@ enum BenchCommandLine {
                 "Unexpected argument '\(values[0])' (arguments go with --summarize or --floor-server)")
         }
         let only = command[\.only].map { Set($0.split(separator: ",").map(String.init)) }
+        // A misspelt name would otherwise run nothing for it and print a table without its rows.
+        if let unknown = only?.subtracting(BenchOptions.scenarios).sorted(), !unknown.isEmpty {
+            throw command.usageError(
+                "--only does not know \(unknown.joined(separator: ", ")) (scenarios: \(BenchOptions.scenarios.joined(separator: ",")))"
+            )
+        }
+        if only?.isEmpty == true { throw command.usageError("--only needs at least one scenario") }
         return .run(
             BenchConfiguration(
                 quick: command[\.quick], json: command[\.json], svgPath: command[\.svg], only: only))

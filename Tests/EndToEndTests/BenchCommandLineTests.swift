@@ -33,6 +33,8 @@ import Testing
             "--floor-server needs COMMAND EVENTS MODE"
         ),
         (["--summarize", "--json", "run.json"], "--summarize takes only the files of runs"),
+        (["--only", "toggle,replicatd"], "--only does not know replicatd (scenarios: floor,toggle,"),
+        (["--only", ","], "--only needs at least one scenario"),
     ])
     func mistakesAreUsageErrorsInTheFormatOfCountries(arguments: [String], message: String) throws {
         let result = try Self.run(arguments)
