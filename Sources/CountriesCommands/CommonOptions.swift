@@ -78,6 +78,16 @@ enum CommonOptions {
     }
 
     /// The least severe level a service or relay logs.
+    /// `--log-format`, of `serve` and `relay`: how each log line is written.
+    static var logFormat: Option<LogFormat> {
+        Option(
+            "log-format", value: "format",
+            help: "text for people, json (one object per line) for collectors.",
+            default: LogFormat.text.rawValue, environment: "COUNTRIES_LOG_FORMAT",
+            allowedValues: LogFormat.allCases.map(\.rawValue)
+        ).map { format, _ in LogFormat(rawValue: format) ?? .text }
+    }
+
     static var logLevel: Option<LogLevel> {
         Option(
             "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,

@@ -44,6 +44,7 @@ struct RelayCommand: Subcommand {
             flag: "insecure", help: "Allow a plaintext --bind that is not loopback.",
             environment: "COUNTRIES_INSECURE")
         let logLevel = CommonOptions.logLevel
+        let logFormat = CommonOptions.logFormat
         let metrics = CommonOptions.metrics
     }
 
@@ -66,7 +67,7 @@ struct RelayCommand: Subcommand {
             throw command.usageError("--allow and --server-key need --curve-key (the relay's secret key)")
         }
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP])
-        let logger = Logger(level: command[\.logLevel])
+        let logger = Logger(level: command[\.logLevel], format: command[\.logFormat])
         let metrics = try MetricsListener<RelayMetrics>.start(
             command[\.metrics], insecure: command[\.insecure], logger: logger, usageError: command.usageError)
         defer { metrics?.stop() }

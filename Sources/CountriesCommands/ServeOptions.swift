@@ -116,12 +116,7 @@ struct ServeOptions: OptionGroup {
         help:
             "Allow plaintext tcp endpoints that are not loopback (anyone who reaches them can change the list).",
         environment: "COUNTRIES_INSECURE")
-    let logFormat = Option(
-        "log-format", value: "format",
-        help: "text for people, json (one object per line) for collectors.",
-        default: LogFormat.text.rawValue, environment: "COUNTRIES_LOG_FORMAT",
-        allowedValues: LogFormat.allCases.map(\.rawValue)
-    ).map { format, _ in LogFormat(rawValue: format) ?? .text }
+    let logFormat = CommonOptions.logFormat
     let metrics = CommonOptions.metrics
     let pidfile = Option(
         "pidfile", value: "path",

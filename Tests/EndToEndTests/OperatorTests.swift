@@ -49,6 +49,23 @@ import Testing
         #expect(!lines.contains { $0.contains("\"level\":\"warning\"") }, "\(lines)")
     }
 
+    @Test func relayLogsAsJSONToo() throws {
+        let sandbox = try Sandbox()
+        let relay = try Countries.start([
+            "relay", "--from", sandbox.eventsEndpoint, "--bind", "ipc://" + sandbox.file("relay"),
+            "--log-format", "json",
+        ])
+        defer { relay.stop(signal: SIGKILL) }
+        #expect(relay.stderr.waitFor(timeout: .seconds(10) * testSlowdown) { $0.contains("relaying") } != nil)
+        #expect(relay.stop(signal: SIGTERM) == 0)
+        let lines = relay.stderr.waitForEnd().split(separator: "\n").map(String.init)
+        #expect(lines.count >= 2, "\(lines)")
+        for line in lines {
+            let object = try jsonObject(line)
+            #expect(object["level"] is String && object["message"] is String, "\(line)")
+        }
+    }
+
     @Test func statusReportsWhatAnOperatorNeeds() throws {
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox, options: ["--db", sandbox.file("s.db")])
