@@ -41,6 +41,13 @@ public final class EtcdStore: StateStore {
     /// event etcd still keeps until it compacts (up to 10,000 revisions), which doubled a
     /// commit's time (docs/BENCHMARKS.md, "Stop 27"); nil until this process first trims.
     private var trimmedBefore: UInt64?
+    /// The oldest event the last look found. Events are written above the newest only, so none
+    /// below it comes back, and the next look starts here.
+    private var oldestFound: UInt64 = 0
+    /// Events per page of a replay. etcd 3.4 counts every key of a range, whatever its limit, so
+    /// ranges end at the seq they need, never at the log's end: over the 10,000 kept events,
+    /// one page of 100 took 7.5 ms instead of 3.5 (docs/BENCHMARKS.md, "Stop 29").
+    static let eventsPerPage = 1_000
 
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
@@ -408,9 +415,9 @@ public final class EtcdStore: StateStore {
     {
         var revision = revision
         while true {
-            let request = EtcdRangeRequest.from(
-                layout.event(state.seq + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000,
-                revision: revision)
+            let request = EtcdRangeRequest(
+                key: layout.event(state.seq + 1),
+                rangeEnd: layout.event(state.seq + 1 + UInt64(Self.eventsPerPage)), revision: revision)
             let page = try perform { () throws(EtcdError) in try client.range(request) }
             revision = page.revision
             for kv in page.kvs {
@@ -425,7 +432,8 @@ public final class EtcdStore: StateStore {
                         "event \(event.seq) does not apply to the state before it: \(error)")
                 }
             }
-            if !page.more { return true }
+            // Seqs have no gaps: a page short of the range's width reached the newest event.
+            if page.kvs.count < Self.eventsPerPage { return true }
         }
     }
 
@@ -473,8 +481,9 @@ public final class EtcdStore: StateStore {
     {
         if since > currentSeq { return nil }
         if since == currentSeq || limit <= 0 { return [] }
+        let count = UInt64(min(limit, 10_000))
         let request = EtcdRangeRequest(
-            key: layout.event(since + 1), rangeEnd: layout.event(currentSeq + 1), limit: min(limit, 10_000))
+            key: layout.event(since + 1), rangeEnd: layout.event(min(since + 1 + count, currentSeq + 1)))
         let found = try perform { () throws(EtcdError) in try client.range(request) }
         var events: [Event] = []
         for kv in found.kvs {
@@ -487,11 +496,30 @@ public final class EtcdStore: StateStore {
         return events.isEmpty ? nil : events
     }
 
-    /// The seq of the oldest event still under the prefix.
+    /// The seq of the oldest event still under the prefix, up to `currentSeq` (`currentSeq + 1`
+    /// when none is kept).
+    ///
+    /// Looked for from the last answer on, in windows each twice as wide as the one before: a
+    /// range over the whole log made etcd 3.4 count (and walk the deleted events it still
+    /// keeps) every key, 8 to 14 ms a look, where a window of 64 took 1.3 ms (docs/BENCHMARKS.md,
+    /// "Stop 29"). After a restore to an older log, the answer may be later than the oldest
+    /// kept: a reader then takes a snapshot where it could have read history, never the reverse.
     public func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
-        let request = EtcdRangeRequest.prefix(layout.eventsPrefix, limit: 1, keysOnly: true)
-        let found = try perform { () throws(EtcdError) in try client.range(request) }
-        return found.kvs.first.flatMap { layout.seq(ofEventKey: $0.key) } ?? currentSeq + 1
+        var start = oldestFound
+        var width: UInt64 = 64
+        while start <= currentSeq {
+            let end = min(start + width, currentSeq + 1)
+            let request = EtcdRangeRequest(
+                key: layout.event(start), rangeEnd: layout.event(end), limit: 1, keysOnly: true)
+            let found = try perform { () throws(EtcdError) in try client.range(request) }
+            if let seq = found.kvs.first.flatMap({ layout.seq(ofEventKey: $0.key) }) {
+                oldestFound = seq
+                return seq
+            }
+            start = end
+            width = min(width * 2, 1 << 20)
+        }
+        return currentSeq + 1
     }
 
     // MARK: Writing

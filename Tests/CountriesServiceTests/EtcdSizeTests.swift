@@ -179,18 +179,31 @@ struct EtcdSizeTests {
         let first = try open(cluster, prefix: prefix, seed: seed)
         state = try first.loadState()
         let retained = UInt64(Limits.retainedEvents)
-        while state.seq < retained + retained / 2 { try commit(first) }
+        var earlier = state
+        while state.seq < retained + retained / 2 {
+            try commit(first)
+            if state.seq <= retained + retained / 2 - 2_500 { earlier = state }
+        }
         let client = EtcdClient(endpoints: cluster.clientURLs)
         let layout = EtcdLayout(prefix: prefix)
         let kept = try client.range(.prefix(layout.eventsPrefix, countOnly: true)).count
         // The last 10,000, and those after the newest snapshot the writer knew (written apart).
         #expect(kept >= retained && kept <= retained + 1_000, "\(kept) events kept")
-        #expect(try first.oldestRetainedSeq(currentSeq: state.seq) > retained / 2 - 1_000)
+        let oldest = try first.oldestRetainedSeq(currentSeq: state.seq)
+        #expect(oldest > retained / 2 - 1_000)
+        #expect(try first.events(after: oldest - 1, currentSeq: state.seq, limit: 100)?.count == 100)
+        #expect(try first.events(after: oldest - 2, currentSeq: state.seq, limit: 100) == nil)
+        // Catching up over more than one page of events (pages end at a seq, not the log's end).
+        #expect(state.seq - earlier.seq > UInt64(EtcdStore.eventsPerPage) * 2)
+        #expect(try first.catchUp(earlier) == state)
         // An event left below the kept ones (as by a process that died between two trims).
         _ = try client.txn(compare: [], success: [.put(layout.event(3), Data("{}".utf8))], failure: [])
         try commit(first)
-        #expect(try first.oldestRetainedSeq(currentSeq: state.seq) == 3)
+        // A look starts where the last one ended (no event is written below the newest): the
+        // first process does not see it; a new one does, and trims it.
+        #expect(try first.oldestRetainedSeq(currentSeq: state.seq) >= oldest)
         let second = try open(cluster, prefix: prefix, seed: seed)
+        #expect(try second.oldestRetainedSeq(currentSeq: state.seq) == 3)
         #expect(try second.loadState() == state)
         try commit(second)
         #expect(try second.oldestRetainedSeq(currentSeq: state.seq) > retained / 2 - 1_000)
