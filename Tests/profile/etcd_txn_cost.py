@@ -6,11 +6,14 @@ change its event; with ids `compared`, also the request id's two create-revision
 (current and previous generation), their failure reads and the id's put; with ids `compared-unread`, the same without the failure
 reads (a refused commit would read the ids it needs afterwards); with ids `put`, the
 put alone (the ids checked from the writer's memory instead); with `watched`, while two watch
-streams follow the events (as two replicas' event tails do). Prints changes per second and the
+streams follow the events (as two replicas' event tails do); with ids `one-key`, the
+commit's events and ids all in one value under one key (a log of batches instead of a key per
+event and per id; the watchers then follow that key's prefix). Prints changes per second and the
 CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
 that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
+        [--rounds R] [--ids compared,compared-unread,put,no,one-key]
 
 Test tooling only: the standard library, no package.
 """
@@ -50,10 +53,14 @@ def commit_body(prefix, seq, changes, ids, run):
     compare = [{"key": b64(prefix + "seq"), "target": "VALUE", "result": "EQUAL", "value": b64(str(seq))}]
     success = [{"request_put": {"key": b64(prefix + "seq"), "value": b64(str(seq + changes))}}]
     failure = [{"request_range": {"key": b64(prefix + "seq")}}]
+    lines = []
     for offset in range(1, changes + 1):
         event = json.dumps({"country": {"index": 0, "name": "United States", "visited": True},
                             "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
                             "topic": "country.toggled"})
+        if ids == "one-key":
+            lines += [event, f"id-{run}-{seq + offset}-0123456789abcdef0123", '{"index":0,"op":"toggle"}']
+            continue
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
         if ids != "no":
             request_id = f"id-{run}-{seq + offset}-0123456789abcdef0123"
@@ -64,6 +71,8 @@ def commit_body(prefix, seq, changes, ids, run):
                     failure.append({"request_range": {"key": key}})
             success.append({"request_put": {"key": b64(prefix + "ids/1/" + request_id),
                                             "value": b64('{"index":0,"op":"toggle"}\n' + event)}})
+    if lines:
+        success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + 1)), "value": b64("\n".join(lines))}})
     return json.dumps({"compare": compare, "success": success, "failure": failure})
 
 
@@ -109,14 +118,18 @@ def main():
     parser.add_argument("--endpoint", default="http://127.0.0.11:2379")
     parser.add_argument("--seconds", type=float, default=3)
     parser.add_argument("--rounds", type=int, default=1, help="the whole table this many times")
+    parser.add_argument("--ids", help="only the shapes with these ids (comma-separated)")
     arguments = parser.parse_args()
     print("| changes per commit | ids | watched | changes/s | etcd CPU per change |")
     print("| ---: | --- | --- | ---: | ---: |")
     shapes = [(1, "compared", True), (1, "compared-unread", True), (1, "put", True), (1, "no", True),
               (8, "compared", True), (8, "compared-unread", True), (8, "put", True), (8, "no", True),
-              (16, "compared", True), (16, "compared-unread", True), (16, "put", True), (16, "no", True)]
+              (16, "compared", True), (16, "compared-unread", True), (16, "put", True), (16, "no", True),
+              (1, "one-key", True), (8, "one-key", True), (16, "one-key", True)]
     for _ in range(arguments.rounds):
         for changes, ids, watched in shapes:
+            if arguments.ids and ids not in arguments.ids.split(","):
+                continue
             rate, cpu = measure(arguments.endpoint, arguments.seconds, changes, ids, watched)
             print(f"| {changes} | {ids} | {'yes' if watched else 'no'} | {rate:,.0f} | {cpu:,.0f} µs |", flush=True)
 
