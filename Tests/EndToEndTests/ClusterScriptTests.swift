@@ -50,10 +50,12 @@ struct ClusterScriptTests {
         }
 
         /// Runs `scripts/cluster arguments...` to its end (bounded).
-        func script(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> Execution {
+        func script(
+            _ arguments: [String], timeout: Duration = .seconds(60), adding extra: [String: String] = [:]
+        ) throws -> Execution {
             try ChildProcess.run(
-                CountriesBinary.packageRoot + "/scripts/cluster", arguments, environment: environment,
-                timeout: timeout)
+                CountriesBinary.packageRoot + "/scripts/cluster", arguments,
+                environment: environment.merging(extra) { $1 }, timeout: timeout)
         }
 
         /// The pid the script recorded for `name`, if it did.
@@ -126,8 +128,17 @@ struct ClusterScriptTests {
         #expect(partial.stdout.contains("r1             not running") && partial.stdout.contains("4 of 5"))
         let meanwhile = try Countries.run(["count", "--command", "tcp://\(n).22:5555", "--timeout", "3000"])
         #expect(meanwhile.exitCode == 0, "\(meanwhile)")
-        let restarted = try run.script(["start", "r1"])
+        // Started again on another binary (two builds measured in turn): it runs that one, and
+        // status and kill still know it.
+        let other = run.scratch.file("countries-other")
+        try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: CountriesBinary.path)
+        let restarted = try run.script(["start", "r1"], adding: ["COUNTRIES_CLUSTER_BINARY": other])
         #expect(restarted.exitCode == 0 && run.pid("r1") != r1, "\(restarted)")
+        let commandLine = try run.pid("r1").map {
+            try String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8)
+        }
+        #expect(commandLine?.hasPrefix(other + "\u{0}serve\u{0}") == true, "\(commandLine ?? "gone")")
+        #expect(try run.script(["status"]).stdout.contains("5 of 5"))
         let back = try Countries.run([
             "get", "France", "--command", "tcp://\(n).21:5555", "--timeout", "5000",
         ])
