@@ -77,7 +77,6 @@ enum CommonOptions {
             help: "Only if the service runs on this store (its `store` id; else: conflict).")
     }
 
-    /// The least severe level a service or relay logs.
     /// `--log-format`, of `serve` and `relay`: how each log line is written.
     static var logFormat: Option<LogFormat> {
         Option(
@@ -88,6 +87,7 @@ enum CommonOptions {
         ).map { format, _ in LogFormat(rawValue: format) ?? .text }
     }
 
+    /// The least severe level a service or relay logs.
     static var logLevel: Option<LogLevel> {
         Option(
             "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,

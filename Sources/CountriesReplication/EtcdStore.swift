@@ -501,7 +501,7 @@ public final class EtcdStore: StateStore {
     ///
     /// Looked for from the last answer on, in windows each twice as wide as the one before: a
     /// range over the whole log made etcd 3.4 count (and walk the deleted events it still
-    /// keeps) every key, 8 to 14 ms a look, where a window of 64 took 1.3 ms (docs/BENCHMARKS.md,
+    /// keeps) every key, 6 to 14 ms a look, where a window of 64 took 1.0 to 1.4 ms (docs/BENCHMARKS.md,
     /// "Stop 29"). After a restore to an older log, the answer may be later than the oldest
     /// kept: a reader then takes a snapshot where it could have read history, never the reverse.
     public func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
