@@ -58,12 +58,12 @@ def commit_body(prefix, seq, changes, ids, run):
         event = json.dumps({"country": {"index": 0, "name": "United States", "visited": True},
                             "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
                             "topic": "country.toggled"})
+        request_id = f"id-{run}-{seq + offset}-0123456789abcdef0123"
         if ids == "one-key":
-            lines += [event, f"id-{run}-{seq + offset}-0123456789abcdef0123", '{"index":0,"op":"toggle"}']
+            lines += [event, request_id, '{"index":0,"op":"toggle"}']
             continue
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
         if ids != "no":
-            request_id = f"id-{run}-{seq + offset}-0123456789abcdef0123"
             for generation in ("ids/1/", "ids/0/") if ids.startswith("compared") else ():
                 key = b64(prefix + generation + request_id)
                 compare.append({"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"})
@@ -120,15 +120,19 @@ def main():
     parser.add_argument("--rounds", type=int, default=1, help="the whole table this many times")
     parser.add_argument("--ids", help="only the shapes with these ids (comma-separated)")
     arguments = parser.parse_args()
-    print("| changes per commit | ids | watched | changes/s | etcd CPU per change |")
-    print("| ---: | --- | --- | ---: | ---: |")
     shapes = [(1, "compared", True), (1, "compared-unread", True), (1, "put", True), (1, "no", True),
               (8, "compared", True), (8, "compared-unread", True), (8, "put", True), (8, "no", True),
               (16, "compared", True), (16, "compared-unread", True), (16, "put", True), (16, "no", True),
               (1, "one-key", True), (8, "one-key", True), (16, "one-key", True)]
+    wanted = arguments.ids.split(",") if arguments.ids else None
+    unknown = sorted(set(wanted or []) - {ids for _, ids, _ in shapes})
+    if unknown:
+        parser.error(f"--ids does not know {', '.join(unknown)}")
+    print("| changes per commit | ids | watched | changes/s | etcd CPU per change |")
+    print("| ---: | --- | --- | ---: | ---: |")
     for _ in range(arguments.rounds):
         for changes, ids, watched in shapes:
-            if arguments.ids and ids not in arguments.ids.split(","):
+            if wanted and ids not in wanted:
                 continue
             rate, cpu = measure(arguments.endpoint, arguments.seconds, changes, ids, watched)
             print(f"| {changes} | {ids} | {'yes' if watched else 'no'} | {rate:,.0f} | {cpu:,.0f} µs |", flush=True)
