@@ -9,7 +9,7 @@ import Testing
 /// The lineage mark against a real etcd: it goes on through writes and compactions, and a
 /// restore from a snapshot (same cluster and member ids) gives the store a new identity, once.
 @Suite(
-    .timeLimit(.minutes(2 * testSlowdown)),
+    .hangGuard(),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
 struct StoreLineageTests {
     /// A status taken while etcd applies an entry (its revision bumped, its applied index not

@@ -23,7 +23,7 @@ import ZeroMQ
     static let hugeSubscriptions = 60
     static let subscriptionBytes = 1_000_000
 
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func hugeSubscriptionsDoNotGrowTheService() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
@@ -42,7 +42,7 @@ import ZeroMQ
         #expect(heartbeat == "heartbeat")
     }
 
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func hugeSubscriptionsDoNotGrowTheRelay() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
@@ -65,7 +65,7 @@ import ZeroMQ
     }
 
     /// A DEALER sends 6,000 `history` requests over 5,000 kept events and never reads a reply.
-    @Test(.timeLimit(.minutes(5 * testSlowdown)))
+    @Test(.hangGuard())
     func unreadHistoryRepliesAreBoundedAndOthersAreAnswered() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
@@ -139,7 +139,7 @@ import ZeroMQ
     /// reads none while another client asks `count`. Replies were bounded in number (1,000 per
     /// peer): the service grew by 610 to 640 MiB and the other client waited 1.3 to 2.3 s. Now
     /// what a peer leaves unread is bounded in bytes, and a batch's replies too.
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func unreadListRepliesAreBoundedInBytesAndOthersAreAnswered() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
@@ -216,7 +216,7 @@ import ZeroMQ
     static let distinctSubscriptions = 40_000
     static let distinctSubscriptionBytes = 500
 
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func manyDistinctSubscriptionsDropTheirConnectionNotTheService() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
@@ -243,7 +243,7 @@ import ZeroMQ
         #expect(scratch.read("serve.err").contains("dropped a subscriber"))
     }
 
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func manyDistinctSubscriptionsDropTheirConnectionNotTheRelay() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
@@ -278,7 +278,7 @@ import ZeroMQ
     /// reads), in every shape: alone, under a topic they are too large for, three frames, and
     /// as the body of a reset (the protocol's shape, and small enough); with small malformed
     /// messages among them. A subscriber that reads gets the well-formed events sent after.
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func aPublisherCannotMakeTheRelayHoldMoreThanItsBudgetPerSubscriber() throws {
         let eight = [UInt8](repeating: UInt8(ascii: " "), count: 8 << 20)
         var reset = eight
@@ -308,7 +308,7 @@ import ZeroMQ
     /// The largest event the service can publish (a reset of 10,000 names of 400 four-byte
     /// scalars: 16 MB), 12 times: it is forwarded while no subscriber can be left holding more
     /// than 24 MiB, and dropped (for everyone; they catch up from the service) when it would be.
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func theLargestEventRepeatedKeepsTheRelayWithinItsBudget() throws {
         let names = longestNames(
             count: Limits.maximumCountries, characters: Limits.maximumNameLength,

@@ -11,11 +11,7 @@ import Testing
 /// state in a scratch directory; every process the script started is SIGKILLed by the pid it
 /// recorded when the test ends, also when it fails.
 @Suite(
-    // The limit guards against a hang, not for speed: alone the suite takes 15 s, but a time
-    // limit counts from a test's start, and on two cores the tests that block in a child process
-    // can hold every thread of the pool for minutes (one of its tests, 4 s alone, was cut off at
-    // 120 s in a run of the etcd suites together, and passed after 116 and 134 s in CI runs).
-    .serialized, .timeLimit(.minutes(5 * testSlowdown)),
+    .serialized, .hangGuard(),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ClusterScriptTests {
     /// One cluster's state directory and addresses.

@@ -10,7 +10,7 @@ import ZeroMQ
 /// committed (the store locked by another process while a retry is queued behind a commit), an
 /// id reused for another request is refused, and a request's id, numbers and keys are checked
 /// before anything is remembered (docs/PROTOCOL.md, docs/RELIABILITY.md).
-@Suite(.serialized, .timeLimit(.minutes(3 * testSlowdown)))
+@Suite(.serialized, .hangGuard())
 struct CommitPromiseEndToEndTests {
     /// A DEALER on the service's command endpoint, REQ-style (empty delimiter).
     private final class Dealer {

@@ -8,7 +8,7 @@ import Testing
 /// so replicas no longer race for the seq; a writer that dies is replaced; and a former writer
 /// paused past its lease commits nothing on the seq it last knew (the seq compare is the fence).
 @Suite(
-    .serialized, .timeLimit(.minutes(3 * testSlowdown)),
+    .serialized, .hangGuard(),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ElectedWriterEndToEndTests {
     typealias Replicas = ReplicationEndToEndTests.Replicas

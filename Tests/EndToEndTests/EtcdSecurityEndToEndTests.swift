@@ -7,7 +7,7 @@ import Testing
 /// (docs/SECURITY.md, "Replicated mode"): they serve as their user; anyone else who reaches
 /// etcd's port cannot write the list; a wrong or careless setup is refused with what to do.
 @Suite(
-    .serialized, .timeLimit(.minutes(2 * testSlowdown)),
+    .serialized, .hangGuard(),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct EtcdSecurityEndToEndTests {
     private static let password = "correct horse battery staple"

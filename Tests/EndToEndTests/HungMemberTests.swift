@@ -9,7 +9,7 @@ import Testing
 /// acknowledged change reaches a subscriber of each replica within the target (docs/HA.md,
 /// "Failures", a hung member). Each member is stopped in turn, the leader among them.
 @Suite(
-    .serialized, .timeLimit(.minutes(6 * testSlowdown)),
+    .serialized, .hangGuard(minutes: 6),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct HungMemberTests {
     /// The target: an acknowledged change published by every replica within this, while a

@@ -6,7 +6,7 @@ import Testing
 /// One writer per store, and the pid file: a second `serve` on the same store (or pid file) is
 /// refused at once with exit 73, naming the holder; the lock dies with its process, so SIGKILL
 /// leaves nothing that blocks the next start. See docs/RELIABILITY.md, "One writer per store".
-@Suite(.timeLimit(.minutes(2 * testSlowdown)))
+@Suite(.hangGuard())
 struct OneWriterTests {
     @Test func aSecondServiceOnTheSameStoreExits73NamingTheFirstAndWritesNothing() throws {
         let sandbox = try Sandbox()

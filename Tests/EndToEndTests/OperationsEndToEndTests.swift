@@ -143,7 +143,7 @@ import Testing
     /// replica that loses its quorum is not ready, and says why.
     @Test(
         .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"),
-        .timeLimit(.minutes(2 * testSlowdown)))
+        .hangGuard())
     func aReplicaWithoutQuorumIsNotReady() throws {
         let port = try freeTCPPort()
         let base = "http://127.0.0.1:\(port)"

@@ -8,7 +8,7 @@ import Testing
 
 /// A secret key file open to group or others is refused by `serve`, `relay` and the clients
 /// (exit 78, saying `chmod 600 FILE`), as ssh refuses such a private key. See docs/SECURITY.md.
-@Suite(.timeLimit(.minutes(2 * testSlowdown)))
+@Suite(.hangGuard())
 struct PrivateKeyFileTests {
     @Test(arguments: [0o640, 0o644, 0o604, 0o620])
     func serveRefusesASharedSecretKey(mode: Int) throws {

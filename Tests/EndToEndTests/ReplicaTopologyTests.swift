@@ -15,7 +15,7 @@ import Testing
         if: EtcdCluster.isAvailable, "skipped: no \(EtcdCluster.etcd) here (scripts/bootstrap installs it)")
 )
 struct ReplicaTopologyTests {
-    @Test(.timeLimit(.minutes(2 * testSlowdown)))
+    @Test(.hangGuard())
     func aWriteThroughTheLastMemberFailsWhileTheMajorityIsCutAndSucceedsOnceItIsBack() throws {
         let topology = try ReplicaTopology()
         defer { topology.remove() }
@@ -84,7 +84,7 @@ struct ReplicaTopologyTests {
     /// subscriber on c reach one plain service on r1 across client-lan, and the checker finds
     /// nothing wrong with the run (so a violation in the fault test is the service's, not the
     /// harness's).
-    @Test(.timeLimit(.minutes(2 * testSlowdown)))
+    @Test(.hangGuard())
     func writersAndASubscriberOnTheClientHostRecordACleanRunAgainstOneService() throws {
         let topology = try ReplicaTopology()
         defer { topology.remove() }

@@ -35,7 +35,7 @@ struct ReplicatedFaultTests {
     /// SIGKILL the etcd leader, start it again 3 s later; cut r2 off from etcd for 4 s; cut the
     /// etcd majority (e2, e3) for 4 s; steady 3 s. Then the recorded run goes to the
     /// ``HistoryChecker``; a failure names each operation and seq, with every process's log.
-    @Test(.timeLimit(.minutes(3 * testSlowdown)))
+    @Test(.hangGuard())
     func fourWritersThroughReplicaAndEtcdFaultsLoseNothingAndApplyEachChangeOnce() throws {
         try withCluster { topology, etcd, services in
             // Two subscribers following both replicas (`--events A,B`, each seq taken once) and
@@ -196,7 +196,7 @@ struct ReplicatedFaultTests {
 
     /// Reads never older than an acknowledged change: each add acknowledged by r1 is found by a
     /// `get` and counted by a `count` sent to r2 right after.
-    @Test(.timeLimit(.minutes(2 * testSlowdown)))
+    @Test(.hangGuard())
     func aChangeAcknowledgedByOneReplicaIsReadFromTheOtherRightAfter() throws {
         try withCluster { topology, etcd, services in
             let endpoints = services.commandEndpoints

@@ -9,7 +9,7 @@ import Testing
 /// etcd. A reset is a marker in etcd, the seed and the snapshot are kept in chunks written apart
 /// from the changes, and every transaction stays under etcd's default 1.5 MiB request limit.
 @Suite(
-    .serialized, .timeLimit(.minutes(10 * testSlowdown)),
+    .serialized, .hangGuard(minutes: 10),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ReplicatedSizeTests {
     /// Two replicas on `etcd`, seeded from `seed`.

@@ -10,7 +10,7 @@ import ZeroMQ
 /// another replica applied once, reads never older than an acknowledged change, and a replica
 /// without a quorum that refuses changes, stops heartbeating and recovers by itself.
 @Suite(
-    .serialized, .timeLimit(.minutes(3 * testSlowdown)),
+    .serialized, .hangGuard(),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct ReplicationEndToEndTests {
     /// A REQ-style DEALER that sends exact bytes and returns the reply's bytes.

@@ -6,7 +6,7 @@ import Testing
 /// The store cannot be used: at start the service says what is wrong with which file and exits
 /// 74; during a run it answers `storage_error`, publishes nothing, keeps its state equal to the
 /// disk's and recovers when the fault is gone. No acknowledged change is ever lost.
-@Suite(.serialized, .timeLimit(.minutes(2 * testSlowdown)))
+@Suite(.serialized, .hangGuard())
 struct StorageFaultTests {
     // MARK: - At start
 

@@ -8,7 +8,7 @@ import Testing
 /// service after the fsync of its transaction (docs/RELIABILITY.md, section 1). `strace` is
 /// attached to the running service and logs, with every thread, the reads of requests, the
 /// syncs of the write-ahead log and the sends of replies; the test reads them in order.
-@Suite(.serialized, .timeLimit(.minutes(3 * testSlowdown)))
+@Suite(.serialized, .hangGuard())
 struct SyncOrderEndToEndTests {
     /// Whether `strace` can trace the service here: installed (scripts/bootstrap installs it),
     /// and allowed to attach (root, or Yama's ptrace_scope 0).

@@ -7,7 +7,7 @@ import Testing
 /// docs/SECURITY.md says: what a replica with the right files and user can do, and what
 /// everyone else cannot.
 @Suite(
-    .timeLimit(.minutes(2 * testSlowdown)),
+    .hangGuard(),
     .enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
 struct EtcdSecurityTests {
     private static let password = "a password with spaces and ü"

@@ -8,7 +8,7 @@ import Testing
 /// go within two watch intervals, headers sent a byte at a time are cut off at the request
 /// timeout, one address holds at most its share of connections, an answer that comes later
 /// holds no thread, and a message larger than a stream's bound still reaches a page that reads.
-@Suite(.timeLimit(.minutes(2 * testSlowdown)))
+@Suite(.hangGuard())
 struct ConnectionBoundsTests {
     /// A server whose event streams are kept in `streams`.
     private func streamingServer(_ limits: HTTPServer.Limits, streams: Box<[EventStream]>) throws

@@ -6,7 +6,7 @@ import Testing
 
 /// A page that stops reading costs its stream's bound and no more, is dropped, and slows neither
 /// the writer nor a page that reads (docs/SECURITY.md, `countries web`).
-@Suite(.timeLimit(.minutes(3 * testSlowdown)))
+@Suite(.hangGuard())
 struct SlowPageTests {
     @Test func aPageThatStopsReadingIsDroppedAtItsBoundAndTheOthersGetEverything() throws {
         let streams = Box<[EventStream]>([])

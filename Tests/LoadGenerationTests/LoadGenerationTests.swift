@@ -10,7 +10,7 @@ import ZeroMQ
 /// ``ToggleServer``: small counts, every wait bounded and scaled by `COUNTRIES_TEST_SLOWDOWN`.
 // A suite-wide limit, generous: in the whole suite a test may wait a minute and more for a
 // thread of the test pool before it starts, and each of these bounds its own waits.
-@Suite(.timeLimit(.minutes(5 * testSlowdown))) struct LoadGenerationTests {
+@Suite(.hangGuard()) struct LoadGenerationTests {
     @Test func percentilesAreNearestRankInMicroseconds() {
         let figures = Percentiles(nanos: (1...100).map { UInt64($0) * 1000 }.shuffled())
         #expect(figures.count == 100)
