@@ -1,7 +1,6 @@
 import CountriesCore
 import Etcd
 import Foundation
-import Synchronization
 import SystemSupport
 
 /// Follows a replicated store's event log in etcd on a thread of its own and hands the events,
@@ -34,8 +33,7 @@ public final class EventTail: Sendable {
     private let requestTimeout: Duration
     private let security: EtcdSecurity
     private let outbox: WakeupQueue<Entry>
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread(name: "etcd tail")
     private let startSeq: UInt64
     private let health: ClusterHealth
     /// The store's seed rows: what a reset's marker in the log stands for (``EtcdResetMarker``).
@@ -71,24 +69,18 @@ public final class EventTail: Sendable {
 
     /// Starts the thread.
     public func start() {
-        let thread = Thread { [self] in
-            follow()
-            finished.signal()
-        }
-        thread.name = "etcd event tail"
-        thread.start()
+        worker.start { [self] in follow() }
     }
 
     /// Stops the thread and waits for it (at most about a request timeout).
     public func stop() {
-        stopping.store(true, ordering: .relaxed)
-        finished.wait()
+        worker.stop()
     }
 
     /// The events handed over since the last call, in seq order.
     public func drain() -> [Entry] { outbox.drain() }
 
-    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    private var isStopping: Bool { worker.isStopping }
 
     private func follow() {
         let client = EtcdClient(
@@ -209,9 +201,6 @@ public final class EventTail: Sendable {
 
     /// Sleeps, waking early to stop.
     private func pause(_ duration: Duration) {
-        let end = ContinuousClock.now + duration
-        while !isStopping && ContinuousClock.now < end {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        worker.pause(for: duration)
     }
 }

@@ -1,6 +1,5 @@
 import Etcd
 import Foundation
-import Synchronization
 import SystemSupport
 
 /// Asks the etcd cluster, on a thread of its own, for a read that takes a quorum (the `seq`
@@ -24,8 +23,7 @@ public final class QuorumProbe: Sendable {
     private let identity: String
     private let health: ClusterHealth
     private let logger: Logger
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread(name: "etcd probe")
 
     /// A probe of the cluster in `configuration` every `interval`, recording into `health`; ``start()`` starts it.
     public init(
@@ -44,21 +42,15 @@ public final class QuorumProbe: Sendable {
 
     /// Starts the thread.
     public func start() {
-        let thread = Thread { [self] in
-            probe()
-            finished.signal()
-        }
-        thread.name = "etcd quorum probe"
-        thread.start()
+        worker.start { [self] in probe() }
     }
 
     /// Stops the thread and waits for it (at most about a request timeout).
     public func stop() {
-        stopping.store(true, ordering: .relaxed)
-        finished.wait()
+        worker.stop()
     }
 
-    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    private var isStopping: Bool { worker.isStopping }
 
     private func probe() {
         let client = EtcdClient(
@@ -117,10 +109,7 @@ public final class QuorumProbe: Sendable {
             }
             client.recheckAvoided(EtcdRangeRequest(key: layout.seq), timeout: Self.recheckTimeout)
             round += 1
-            let end = started + interval
-            while !isStopping && ContinuousClock.now < end {
-                Thread.sleep(forTimeInterval: 0.02)
-            }
+            worker.pause(for: started + interval - ContinuousClock.now)
         }
     }
 

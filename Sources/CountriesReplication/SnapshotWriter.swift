@@ -1,7 +1,6 @@
 import CountriesCore
 import Etcd
 import Foundation
-import Synchronization
 import SystemSupport
 
 /// Writes the replicated store's snapshot (``EtcdBlob``, in chunks) on a thread and an etcd
@@ -26,8 +25,7 @@ final class SnapshotWriter: Sendable {
     private let logger: Logger
     private let work = Locked(Work())
     private let wake = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread(name: "etcd snapshots")
 
     /// Starts the thread; ``stop()`` ends it.
     init(configuration: EtcdConfiguration, identity: String, health: ClusterHealth, logger: Logger) {
@@ -36,12 +34,7 @@ final class SnapshotWriter: Sendable {
         self.identity = identity
         self.health = health
         self.logger = logger
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "etcd snapshot writer"
-        thread.start()
+        worker.start { [self] in run() }
     }
 
     /// The seq of the newest snapshot written or found in etcd by this writer (0: none).
@@ -60,9 +53,7 @@ final class SnapshotWriter: Sendable {
 
     /// Ends the thread after the write in hand, if any, and waits for it.
     func stop() {
-        stopping.store(true, ordering: .relaxed)
-        wake.signal()
-        finished.wait()
+        worker.stop(wake: { wake.signal() })
     }
 
     private func run() {
@@ -71,7 +62,7 @@ final class SnapshotWriter: Sendable {
             security: configuration.security, memberHealth: health.members)
         while true {
             wake.wait()
-            if stopping.load(ordering: .relaxed) { return }
+            if worker.isStopping { return }
             while let state = work.withLock({ work -> CountriesState? in
                 defer { work.pending = nil }
                 work.busy = work.pending != nil
@@ -82,7 +73,7 @@ final class SnapshotWriter: Sendable {
                     $0.busy = false
                     if let written { $0.known = max($0.known, written) }
                 }
-                if stopping.load(ordering: .relaxed) { return }
+                if worker.isStopping { return }
             }
         }
     }

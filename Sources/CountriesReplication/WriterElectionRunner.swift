@@ -1,6 +1,5 @@
 import Etcd
 import Foundation
-import Synchronization
 import SystemSupport
 
 /// Runs this replica's part of the ``WriterElection`` on a thread of its own, with its own etcd
@@ -20,8 +19,7 @@ public final class WriterElectionRunner: Sendable {
     private let memberHealth: EtcdMemberHealth
     private let layout: EtcdLayout
     private let logger: Logger
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread(name: "writer election")
 
     /// A runner for the replica whose command endpoint (the one others forward to) is `endpoint`.
     public init(
@@ -44,22 +42,16 @@ public final class WriterElectionRunner: Sendable {
 
     /// Starts the thread.
     public func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "writer election"
-        thread.start()
+        worker.start { [self] in run() }
     }
 
     /// Stops the thread, revokes the lease (its key goes with it) and waits, at most about a
     /// request timeout or two.
     public func stop() {
-        stopping.store(true, ordering: .relaxed)
-        finished.wait()
+        worker.stop()
     }
 
-    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    private var isStopping: Bool { worker.isStopping }
 
     private func run() {
         let client = EtcdClient(
@@ -73,8 +65,7 @@ public final class WriterElectionRunner: Sendable {
                 // Logged once per outage, not at every try.
                 if !failing { logger.log(.warning, "writer election: \(failure); trying again") }
                 failing = true
-                let until = ContinuousClock.now + .milliseconds(200)
-                while !isStopping && ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.01) }
+                worker.pause(for: .milliseconds(200))
             } else if failing, step == .grantLease || step.isCampaign {
                 logger.log(.info, "writer election: etcd answers again")
                 failing = false
@@ -137,9 +128,7 @@ public final class WriterElectionRunner: Sendable {
                 election.withLock { $0.readFailed(now: .now) }
             }
         case .wait(let until):
-            while !isStopping && ContinuousClock.now < until {
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            worker.pause(for: until - ContinuousClock.now)
         }
         return nil
     }
