@@ -40,6 +40,16 @@ struct EtcdLayout: Sendable {
         return eventsPrefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
     }
 
+    /// The events with seqs from `first` up to, not including, `end`: a range that ends at the
+    /// seq it needs, never at the log's end (etcd 3.4 counts every key of a range, whatever its
+    /// limit: ``EtcdEventLog``).
+    func events(
+        from first: UInt64, before end: UInt64, revision: Int64 = 0, limit: Int = 0, keysOnly: Bool = false
+    ) -> EtcdRangeRequest {
+        EtcdRangeRequest(
+            key: event(first), rangeEnd: event(end), limit: limit, revision: revision, keysOnly: keysOnly)
+    }
+
     /// The seq an event key names, or nil when it is not an event key.
     func seq(ofEventKey key: String) -> UInt64? {
         guard key.hasPrefix(eventsPrefix) else { return nil }

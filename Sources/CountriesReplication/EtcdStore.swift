@@ -41,14 +41,6 @@ public final class EtcdStore: StateStore {
     /// event etcd still keeps until it compacts (up to 10,000 revisions), which doubled a
     /// commit's time (docs/BENCHMARKS.md, "Stop 27"); nil until this process first trims.
     private var trimmedBefore: UInt64?
-    /// The oldest event the last look found. Events are written above the newest only, so none
-    /// below it comes back, and the next look starts here.
-    private var oldestFound: UInt64 = 0
-    /// Events per page of a replay. etcd 3.4 counts every key of a range, whatever its limit, so
-    /// ranges end at the seq they need, never at the log's end: over the 10,000 kept events,
-    /// one page of 100 took 7.5 ms instead of 3.5 (docs/BENCHMARKS.md, "Stop 29").
-    static let eventsPerPage = 1_000
-
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
     static let snapshotInterval: UInt64 = 100
@@ -69,6 +61,8 @@ public final class EtcdStore: StateStore {
     private let client: EtcdClient
     private let layout: EtcdLayout
     private let health: ClusterHealth
+    /// The reads of the log: replays, `history`'s events, the oldest kept.
+    private let eventLog: EtcdEventLog
     private let configuration: EtcdConfiguration
     private let logger: Logger
     /// How long request ids are remembered.
@@ -163,6 +157,7 @@ public final class EtcdStore: StateStore {
         } catch {
             throw StoreOpenError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
         }
+        eventLog = EtcdEventLog(client: client, layout: layout, seedRows: seedRows, health: health)
         if let generation = found.generation {
             self.generation = generation
         } else {
@@ -385,7 +380,7 @@ public final class EtcdStore: StateStore {
         let snapshotSeq = state.seq
         let complete: Bool
         do {
-            complete = try replayEvents(into: &state, atRevision: revision)
+            complete = try eventLog.replay(into: &state, atRevision: revision)
         } catch {
             if uptoDamage && health.damage != nil { return state }
             throw error
@@ -396,51 +391,10 @@ public final class EtcdStore: StateStore {
         return state
     }
 
-    /// A value in the log that is not the event its key names: recorded (the replica stops
-    /// heartbeating and `status` names it) and described as what to do.
-    private func damaged(_ kv: EtcdKeyValue, after seq: UInt64) -> StateStoreError {
-        let description = EtcdLayout.damage(
-            at: kv,
-            "this replica cannot go past seq \(seq); rewrite that key with its event (or restore etcd from a backup), and check who can write to etcd (docs/SECURITY.md)"
-        )
-        health.recordDamage(description)
-        return StateStoreError(description)
-    }
-
-    /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
-    /// false when the next one is no longer kept.
-    private func replayEvents(into state: inout CountriesState, atRevision revision: Int64)
-        throws(StateStoreError)
-        -> Bool
-    {
-        var revision = revision
-        while true {
-            let request = EtcdRangeRequest(
-                key: layout.event(state.seq + 1),
-                rangeEnd: layout.event(state.seq + 1 + UInt64(Self.eventsPerPage)), revision: revision)
-            let page = try perform { () throws(EtcdError) in try client.range(request) }
-            revision = page.revision
-            for kv in page.kvs {
-                guard let event = layout.event(in: kv, seedRows: seedRows) else {
-                    throw damaged(kv, after: state.seq)
-                }
-                guard event.seq == state.seq + 1 else { return false }
-                do {
-                    try state.replay(event)
-                } catch {
-                    throw StateStoreError(
-                        "event \(event.seq) does not apply to the state before it: \(error)")
-                }
-            }
-            // Seqs have no gaps: a page short of the range's width reached the newest event.
-            if page.kvs.count < Self.eventsPerPage { return true }
-        }
-    }
-
     /// `state` with the events other replicas committed since.
     public func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
         var caughtUp = state
-        if try replayEvents(into: &caughtUp, atRevision: 0) {
+        if try eventLog.replay(into: &caughtUp, atRevision: 0) {
             health.recordLogReadable()
             return caughtUp
         }
@@ -453,12 +407,12 @@ public final class EtcdStore: StateStore {
     /// The id as the live generations remember it, nil when unknown.
     public func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
         // The generations another replica opened since this one last committed.
-        let current = try perform { () throws(EtcdError) in
+        let current = try EtcdStore.read { () throws(EtcdError) in
             try client.range(EtcdRangeRequest(key: layout.idsGeneration))
         }
         generation = try EtcdStore.generation(in: .range(current), layout: layout)
         for number in liveGenerations {
-            let found = try perform { () throws(EtcdError) in
+            let found = try EtcdStore.read { () throws(EtcdError) in
                 try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
             }
             if let remembered = found.kvs.first.flatMap({
@@ -479,47 +433,13 @@ public final class EtcdStore: StateStore {
     public func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError)
         -> [Event]?
     {
-        if since > currentSeq { return nil }
-        if since == currentSeq || limit <= 0 { return [] }
-        let count = UInt64(min(limit, 10_000))
-        let request = EtcdRangeRequest(
-            key: layout.event(since + 1), rangeEnd: layout.event(min(since + 1 + count, currentSeq + 1)))
-        let found = try perform { () throws(EtcdError) in try client.range(request) }
-        var events: [Event] = []
-        for kv in found.kvs {
-            guard let event = layout.event(in: kv, seedRows: seedRows) else {
-                throw damaged(kv, after: since + UInt64(events.count))
-            }
-            guard event.seq == since + 1 + UInt64(events.count) else { return nil }
-            events.append(event)
-        }
-        return events.isEmpty ? nil : events
+        try eventLog.events(after: since, currentSeq: currentSeq, limit: limit)
     }
 
     /// The seq of the oldest event still under the prefix, up to `currentSeq` (`currentSeq + 1`
-    /// when none is kept).
-    ///
-    /// Looked for from the last answer on, in windows each twice as wide as the one before: a
-    /// range over the whole log made etcd 3.4 count (and walk the deleted events it still
-    /// keeps) every key, 6 to 14 ms a look, where a window of 64 took 1.0 to 1.4 ms (docs/BENCHMARKS.md,
-    /// "Stop 29"). After a restore to an older log, the answer may be later than the oldest
-    /// kept: a reader then takes a snapshot where it could have read history, never the reverse.
+    /// when none is kept): looked for in windows from the last one found (``EtcdEventLog``).
     public func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
-        var start = oldestFound
-        var width: UInt64 = 64
-        while start <= currentSeq {
-            let end = min(start + width, currentSeq + 1)
-            let request = EtcdRangeRequest(
-                key: layout.event(start), rangeEnd: layout.event(end), limit: 1, keysOnly: true)
-            let found = try perform { () throws(EtcdError) in try client.range(request) }
-            if let seq = found.kvs.first.flatMap({ layout.seq(ofEventKey: $0.key) }) {
-                oldestFound = seq
-                return seq
-            }
-            start = end
-            width = min(width * 2, 1 << 20)
-        }
-        return currentSeq + 1
+        try eventLog.oldestRetainedSeq(currentSeq: currentSeq)
     }
 
     // MARK: Writing
@@ -671,7 +591,7 @@ public final class EtcdStore: StateStore {
         while start < keys.count {
             let page = keys[start..<min(start + EtcdStore.operationsPerTransaction, keys.count)]
             start = page.endIndex
-            let result = try perform { () throws(EtcdError) in
+            let result = try EtcdStore.read { () throws(EtcdError) in
                 try client.txn(
                     compare: [], success: page.map { .range(EtcdRangeRequest(key: $0.1)) }, failure: [])
             }
@@ -741,7 +661,7 @@ public final class EtcdStore: StateStore {
     }
 
     /// Runs a read, turning etcd's error into the store's.
-    private func perform<T>(_ body: () throws(EtcdError) -> T) throws(StateStoreError) -> T {
+    static func read<T>(_ body: () throws(EtcdError) -> T) throws(StateStoreError) -> T {
         do {
             return try body()
         } catch {

@@ -194,7 +194,7 @@ struct EtcdSizeTests {
         #expect(try first.events(after: oldest - 1, currentSeq: state.seq, limit: 100)?.count == 100)
         #expect(try first.events(after: oldest - 2, currentSeq: state.seq, limit: 100) == nil)
         // Catching up over more than one page of events (pages end at a seq, not the log's end).
-        #expect(state.seq - earlier.seq > UInt64(EtcdStore.eventsPerPage) * 2)
+        #expect(state.seq - earlier.seq > UInt64(EtcdEventLog.eventsPerPage) * 2)
         #expect(try first.catchUp(earlier) == state)
         // An event left below the kept ones (as by a process that died between two trims).
         _ = try client.txn(compare: [], success: [.put(layout.event(3), Data("{}".utf8))], failure: [])

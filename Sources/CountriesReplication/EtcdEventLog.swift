@@ -1,0 +1,119 @@
+import CountriesCore
+import CountriesStore
+import Etcd
+import Foundation
+
+/// The events under a prefix as a replica reads them: a replay of the kept events onto a state,
+/// the events after a seq (`history`), and the oldest still kept (docs/HA.md, "Reads").
+///
+/// Seqs have no gaps, so every range of events ends at the seq it needs
+/// (``EtcdLayout/events(from:before:revision:limit:keysOnly:)``), never at the log's end: etcd
+/// 3.4 counts every key of a range whatever its limit, and walks the deleted events it keeps
+/// until it compacts. A value that is not the event its key names is recorded as damage and
+/// thrown, never skipped. Used from the service's thread only, through ``EtcdStore``.
+final class EtcdEventLog {
+    /// Events per page of a replay: over the 10,000 kept events, one page of 100 ranged to the
+    /// log's end took 7.5 ms, and 3.5 ms ranged to its last seq (docs/BENCHMARKS.md, "Stop 29").
+    static let eventsPerPage = 1_000
+
+    private let client: EtcdClient
+    private let layout: EtcdLayout
+    /// What a reset's marker in the log stands for (``EtcdResetMarker``).
+    private let seedRows: [IndexedCountry]
+    private let health: ClusterHealth
+    /// The oldest event the last look found. Events are written above the newest only, so none
+    /// below it comes back, and the next look starts here.
+    private var oldestFound: UInt64 = 0
+
+    init(client: EtcdClient, layout: EtcdLayout, seedRows: [IndexedCountry], health: ClusterHealth) {
+        self.client = client
+        self.layout = layout
+        self.seedRows = seedRows
+        self.health = health
+    }
+
+    /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
+    /// false when the next one is no longer kept.
+    func replay(into state: inout CountriesState, atRevision revision: Int64) throws(StateStoreError) -> Bool
+    {
+        var revision = revision
+        while true {
+            let request = layout.events(
+                from: state.seq + 1, before: state.seq + 1 + UInt64(Self.eventsPerPage), revision: revision)
+            let page = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
+            revision = page.revision
+            for kv in page.kvs {
+                guard let event = layout.event(in: kv, seedRows: seedRows) else {
+                    throw damaged(kv, after: state.seq)
+                }
+                guard event.seq == state.seq + 1 else { return false }
+                do {
+                    try state.replay(event)
+                } catch {
+                    throw StateStoreError(
+                        "event \(event.seq) does not apply to the state before it: \(error)")
+                }
+            }
+            // A page short of the range's width reached the newest event.
+            if page.kvs.count < Self.eventsPerPage { return true }
+        }
+    }
+
+    /// The events after `since`, at most `limit` (and 10,000), none after `currentSeq`; nil when
+    /// they are no longer kept.
+    func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
+        if since > currentSeq { return nil }
+        if since == currentSeq || limit <= 0 { return [] }
+        let count = UInt64(min(limit, 10_000))
+        let request = layout.events(from: since + 1, before: min(since + 1 + count, currentSeq + 1))
+        let found = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
+        var events: [Event] = []
+        for kv in found.kvs {
+            guard let event = layout.event(in: kv, seedRows: seedRows) else {
+                throw damaged(kv, after: since + UInt64(events.count))
+            }
+            guard event.seq == since + 1 + UInt64(events.count) else { return nil }
+            events.append(event)
+        }
+        return events.isEmpty ? nil : events
+    }
+
+    /// The seq of the oldest event still under the prefix, up to `currentSeq` (`currentSeq + 1`
+    /// when none is kept).
+    ///
+    /// Looked for from the last answer on, in windows each twice as wide as the one before: a
+    /// range over the whole log made etcd 3.4 count (and walk the deleted events it still
+    /// keeps) every key, 6 to 14 ms a look, where a window of 64 took 1.0 to 1.4 ms
+    /// (docs/BENCHMARKS.md, "Stop 29"). After a restore to an older log, the answer may be later
+    /// than the oldest kept: a reader then takes a snapshot where it could have read history,
+    /// never the reverse.
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+        var start = oldestFound
+        var width: UInt64 = 64
+        while start <= currentSeq {
+            let end = min(start + width, currentSeq + 1)
+            let request = layout.events(from: start, before: end, limit: 1, keysOnly: true)
+            let found = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
+            if let seq = found.kvs.first.flatMap({ layout.seq(ofEventKey: $0.key) }) {
+                oldestFound = seq
+                return seq
+            }
+            start = end
+            width = min(width * 2, 1 << 20)
+        }
+        return currentSeq + 1
+    }
+
+    /// A value in the log that is not the event its key names: recorded (the replica stops
+    /// heartbeating and `status` names it) and described as what to do.
+    private func damaged(_ kv: EtcdKeyValue, after seq: UInt64) -> StateStoreError {
+        let description = EtcdLayout.damage(
+            at: kv,
+            "this replica cannot go past seq \(seq); rewrite that key with its event (or restore etcd from a backup), and check who can write to etcd (docs/SECURITY.md)"
+        )
+        health.recordDamage(description)
+        return StateStoreError(description)
+    }
+}
+
+@available(*, unavailable) extension EtcdEventLog: Sendable {}
