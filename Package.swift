@@ -213,6 +213,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the service and the relay share, on real sockets: the subscriber ledger, the
+        // relay's forwarding window, dropping one connection.
+        .testTarget(
+            name: "CountriesSocketsTests",
+            dependencies: ["CountriesSockets", "CountriesRelay", "CountriesCore", "ZeroMQ", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "CountriesServiceTests",
             dependencies: [
