@@ -29,6 +29,10 @@ public struct ServiceStatus: Equatable, Sendable {
     public var endpoints: [String]?
     /// A replicated service (docs/HA.md): this replica's name.
     public var replica: String?
+    /// A replicated service: the elected writer, which commits every change (docs/HA.md, "One
+    /// writer at a time"): `this replica`, the writer's command endpoint (this replica forwards
+    /// changes there), or `none` (no writer known: each replica commits its own changes).
+    public var writer: String?
     /// A replicated service: the etcd cluster's members, as `name=URL`.
     public var etcdMembers: [String]?
     /// A replicated service: the etcd member that leads the cluster (its name), or `none`.
@@ -61,6 +65,7 @@ public struct ServiceStatus: Equatable, Sendable {
         Field("subscribers", "subscribers", \.subscribers),
         Field("endpoints", "endpoints", \.endpoints),
         Field("replica", "replica", \.replica),
+        Field("writer", "writer", \.writer),
         Field("etcd_members", "etcd members", \.etcdMembers),
         Field("etcd_leader", "etcd leader", \.etcdLeader),
         Field("etcd_quorum", "etcd quorum", \.etcdQuorum),

@@ -36,6 +36,19 @@ public struct WriterElection: Equatable {
         /// Nobody known to be (no writer read yet, or the last read is too old): commit, as
         /// before the election; the compare keeps it safe.
         case unknown
+
+        /// What `status` says of the role (its `writer` field): ``thisReplica``, the writer's
+        /// command endpoint, or `none`.
+        public var statusValue: String {
+            switch self {
+            case .writer: return Self.thisReplica
+            case .follower(let endpoint): return endpoint
+            case .unknown: return "none"
+            }
+        }
+
+        /// The `writer` of `status` on the writer itself.
+        public static let thisReplica = "this replica"
     }
 
     /// The candidate key with the lowest create revision, as last read.

@@ -30,6 +30,9 @@ final class CommandHandler {
     private let tally: AnswerTally
     private let statusInfo: () -> StatusInfo
 
+    /// A replica's `writer` in `status`: what the writer election says now (nil: not replicated).
+    var writerStatus: (() -> String)?
+
     /// What `status` reports beyond the state.
     struct StatusInfo {
         var version: String
@@ -411,6 +414,7 @@ final class CommandHandler {
         if readsHistory { status.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq) }
         status.endpoints = info.endpoints
         status.subscribers = subscribers
+        status.writer = writerStatus?()
         store.clusterStatus(into: &status)
         return status
     }

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesReplication
 import Metrics
 
 /// What `/metrics` and `/readyz` say of a service (docs/OPERATIONS.md): a snapshot the service
@@ -79,6 +80,11 @@ public struct ServiceMetrics: MetricsSnapshot {
             text.gauge(
                 "countries_etcd_quorum", help: "1 when this replica reaches a quorum of etcd, else 0.",
                 quorum == "yes" ? 1 : 0)
+        }
+        if let writer = status.writer {
+            text.gauge(
+                "countries_writer", help: "1 when this replica is the elected writer, else 0.",
+                writer == WriterElection.Role.thisReplica ? 1 : 0)
         }
         if let members = status.etcdMembers {
             text.gauge("countries_etcd_members", help: "Members of the etcd cluster.", Double(members.count))

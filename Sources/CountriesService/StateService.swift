@@ -146,13 +146,15 @@ public final class StateService {
                     interval: min(configuration.heartbeatInterval, .milliseconds(500)),
                     logger: logger)
                 replication = (tail, probe, health)
+                let election = WriterElectionRunner(
+                    configuration: etcd, endpoint: Self.advertised(boundEndpoints[0]),
+                    memberHealth: health.members, logger: logger)
                 writer = (
-                    WriterElectionRunner(
-                        configuration: etcd, endpoint: Self.advertised(boundEndpoints[0]),
-                        memberHealth: health.members, logger: logger),
+                    election,
                     try ChangeForwarder(
                         context: sockets.context, security: configuration.security, logger: logger)
                 )
+                handler.writerStatus = { election.role().statusValue }
             } catch {
                 throw ServiceError(
                     .sockets, "could not set up the event log's pipe or the forwarder: \(error)")

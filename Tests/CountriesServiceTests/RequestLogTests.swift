@@ -96,8 +96,14 @@ import Testing
         metrics.status.etcdMembers = ["a=http://1", "b=http://2", "c=http://3"]
         metrics.status.etcdLeader = "b"
         metrics.status.publicationLagMilliseconds = 1500
+        metrics.status.writer = "this replica"
         metrics.unreadiness = "no quorum"
         let parsed = try ExpositionParser(metrics.metrics.encoded)
+        #expect(parsed.value("countries_writer") == 1)
+        for other in ["tcp://10.0.0.2:5555", "none"] {
+            metrics.status.writer = other
+            #expect(try ExpositionParser(metrics.metrics.encoded).value("countries_writer") == 0)
+        }
         #expect(parsed.value("countries_etcd_quorum") == 0)
         #expect(parsed.value("countries_etcd_members") == 3)
         #expect(parsed.value("countries_etcd_leader", ["leader": "b"]) == 1)

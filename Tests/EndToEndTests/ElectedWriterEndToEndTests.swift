@@ -119,6 +119,14 @@ struct ElectedWriterEndToEndTests {
         defer { replicas.stop() }
         let writer = try #require(elected(replicas), "no writer elected")
         let follower = 1 - writer
+        // `status` says who the writer is, on both: the one the logs name.
+        let writerEndpoint = replicas.sandboxes[writer].commandEndpoint
+        for (index, expected) in [(writer, "this replica"), (follower, writerEndpoint)] {
+            let status = try jsonReply(try replicas.services[index].run(["status", "--json"]))
+            #expect(status["writer"] as? String == expected, "\(status)")
+        }
+        let human = try replicas.services[follower].run(["status"]).stdout
+        #expect(human.contains("writer:           \(writerEndpoint)\n"), "\(human)")
         let servedBefore = try served(replicas.services[follower])
         let operations = add(
             writers: 4, adds: 30, through: replicas.sandboxes.map(\.commandEndpoint), prefix: "w")
@@ -153,6 +161,8 @@ struct ElectedWriterEndToEndTests {
             eventually(within: .seconds(10)) {
                 replicas.services[survivor].process.stderrSoFar.contains("this replica is the writer")
             }, "\(replicas.services[survivor].process.stderrSoFar)")
+        let status = try jsonReply(try replicas.services[survivor].run(["status", "--json"]))
+        #expect(status["writer"] as? String == "this replica", "\(status)")
         let operations = add(
             writers: 2, adds: 10, through: [replicas.sandboxes[survivor].commandEndpoint], prefix: "after")
         #expect(
