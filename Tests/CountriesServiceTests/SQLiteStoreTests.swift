@@ -247,7 +247,7 @@ import Testing
         #expect(try schema(of: scratch.path) == .integer(1))
 
         let store = try SQLiteStore(path: scratch.path, seed: seed)
-        #expect(try schema(of: scratch.path) == .integer(SQLiteStore.schemaVersion))
+        #expect(try schema(of: scratch.path) == .integer(SQLiteSchema.schemaVersion))
         #expect(try store.loadState().seq == 1)
         #expect(try store.events(after: 0, currentSeq: 1)?.count == 1)
         // Remembered before the migration, without what was asked: any request under the id
@@ -298,7 +298,7 @@ import Testing
         #expect(try schema(of: scratch.path) == .integer(2))
 
         let store = try SQLiteStore(path: scratch.path, seed: seed)
-        #expect(try schema(of: scratch.path) == .integer(SQLiteStore.schemaVersion))
+        #expect(try schema(of: scratch.path) == .integer(SQLiteSchema.schemaVersion))
         let tables = try Database(path: scratch.path).prepare(
             "SELECT sql FROM sqlite_master WHERE name = 'requests'"
         ).rows()
