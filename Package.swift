@@ -231,7 +231,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountriesClientTests",
-            dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ", "TestSupport"],
+            dependencies: ["CountriesClient", "CountriesCore", "ZeroMQ", "SystemSupport", "TestSupport"],
             swiftSettings: strictSettings
         ),
         // The load generator against an in-process echo server: short, bounded real-socket runs.

@@ -1,7 +1,7 @@
 import CountriesClient
 import CountriesCore
 import Foundation
-import Synchronization
+import SystemSupport
 import Testing
 import ZeroMQ
 
@@ -123,8 +123,8 @@ struct LiveSubscriptionTests {
         pump.paused.insert(slow)
         let clients = 4
         let togglesPerClient = 750
-        let finished = Mutex(0)
-        let failures = Mutex<[String]>([])
+        let finished = Locked(0)
+        let failures = Locked<[String]>([])
         let endpoint = service.commandEndpoint
         for client in 0..<clients {
             Thread {

@@ -1,16 +1,16 @@
 import Foundation
-import Synchronization
+import SystemSupport
 
 @testable import CountriesStore
 
 /// A clock for stores' request-id ages that a test moves by hand.
 final class TestClock: Sendable {
-    private let milliseconds: Mutex<Int64>
+    private let milliseconds: Locked<Int64>
 
     /// Starts at the real time, `hoursAhead` hours later (1 makes every id remembered before
     /// it old).
     init(hoursAhead: Int) {
-        milliseconds = Mutex(
+        milliseconds = Locked(
             Int64((Date().timeIntervalSince1970 * 1000).rounded()) + Int64(hoursAhead) * 3_600_000)
     }
 
