@@ -14,14 +14,46 @@ import Testing
 struct EtcdStoreTests {
     private let logger = Logger(level: .error) { _ in }
 
-    private func open(_ cluster: EtcdCluster, prefix: String, window: RequestIDWindow = RequestIDWindow())
-        throws -> EtcdStore
-    {
+    private func open(
+        _ cluster: EtcdCluster, prefix: String, window: RequestIDWindow = RequestIDWindow(),
+        health: ClusterHealth = ClusterHealth(quorumTimeout: .seconds(5))
+    ) throws -> EtcdStore {
         let configuration = EtcdConfiguration(endpoints: cluster.clientURLs, prefix: prefix, replicaName: "t")
         return try EtcdStore(
-            configuration: configuration, seed: SeedList.standard,
-            health: ClusterHealth(quorumTimeout: .seconds(5)),
-            logger: logger, window: window)
+            configuration: configuration, seed: SeedList.standard, health: health, logger: logger,
+            window: window)
+    }
+
+    /// A catch-up never ends below a seq the replica knows is committed (the quorum probe's):
+    /// an answer from a member behind is read again and then refused, not served.
+    @Test func aCatchUpBehindAKnownCommittedSeqIsRefused() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let health = ClusterHealth(quorumTimeout: .seconds(5))
+        let store = try open(cluster, prefix: "/behind/", health: health)
+        var state = try store.loadState()
+        var batch = StoreBatch()
+        batch.basis = state.seq
+        for step in 0..<3 {
+            var result = try state.apply(.toggle(.index(step)), seed: SeedList.standard)
+            result.event?.store = store.identity
+            batch.events.append(try #require(result.event))
+        }
+        batch.state = state
+        try store.commit(batch)
+        let seed = CountriesState(countries: SeedList.standard)
+
+        // The probe read seq 3: every catch-up reaches it.
+        health.recordQuorum(seq: 3)
+        #expect(try store.catchUp(seed) == state)
+        // It read seq 4, which etcd does not hold here: as an answer from behind would be.
+        health.recordQuorum(seq: 4)
+        do {
+            _ = try store.catchUp(seed)
+            Issue.record("a catch-up ending at seq 3 was served although seq 4 is known committed")
+        } catch {
+            #expect(error.description.contains("end at seq 3, behind seq 4"), "\(error)")
+        }
     }
 
     @Test func theFirstReplicaSeedsAndTheOthersFindTheSameStore() throws {
