@@ -133,7 +133,7 @@ public final class EventTail: Sendable {
                 if failures == 1 {
                     logger.log(.warning, "following the event log in etcd: \(error); retrying")
                 }
-                pause(.milliseconds(min(1_000, 100 * failures)))
+                worker.pause(for: .milliseconds(min(1_000, 100 * failures)))
             }
         }
     }
@@ -197,10 +197,5 @@ public final class EventTail: Sendable {
             return nil
         }
         return Entry(event: event, body: body)
-    }
-
-    /// Sleeps, waking early to stop.
-    private func pause(_ duration: Duration) {
-        worker.pause(for: duration)
     }
 }
