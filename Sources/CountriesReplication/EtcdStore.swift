@@ -414,9 +414,10 @@ public final class EtcdStore: StateStore {
                 return caughtUp
             }
             reached = caughtUp.seq
+            let next = attempt + 1 < Self.catchUpReads ? "read again" : "the read is refused"
             logger.log(
                 .warning,
-                "etcd answered a catch-up up to seq \(reached), behind seq \(known) this replica knows is committed: read again"
+                "etcd answered a catch-up up to seq \(reached), behind seq \(known) this replica knows is committed: \(next)"
             )
         }
         throw StateStoreError(
