@@ -161,6 +161,58 @@ extension CountriesState {
     }
 }
 
+// MARK: - Following a copy
+
+extension CountriesState {
+    /// Makes this state equal to `newer`, which was this state with `events` (its next events,
+    /// in order) applied, by applying them here as well.
+    ///
+    /// What it is for: two states that share a list's storage copy the whole list on the next
+    /// change to either (copy-on-write), about 100 instructions a row. A service that commits
+    /// a batch staged on a copy of its state follows the copy this way instead of taking it, so
+    /// the next batch stages on storage of its own, at a cost per change and not per row.
+    ///
+    /// An event that does not fit (a row that is not where it says, a gap in seqs), or an
+    /// outcome of another seq or length than `newer`'s, makes this state `newer` itself: the
+    /// value is always right, only the copy is saved.
+    public mutating func follow(_ newer: CountriesState, through events: some Sequence<Event>) {
+        for event in events {
+            guard seq < .max, event.seq == seq + 1 else {
+                self = newer
+                return
+            }
+            switch event.kind {
+            case .changed(let row):
+                guard countries.indices.contains(row.index), countries[row.index].name == row.name else {
+                    self = newer
+                    return
+                }
+                countries[row.index].visited = row.visited
+            case .added(let row):
+                guard row.index == countries.count else {
+                    self = newer
+                    return
+                }
+                countries.append(row.country)
+                keys.append(CountryName.foldedKey(row.name))
+            case .removed(let row):
+                guard countries.indices.contains(row.index), countries[row.index].name == row.name else {
+                    self = newer
+                    return
+                }
+                countries.remove(at: row.index)
+                keys.remove(at: row.index)
+            case .reset:
+                // The whole list anew: nothing to save by following it.
+                self = newer
+                return
+            }
+            seq = event.seq
+        }
+        if seq != newer.seq || countries.count != newer.countries.count { self = newer }
+    }
+}
+
 // MARK: - Replicas
 
 /// Why a replica could not apply an event: it must catch up instead.

@@ -111,7 +111,8 @@ final class CommandHandler {
     /// of the store's kind.
     func handle(_ requests: some Collection<IncomingRequest>, emit: ([Outgoing]) -> Void) {
         var output: [Outgoing] = []
-        var working = state
+        var working = path.workingCopy(of: state)
+        defer { path.batchEnded(with: working) }
         var staged: [StagedChange] = []
         var readsPrepared = false
         var stagedEventBytes = 0
@@ -175,7 +176,7 @@ final class CommandHandler {
                         .reply(envelope: incoming.envelope, body: tally.refuse(refusal, trace).encoded()))
                     return false
                 }
-                working = state
+                if path.readsMayCatchUp { working = state }
                 readsPrepared = true
                 return true
             }

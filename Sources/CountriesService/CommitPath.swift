@@ -21,6 +21,24 @@ protocol CommitPath: AnyObject {
     /// else `working` goes back to `state`. Returns what to send, replies in arrival order.
     func commit(_ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState)
         -> [Outgoing]
+
+    /// The state a batch stages its changes on, equal to `state`: `state` itself, or a copy in
+    /// storage of its own that the path keeps in step (``LocalCommitPath``), so that the
+    /// batch's first change does not copy the whole list.
+    func workingCopy(of state: CountriesState) -> CountriesState
+
+    /// The batch's working state when the batch is done (equal to the committed state then).
+    func batchEnded(with working: CountriesState)
+
+    /// Whether ``prepareRead(_:)`` may change the state (a catch-up), so that the working state
+    /// must be taken from it again after.
+    var readsMayCatchUp: Bool { get }
+}
+
+extension CommitPath {
+    func workingCopy(of state: CountriesState) -> CountriesState { state }
+    func batchEnded(with working: CountriesState) {}
+    var readsMayCatchUp: Bool { true }
 }
 
 /// What a store already says of a change's id.
@@ -34,14 +52,20 @@ enum EarlyAnswer {
 extension CommitPath {
     /// The replies to a committed batch, in arrival order (each counted as it goes out).
     func replies(to staged: [StagedChange]) -> [Outgoing] {
-        staged.map { change in
-            if let settled = change.settled {
-                tally.countServed(change.trace, seq: nil)
-                return .reply(envelope: change.envelope, body: settled)
+        // By index, reading only the fields needed: a closure or a `for-in` over the changes
+        // copied each whole `StagedChange` (a dozen references retained and released).
+        var output: [Outgoing] = []
+        output.reserveCapacity(staged.count + staged.count)  // room for the events after them
+        for index in staged.indices {
+            if let settled = staged[index].settled {
+                tally.countServed(staged[index].trace, seq: nil)
+                output.append(.reply(envelope: staged[index].envelope, body: settled))
+                continue
             }
-            tally.count(change.reply, change.trace)
-            return .reply(envelope: change.envelope, body: change.body)
+            tally.count(staged[index].reply, staged[index].trace)
+            output.append(.reply(envelope: staged[index].envelope, body: staged[index].body))
         }
+        return output
     }
 
     /// Every staged request answered after a failed commit: `storage_error` (nothing changed)
@@ -82,17 +106,20 @@ extension StoreBatch {
         self.init()
         self.basis = basis
         self.state = state
-        for change in staged where change.settled == nil {
-            if let event = change.event {
+        // By index, for the same reason as in ``CommitPath/replies(to:)``.
+        for index in staged.indices where staged[index].settled == nil {
+            let event = staged[index].event
+            if let event {
                 events.append(event)
                 encodedEvents.append(event.encoded())
             }
-            guard let id = change.id else { continue }
+            guard let id = staged[index].id else { continue }
             // Only a change is remembered: retrying a refusal or a no-op decides it again, on a
             // state at least as new, which is as safe as the first time.
-            if let event = change.event {
+            if let event {
                 requests.append(
-                    RememberedRequest(id: id, request: change.asked, reply: change.body, eventSeq: event.seq))
+                    RememberedRequest(
+                        id: id, request: staged[index].asked, reply: staged[index].body, eventSeq: event.seq))
             } else {
                 checkedIDs.append(id)
             }

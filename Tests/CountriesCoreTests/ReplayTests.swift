@@ -227,4 +227,57 @@ private func randomChange(_ rng: inout SplitMix64, state: CountriesState) -> Cha
         }
         #expect(replica == standardState(seq: .max))
     }
+
+    /// A copy that follows a batch's events ends equal to the state the batch made, lookups
+    /// included, for batches of every size and kind (resets among them).
+    @Test(arguments: [7 as UInt64, 99, 0xC0FFEE])
+    func aCopyFollowsBatchesToTheSameState(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        var committed = standardState()
+        var follower = committed
+        var batches = 0
+        while batches < 400 {
+            var newer = committed
+            var events: [Event] = []
+            for _ in 0..<Int.random(in: 0...6, using: &rng) {
+                if let event = try? newer.apply(randomChange(&rng, state: newer), seed: SeedList.standard)
+                    .event
+                {
+                    events.append(event)
+                }
+            }
+            follower.follow(newer, through: events)
+            #expect(follower == newer, "batch \(batches): \(events)")
+            if follower != newer { return }
+            committed = newer
+            batches += 1
+        }
+        for (index, country) in follower.countries.enumerated() {
+            #expect(follower.index(named: country.name.uppercased()) == index)
+        }
+    }
+
+    /// Events that are not the copy's next ones, or do not fit its rows, make it the newer
+    /// state itself rather than a wrong one.
+    @Test func aCopyThatCannotFollowTakesTheNewerState() throws {
+        var newer = standardState()
+        let event = try #require(
+            try newer.apply(.toggle(.index(2), ifSeq: nil), seed: SeedList.standard).event)
+        // A gap: the copy is at seq 5, the event is seq 1.
+        var ahead = standardState(seq: 5)
+        ahead.follow(newer, through: [event])
+        #expect(ahead == newer)
+        // A row that is not where the event says.
+        var other = CountriesState(countries: SeedList.standard.reversed(), seq: 0)
+        other.follow(newer, through: [event])
+        #expect(other == newer)
+        // An outcome of another length than the newer state's.
+        var shorter = CountriesState(countries: Array(SeedList.standard.dropLast()), seq: 0)
+        shorter.follow(newer, through: [event])
+        #expect(shorter == newer)
+        // Nothing to follow, and already equal: stays as it is.
+        var same = newer
+        same.follow(newer, through: [])
+        #expect(same == newer)
+    }
 }

@@ -2,6 +2,7 @@ import CountriesCore
 import Foundation
 import SQLite
 import SystemSupport
+import TestSupport
 import Testing
 
 @testable import CountriesService
@@ -193,5 +194,58 @@ final class FailingStore: StateStore {
             if let replied = acknowledged[event.seq] { #expect(replied == row, "seq \(event.seq)") }
         }
         #expect(acknowledged.keys.allSatisfy { $0 <= final.seq })
+    }
+
+    /// Every kind of change and read in random batches, a quarter of the commits failing: after
+    /// each batch the handler's state is a model's (each committed batch's changes applied in
+    /// order), and it and a `list` are exactly the store's. The handler
+    /// stages each batch on a copy it keeps in step with the committed state (so a change does
+    /// not copy the whole list); a copy left behind by a failure, a reset or a refusal would
+    /// show here as a state that differs from the store's.
+    @Test(arguments: [3 as UInt64, 1_234, 0xFEED])
+    func theStateStagedOnStaysTheCommittedOneThroughEveryKindOfBatch(seed: UInt64) throws {
+        let store = FailingStore(seed: self.seed)
+        let handler = try handler(on: store)
+        var random = SplitMix64(seed: seed)
+        let names = ["France", "Italy", "Peru", "Chad", "Fiji", "Oman", "Laos", "Mali"]
+        var model = try store.loadState()
+        var committedIDs: Set<String> = []
+        for batch in 0..<400 {
+            store.failing = Int.random(in: 0..<4, using: &random) == 0
+            var bodies: [String] = []
+            for _ in 0..<Int.random(in: 1...5, using: &random) {
+                let name = names[Int.random(in: 0..<names.count, using: &random)]
+                let index = Int.random(in: 0..<10, using: &random)
+                switch Int.random(in: 0..<20, using: &random) {
+                case 0..<7: bodies.append(#"{"op":"toggle","index":\#(index)}"#)
+                case 7..<9: bodies.append(#"{"op":"set","name":"\#(name)","visited":true}"#)
+                case 9..<12: bodies.append(#"{"op":"add","name":"\#(name)"}"#)
+                case 12..<15: bodies.append(#"{"op":"remove","name":"\#(name)"}"#)
+                case 15: bodies.append(#"{"op":"reset"}"#)
+                case 16..<18: bodies.append(#"{"op":"list"}"#)
+                default: bodies.append(#"{"op":"toggle","index":0,"id":"t-\#(batch)"}"#)
+                }
+            }
+            _ = try handle(handler, bodies)
+            // The model: a committed batch is its changes in order, on the state before it; an
+            // id already committed changes nothing again. A failed batch changes nothing.
+            if !store.failing {
+                for body in bodies {
+                    let request = try Request.decode(Data(body.utf8))
+                    guard case .change(let change) = request.command else { continue }
+                    if let id = request.id, committedIDs.contains(id) { continue }
+                    let changed = (try? model.apply(change, seed: self.seed))?.event != nil
+                    if changed, let id = request.id { committedIDs.insert(id) }
+                }
+            }
+            store.failing = false
+            let stored = try store.loadState()
+            #expect(handler.state == model, "after batch \(batch): \(bodies)")
+            #expect(handler.state == stored, "after batch \(batch): \(bodies)")
+            let list = try handle(handler, [#"{"op":"list"}"#]).replies
+            #expect(list.first?.countries == stored.rows && list.first?.seq == stored.seq)
+            if handler.state != stored || handler.state != model { return }
+        }
+        #expect(store.failedCommits > 10 && store.commits > 100)
     }
 }

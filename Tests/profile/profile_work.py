@@ -21,6 +21,7 @@ parser.add_argument("--count", type=int, default=1000, help="requests per client
 parser.add_argument("--warmup", type=int, default=200, help="requests per client before counting")
 parser.add_argument("--no-floor", action="store_true")
 parser.add_argument("--calls-only", action="store_true", help="system calls only, no callgrind runs")
+parser.add_argument("--seed", help="the services' seed list (`serve --seed`): a list's size changes the work")
 options = parser.parse_args()
 
 
@@ -41,6 +42,7 @@ def command_line(binary, work, command, events):
         return [options.bench, "--floor-server", command, events, floor_mode(work)]
     arguments = [binary, "serve", "--command", command, "--events", events, "--log-level", "warning",
                  "--heartbeat-ms", "3600000"]
+    arguments += ["--seed", options.seed] if options.seed else []
     return arguments + (["--db", f"{work}/countries.db"] if options.db else ["--in-memory"])
 
 
