@@ -11,13 +11,13 @@ public struct CountriesState: Equatable, Sendable {
     public private(set) var seq: UInt64
     /// `CountryName.foldedKey` of each row, kept beside `countries` so a lookup by name does not
     /// lower-case the whole list every time.
-    private var keys: [String]
+    private var keys: FoldedKeys
 
     /// Creates a state at `seq` holding `countries` (assumed valid: see ``SeedList``).
     public init(countries: [Country], seq: UInt64 = 0) {
         self.countries = countries
         self.seq = seq
-        self.keys = countries.map { CountryName.foldedKey($0.name) }
+        self.keys = FoldedKeys(countries.lazy.map(\.name))
     }
 
     /// Creates a state from rows as the protocol sends them (a `list` reply or a reset event).
