@@ -176,38 +176,11 @@ extension CountriesState {
     /// outcome of another seq or length than `newer`'s, makes this state `newer` itself: the
     /// value is always right, only the copy is saved.
     public mutating func follow(_ newer: CountriesState, through events: some Sequence<Event>) {
-        for event in events {
-            guard seq < .max, event.seq == seq + 1 else {
-                self = newer
-                return
-            }
-            switch event.kind {
-            case .changed(let row):
-                guard countries.indices.contains(row.index), countries[row.index].name == row.name else {
-                    self = newer
-                    return
-                }
-                countries[row.index].visited = row.visited
-            case .added(let row):
-                guard row.index == countries.count else {
-                    self = newer
-                    return
-                }
-                countries.append(row.country)
-                keys.append(CountryName.foldedKey(row.name))
-            case .removed(let row):
-                guard countries.indices.contains(row.index), countries[row.index].name == row.name else {
-                    self = newer
-                    return
-                }
-                countries.remove(at: row.index)
-                keys.remove(at: row.index)
-            case .reset:
-                // The whole list anew: nothing to save by following it.
-                self = newer
-                return
-            }
-            seq = event.seq
+        do {
+            for event in events { try replay(event) }
+        } catch {
+            self = newer
+            return
         }
         if seq != newer.seq || countries.count != newer.countries.count { self = newer }
     }
@@ -235,8 +208,7 @@ extension CountriesState {
         guard event.seq == seq + 1 else { throw .gap(expected: seq + 1, received: event.seq) }
         switch event.kind {
         case .changed(let row):
-            guard countries.indices.contains(row.index), keys[row.index] == CountryName.foldedKey(row.name)
-            else {
+            guard countries.indices.contains(row.index), fits(row) else {
                 throw .mismatch("row \(row.index) is not \"\(row.name)\" here")
             }
             countries[row.index].visited = row.visited
@@ -247,8 +219,7 @@ extension CountriesState {
             countries.append(row.country)
             keys.append(CountryName.foldedKey(row.name))
         case .removed(let row):
-            guard countries.indices.contains(row.index), keys[row.index] == CountryName.foldedKey(row.name)
-            else {
+            guard countries.indices.contains(row.index), fits(row) else {
                 throw .mismatch("row \(row.index) is not \"\(row.name)\" here")
             }
             countries.remove(at: row.index)
@@ -257,5 +228,12 @@ extension CountriesState {
             self = CountriesState(rows: rows, seq: seq)
         }
         seq = event.seq
+    }
+
+    /// Whether the row at `row.index` is the one `row` names: the same folded key, as replay has
+    /// always checked. The names are compared first: equal names fold alike, folding allocates,
+    /// and a state following its own events (``follow(_:through:)``) always has the same name.
+    private func fits(_ row: IndexedCountry) -> Bool {
+        countries[row.index].name == row.name || keys[row.index] == CountryName.foldedKey(row.name)
     }
 }
