@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 import LoadGeneration
 
@@ -71,6 +72,17 @@ extension Bench {
                 )
             }
             addRedisRows("no")
+            if let result = toggles[Self.largestListLabel]?[clients] {
+                let rows = Limits.maximumCountries
+                let name = "toggle in-memory, largest list (\(rows) rows), \(clientsText(clients))"
+                let eightRows = toggles["in-memory"]?[clients]
+                report.add(
+                    name, "p50", result.latency.p50, "µs",
+                    baseline: eightRows.map { ("8 rows", $0.latency.p50) })
+                report.add(
+                    name, "toggles/s", result.perSecond, "/s",
+                    baseline: eightRows.map { ("8 rows", $0.perSecond) }, lowerIsBetter: false)
+            }
             if let result = toggles["durable"]?[clients] {
                 let name = "toggle durable, \(clientsText(clients))"
                 let always = redis["always"]?[clients]

@@ -130,7 +130,27 @@ extension Bench {
                 failed("toggle \(label)", error)
             }
         }
+        // The same toggles on the largest list the service accepts: a change must cost what it
+        // costs on eight rows (every batch copied the whole list until stop 31, a quarter of
+        // the toggles per second at 16 clients; docs/BENCHMARKS.md).
+        do {
+            let seed = try writeSeedFile(
+                count: Limits.maximumCountries, in: try makeTemporaryDirectory("largest-list"))
+            let service = try ServiceUnderTest(binary: binary, seedFile: seed, context: context)
+            defer { service.stop() }
+            for clients in [1, 16] {
+                progress("toggle: in-memory on \(Limits.maximumCountries) rows, \(clients) client(s)")
+                let result = serviceLoad(service.command, clients: clients)
+                check(result, "toggle on the largest list")
+                toggles[Self.largestListLabel, default: [:]][clients] = result
+            }
+        } catch {
+            failed("toggle on the largest list", error)
+        }
     }
+
+    /// The key of ``toggles`` on the largest list.
+    static let largestListLabel = "in-memory, largest list"
 
     /// The four load targets again, in paired rounds: each baseline and the service back to back.
     func measurePairedTargets() {
