@@ -78,6 +78,11 @@ public struct SubscriptionMachine: Sendable {
     /// How many PUB sockets feed the machine: more than one are replicas of one service
     /// (`--events A,B`), each sending every event with the same seq, and heartbeats that may lag.
     public let sources: Int
+    /// Whether ``Output/states`` carries the replica after each change (on by default). Off,
+    /// it stays empty: a state held in the output makes the next replay of the same input (a
+    /// page of history, buffered events) copy the whole list, about 100 instructions a row per
+    /// event while a subscriber catches up (docs/BENCHMARKS.md, "Stop 31").
+    public var keepsStates = true
 
     /// The current phase.
     public private(set) var phase: SubscriptionPhase = .connecting
@@ -252,7 +257,7 @@ extension SubscriptionMachine {
             buffer.removeAll { $0.store != nil && $0.store != store }
         }
         out.notifications.append(.replaced(seq: seq))
-        if let replica { out.states.append(replica) }
+        if keepsStates, let replica { out.states.append(replica) }
         restarted = false
         snapshotNeeded = false
         pubBehindSince = nil
@@ -473,7 +478,7 @@ extension SubscriptionMachine {
         do {
             try state.replay(event)
             out.notifications.append(.applied(event))
-            out.states.append(state)
+            if keepsStates { out.states.append(state) }
             return true
         } catch {
             snapshotNeeded = true

@@ -99,6 +99,31 @@ private func applied(_ output: Machine.Output) -> [UInt64] {
     #expect(machine.replica?.seq == 15)
 }
 
+/// The same run with `keepsStates` off: the same notifications and replica, and no states in
+/// any output (a state held there made each next replay of a page copy the whole list).
+@Test func withoutKeptStatesTheOutputsCarryNoneAndTheReplicaIsTheSame() {
+    func run(keepsStates: Bool) -> (outputs: [Machine.Output], replica: CountriesState?) {
+        var machine = Machine()
+        machine.keepsStates = keepsStates
+        var outputs = [machine.start(now: t0)]
+        outputs.append(machine.receive(visit(11), now: at(1)))
+        outputs.append(machine.receive(visit(14, index: 3), now: at(1)))
+        outputs.append(machine.receiveSnapshot(rows: seedRows(), seq: 10, now: at(2)))
+        outputs.append(
+            machine.receiveHistory(
+                [visit(12, index: 4), visit(13, index: 5), visit(14, index: 3)], now: at(3)))
+        outputs.append(machine.receive(visit(15, index: 6), now: at(4)))
+        return (outputs, machine.replica)
+    }
+    let kept = run(keepsStates: true)
+    let dropped = run(keepsStates: false)
+    #expect(kept.outputs.map(\.notifications) == dropped.outputs.map(\.notifications))
+    #expect(kept.outputs.map(\.actions) == dropped.outputs.map(\.actions))
+    #expect(kept.replica == dropped.replica && dropped.replica?.seq == 15)
+    #expect(kept.outputs.reduce(0) { $0 + $1.states.count } == 6)  // the snapshot and 11 to 15
+    #expect(dropped.outputs.allSatisfy { $0.states.isEmpty })
+}
+
 @Test func aSnapshotSupersedesEarlierHeartbeatsButNotLaterOnes() {
     var machine = Machine()
     _ = machine.start(now: t0)
