@@ -58,6 +58,7 @@ public final class QuorumProbe: Sendable {
         var round = 0
         var hadQuorum = true
         var floor = RevisionFloor()
+        var seenMark: Int64?
         var staleReads = 0
         while !isStopping {
             let started = ContinuousClock.now
@@ -78,7 +79,7 @@ public final class QuorumProbe: Sendable {
                     if seq < latest, health.replaced == nil {
                         // A seq never goes back: the store here is not the one this replica served.
                         var verdict = try StoreLineage.check(
-                            client: client, layout: layout, identity: identity)
+                            client: client, layout: layout, identity: identity, seenMark: &seenMark)
                         if verdict == .continuous {
                             verdict = try StoreLineage.replace(
                                 identity, client: client, layout: layout,
@@ -102,7 +103,8 @@ public final class QuorumProbe: Sendable {
             if round % 5 == 0 {
                 health.record(cluster(client))
                 if health.replaced == nil,
-                    let verdict = try? StoreLineage.check(client: client, layout: layout, identity: identity)
+                    let verdict = try? StoreLineage.check(
+                        client: client, layout: layout, identity: identity, seenMark: &seenMark)
                 {
                     report(verdict)
                 }

@@ -27,6 +27,18 @@ enum StoreLineage {
     /// is one to record; when history went back, replaces `identity` by a new one (unless
     /// another replica already did) and says so.
     static func check(client: EtcdClient, layout: EtcdLayout, identity: String) throws(EtcdError) -> Verdict {
+        var seenMark: Int64?
+        return try check(client: client, layout: layout, identity: identity, seenMark: &seenMark)
+    }
+
+    /// ``check(client:layout:identity:)`` for a replica that checks again and again: `seenMark`
+    /// keeps the highest mark it has seen under `identity`. The replica that first catches a
+    /// restore records the new history's mark, so another replica, checking later, finds the
+    /// key holding a new identity under a mark it could not tell from the old one; its own mark
+    /// still tells it that the history went back, and the verdict says so.
+    static func check(
+        client: EtcdClient, layout: EtcdLayout, identity: String, seenMark: inout Int64?
+    ) throws(EtcdError) -> Verdict {
         // A linearizable read first: the member that answers it has applied at least every
         // entry committed before, the mark's own write included, so the status asked of it next
         // is not of a member behind the mark. The status's difference is at least the member's
@@ -54,19 +66,25 @@ enum StoreLineage {
         func lowerBound() throws(EtcdError) -> Int64 {
             applied - (try client.range(EtcdRangeRequest(key: layout.seq, countOnly: true)).revision)
         }
-        guard storeValue == identity else {
-            return .replaced(
-                current: storeValue ?? "",
-                why: "the key \(layout.store) now holds \(storeValue ?? "nothing") instead of \(identity)")
+        let highest = [recorded, seenMark].compactMap { $0 }.max()
+        let restored = highest.flatMap { highest in
+            historyWentBack(statusDifference: upperBound, recorded: highest)
+                ? "etcd's history went back (applied raft index less revision is \(upperBound), below the \(highest) recorded): etcd was restored from a snapshot, and the changes after it are gone"
+                : nil
         }
-        if let recorded, historyWentBack(statusDifference: upperBound, recorded: recorded) {
+        guard storeValue == identity else {
+            let replaced =
+                "the key \(layout.store) now holds \(storeValue ?? "nothing") instead of \(identity)"
+            return .replaced(
+                current: storeValue ?? "", why: restored.map { "\($0); \(replaced)" } ?? replaced)
+        }
+        if let restored {
             return try replace(
-                identity, client: client, layout: layout, newMark: try lowerBound(),
-                why:
-                    "etcd's history went back (applied raft index less revision is \(upperBound), below the \(recorded) recorded): etcd was restored from a snapshot, and the changes after it are gone"
-            )
+                identity, client: client, layout: layout, newMark: try lowerBound(), why: restored)
         }
         let mark = try lowerBound()
+        // A lower bound of this history's difference, whether or not it is the one recorded.
+        seenMark = max(mark, highest ?? mark)
         if recorded.map({ mark > $0 }) ?? true {
             let keepsMark: EtcdCompare =
                 recordedValue.map { .value(layout.lineage, equals: $0) }

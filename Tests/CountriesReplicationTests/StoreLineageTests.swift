@@ -46,6 +46,11 @@ struct StoreLineageTests {
         try cluster.saveSnapshot(to: scratch.file("snapshot.db"))
         try write(10)
         #expect(try StoreLineage.check(client: client, layout: layout, identity: identity) == .continuous)
+        // Another replica, running through it all, has seen the mark of the history to come.
+        var runningSeen: Int64?
+        #expect(
+            try StoreLineage.check(client: client, layout: layout, identity: identity, seenMark: &runningSeen)
+                == .continuous)
         try cluster.restore(from: scratch.file("snapshot.db"))
 
         // The restored store looks the same (identity, keys) but its raft log is new.
@@ -58,7 +63,18 @@ struct StoreLineageTests {
         #expect(StoreIdentity.isWellFormed(current) && current != identity)
         #expect(why.contains("restored from a snapshot"))
         #expect(try client.range(EtcdRangeRequest(key: layout.store)).kvs.first?.value == Data(current.utf8))
-        // A second replica that checks with the old identity finds the one the first chose.
+        // The running replica, checking after the first one replaced the store, finds the new
+        // identity under the new history's mark, and its own mark still says why.
+        let running = try StoreLineage.check(
+            client: client, layout: layout, identity: identity, seenMark: &runningSeen)
+        guard case .replaced(current, let runningWhy) = running else {
+            Issue.record("the running replica did not see the store replaced: \(running)")
+            return
+        }
+        #expect(runningWhy.contains("restored from a snapshot"), "\(runningWhy)")
+        #expect(runningWhy.hasSuffix("the key /countries/store now holds \(current) instead of \(identity)"))
+        // A replica that checks with the old identity and no mark of its own finds the one the
+        // first chose, and no more.
         #expect(
             try StoreLineage.check(client: client, layout: layout, identity: identity)
                 == .replaced(
