@@ -75,8 +75,8 @@ struct HungMemberTests {
             let pid = try #require(etcd.pid(of: member), "m\(member) is not running")
             let from = ContinuousClock.now - origin
             phases[phases.count - 1].to = from
-            kill(pid, SIGSTOP)
             stopped.value = pid
+            #expect(pauseProcess(pid), "m\(member) did not stop: \(threadStates(of: pid))")
             sleep(for: hold)
             kill(pid, SIGCONT)
             stopped.value = nil
@@ -177,8 +177,8 @@ struct HungMemberTests {
         try #require(eventually(within: .seconds(5)) { Self.arrivals(subscriber).keys.contains(1) })
 
         let pid = try #require(etcd.pid(of: watched))
-        kill(pid, SIGSTOP)
         defer { kill(pid, SIGCONT) }
+        try #require(pauseProcess(pid), "m\(watched) did not stop: \(threadStates(of: pid))")
         // From before the toggle is sent: the acknowledgement comes a little later.
         let sent = ContinuousClock.now
         let toggle = try service.run(["toggle", "France", "--json"])

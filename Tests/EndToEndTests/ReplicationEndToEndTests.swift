@@ -208,9 +208,9 @@ struct ReplicationEndToEndTests {
         defer { watcher.stop() }
         #expect(eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("live") })
         let etcd = try #require(replicas.etcdPid)
-        kill(etcd, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(etcd, SIGCONT) } }
+        try #require(pauseProcess(etcd), "etcd did not stop: \(threadStates(of: etcd))")
 
         #expect(eventually(within: .seconds(10)) { watcher.stderrSoFar.contains("stale") })
         let refused = try service.run(["toggle", "France"])
@@ -417,9 +417,9 @@ struct ReplicationEndToEndTests {
         let first = try Requester(endpoint: replicas.sandboxes[0].commandEndpoint)
         defer { first.close() }
         let etcd = try #require(replicas.etcdPid)
-        kill(etcd, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(etcd, SIGCONT) } }
+        try #require(pauseProcess(etcd), "etcd did not stop: \(threadStates(of: etcd))")
         let toggle = #"{"op":"toggle","name":"Italy","id":"italy-1"}"#
         let lost = try Reply.decode(first.request(toggle))
         #expect(lost.error?.code == "unavailable", "\(lost)")

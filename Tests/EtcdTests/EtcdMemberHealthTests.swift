@@ -60,9 +60,9 @@ struct EtcdMemberHealthTests {
         _ = try second.range(EtcdRangeRequest(key: "k"))
         try #require(first.currentEndpoint == cluster.clientURLs[hung] && health.avoided.isEmpty)
         let pid = try #require(cluster.pid(of: hung))
-        kill(pid, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(pid, SIGCONT) } }
+        try #require(pauseProcess(pid), "member \(hung) did not stop: \(threadStates(of: pid))")
         let clock = ContinuousClock()
 
         // The first read waits out its share of the timeout on the hung member, then moves on.
@@ -113,9 +113,9 @@ struct EtcdMemberHealthTests {
         let client = EtcdClient(
             endpoints: cluster.clientURLs.indices.filter { $0 != hung }.map { cluster.clientURLs[$0] })
         let pid = try #require(cluster.pid(of: hung))
-        kill(pid, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(pid, SIGCONT) } }
+        try #require(pauseProcess(pid), "member \(hung) did not stop: \(threadStates(of: pid))")
         let health = EtcdMemberHealth()
         let watcher = EtcdWatcher(endpoints: cluster.clientURLs, preferred: hung, memberHealth: health)
         let revision = try client.txn(compare: [], success: [.put("w", Data())], failure: []).revision

@@ -38,6 +38,21 @@ struct ChildProcessTests {
         #expect(!ProcessMemory.runs(child.pid, commandLineIn: same), "gone")
     }
 
+    /// A paused process is one whose every thread is stopped, and a name with spaces and
+    /// parentheses does not hide a thread's state.
+    @Test func pauseReturnsOnceEveryThreadIsStopped() throws {
+        let child = try ChildProcess("/bin/sh", ["-c", "exec -a 'a (b) c' /bin/sleep 30"])
+        defer { _ = child.stop(grace: .seconds(5)) }
+        #expect(eventually { threadStates(of: child.pid).first.map { $0 == "S" || $0 == "R" } == true })
+        #expect(pauseProcess(child.pid))
+        #expect(threadStates(of: child.pid) == ["T"])
+        kill(child.pid, SIGCONT)
+        #expect(eventually { threadStates(of: child.pid).allSatisfy { $0 != "T" } })
+        let gone = try ChildProcess("/bin/true", [])
+        _ = gone.stop(grace: .seconds(5))
+        #expect(!pauseProcess(gone.pid, within: .milliseconds(50)), "no such process")
+    }
+
     @Test func finishKillsAChildThatRunsOverItsTime() throws {
         let child = try ChildProcess("/bin/sleep", ["30"])
         let started = ContinuousClock.now
