@@ -61,9 +61,9 @@ extension Request {
                 .tooLarge,
                 "the request has \(body.count) bytes; at most \(Limits.maximumRequestBytes) are accepted")
         }
-        let value: JSONValue
+        let members: JSONMembers?
         do {
-            value = try JSONParser.parse(body, maximumNesting: Limits.maximumNesting)
+            members = try JSONParser.parseMembers(body, maximumNesting: Limits.maximumNesting)
         } catch .duplicateKey(let key) {
             throw CountriesError(
                 .badRequest,
@@ -78,20 +78,23 @@ extension Request {
                 .badRequest,
                 "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}")
         }
-        guard case .object(let fields) = value else {
+        guard let members else {
+            // Valid JSON, so it parses again; this costs only a request that is refused.
+            let typeName =
+                (try? JSONParser.parse(body, maximumNesting: Limits.maximumNesting))?.typeName ?? "JSON"
             throw CountriesError(
                 .badRequest,
-                "the request must be a JSON object such as {\"op\": \"list\"}, not \(value.typeName)")
+                "the request must be a JSON object such as {\"op\": \"list\"}, not \(typeName)")
         }
-        return try RequestFields(fields).request()
+        return try RequestFields(members).request()
     }
 }
 
 /// The checks on each field of a request object.
 private struct RequestFields {
-    let fields: [String: JSONValue]
+    let fields: JSONMembers
 
-    init(_ fields: [String: JSONValue]) {
+    init(_ fields: JSONMembers) {
         self.fields = fields
     }
 

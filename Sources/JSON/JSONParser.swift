@@ -33,46 +33,6 @@ public struct JSONParser {
         case tooDeep
     }
 
-    /// A ``Failure`` and where in the input it was found (``parseLocating(_:maximumNesting:)``).
-    public struct LocatedFailure: Error, Equatable, Sendable {
-        /// What is wrong.
-        public let failure: Failure
-        /// The byte offset of what is wrong (the input's length when it ended too soon): the
-        /// unexpected byte, the start of a bad string or of a key given twice, the array or object
-        /// one level too deep.
-        public let offset: Int
-        /// The 1-based line of `offset`; a line ends at LF, CR LF or CR.
-        public let line: Int
-        /// The 1-based column of `offset` in its line, in Unicode scalars (a byte-order mark
-        /// does not count), as editors show it.
-        public let column: Int
-        /// Whether the input ended before the value did (an unclosed array or string).
-        public let atEnd: Bool
-
-        /// The failure at `offset` in `bytes`, with its line and column.
-        init(_ failure: Failure, at offset: Int, in bytes: UnsafeRawBufferPointer) {
-            self.failure = failure
-            self.offset = offset
-            atEnd = offset >= bytes.count
-            var line = 1
-            var lineStart = 0
-            var index = 0
-            let end = min(offset, bytes.count)
-            if end >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { lineStart = 3 }
-            while index < end {
-                let byte = bytes[index]
-                index += 1
-                if byte == 0x0A || (byte == 0x0D && (index == bytes.count || bytes[index] != 0x0A)) {
-                    line += 1
-                    lineStart = index
-                }
-            }
-            self.line = line
-            // One column per scalar: count the bytes that start one (not UTF-8 continuations).
-            column = 1 + (lineStart..<end).count { bytes[$0] & 0xC0 != 0x80 }
-        }
-    }
-
     /// Parses one JSON value that fills `data` (whitespace around it allowed), refusing arrays and
     /// objects nested deeper than `maximumNesting` (the outermost counting as 1).
     public static func parse(
@@ -91,6 +51,31 @@ public struct JSONParser {
     ) throws(Failure) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
         return try parser.document()
+    }
+
+    /// Parses one JSON object that fills `data`, as ``parse(_:maximumNesting:)-swift.type.method``
+    /// would, into its members in order; nil when `data` is JSON but not an object. For a small
+    /// object read field by field (a request), without the dictionary ``JSONValue/object(_:)``
+    /// hashes every key into.
+    public static func parseMembers(
+        _ data: Data, maximumNesting: Int = defaultMaximumNesting
+    ) throws(Failure) -> JSONMembers? {
+        let parsed = data.withUnsafeBytes { bytes in
+            Result { () throws(Failure) -> JSONMembers? in
+                var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
+                parser.startDocument()
+                guard parser.peek() == UInt8(ascii: "{") else {
+                    _ = try parser.value(depth: 0)
+                    try parser.endDocument()
+                    return nil
+                }
+                var members = JSONMembers()
+                try parser.members(depth: 1) { key, value in members.add(key, value) }
+                try parser.endDocument()
+                return members
+            }
+        }
+        return try parsed.get()
     }
 
     /// Parses as ``parse(_:maximumNesting:)-swift.type.method`` does, and says where a failure is:
@@ -113,13 +98,22 @@ public struct JSONParser {
 
     /// The value that fills the input, from its start.
     private mutating func document() throws(Failure) -> JSONValue {
-        // A UTF-8 byte-order mark, as JSONDecoder skips it.
+        startDocument()
+        let value = try value(depth: 0)
+        try endDocument()
+        return value
+    }
+
+    /// Past a UTF-8 byte-order mark (as JSONDecoder skips it) and whitespace.
+    private mutating func startDocument() {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
         skipWhitespace()
-        let value = try value(depth: 0)
+    }
+
+    /// Only whitespace after the value.
+    private mutating func endDocument() throws(Failure) {
         skipWhitespace()
         guard position == bytes.count else { throw .notJSON }
-        return value
     }
 
     private let bytes: UnsafeRawBufferPointer
@@ -176,18 +170,25 @@ public struct JSONParser {
     }
 
     private mutating func object(depth: Int) throws(Failure) -> JSONValue {
+        var fields: [String: JSONValue] = [:]
+        // Room for a top-level object of the protocol (replies, events: 3 to 7 keys) at once: a
+        // dictionary grown from empty rehashes at 1, 2 and 4 keys. Only at the top, so many
+        // small nested objects cannot each take room for 8.
+        if depth == 1 { fields.reserveCapacity(8) }
+        try members(depth: depth) { key, value in fields.updateValue(value, forKey: key) == nil }
+        return .object(fields)
+    }
+
+    /// The members of the object at `position`, at nesting `depth`, each handed to `add`, which
+    /// says false for a key the object already had.
+    private mutating func members(depth: Int, _ add: (String, JSONValue) -> Bool) throws(Failure) {
         guard depth <= maximumNesting else { throw .tooDeep }
         position += 1  // {
-        var fields: [String: JSONValue] = [:]
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             position += 1
-            return .object(fields)
+            return
         }
-        // Room for a top-level object of the protocol (requests, replies, events: 3 to 7 keys)
-        // at once: a dictionary grown from empty rehashes at 1, 2 and 4 keys. Only at the top,
-        // so many small nested objects cannot each take room for 8.
-        if depth == 1 { fields.reserveCapacity(8) }
         while true {
             guard peek() == UInt8(ascii: "\"") else { throw .notJSON }
             let keyStart = position
@@ -196,7 +197,7 @@ public struct JSONParser {
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
             let element = try value(depth: depth)
-            if fields.updateValue(element, forKey: key) != nil {
+            if !add(key, element) {
                 position = keyStart  // where a located failure points: the second key
                 throw .duplicateKey(key)
             }
@@ -206,7 +207,7 @@ public struct JSONParser {
                 throw .notJSON
             }
             position += 1
-            if next == UInt8(ascii: "}") { return .object(fields) }
+            if next == UInt8(ascii: "}") { return }
             skipWhitespace()
         }
     }

@@ -198,16 +198,66 @@ import Testing
         }
     }
 
-    @Test func randomMutationsOfRequestsAgreeWithJSONDecoder() {
+    /// The members of an object, in order, as ``JSONParser/parseMembers(_:maximumNesting:)``
+    /// gives them; the same outcome as ``JSONParser/parse(_:maximumNesting:)`` otherwise.
+    private func agreeOnMembers(_ bytes: [UInt8]) -> Bool {
+        let plain = bytes.withUnsafeBytes { buffer in
+            Result { () throws(JSONParser.Failure) in try JSONParser.parse(buffer, maximumNesting: 4) }
+        }
+        let members = Result { () throws(JSONParser.Failure) in
+            try JSONParser.parseMembers(Data(bytes), maximumNesting: 4)
+        }
+        switch (plain, members) {
+        case (.success(.object(let fields)), .success(let members?)):
+            let list = members.members
+            return list.count == fields.count && list.allSatisfy { fields[$0.key] == $0.value }
+                && list.allSatisfy { members[$0.key] == $0.value }
+        case (.success(let value), .success(nil)):
+            if case .object = value { return false }
+            return true
+        case (.failure(let a), .failure(let b)): return a == b
+        default: return false
+        }
+    }
+
+    @Test func membersAgreeWithParse() {
+        for text in Self.corpus { #expect(agreeOnMembers(Array(text.utf8)), "\(text)") }
+        var random = SplitMix64(seed: 7)
+        for bytes in Self.mutatedRequests(20_000, using: &random) {
+            #expect(agreeOnMembers(bytes), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
+
+    /// In order, each key once: past the few checked one by one, a set of the keys catches a
+    /// duplicate as well, and a large object costs no more than its length.
+    @Test func membersKeepTheirOrderAndRefuseADuplicateAtAnySize() throws {
+        let members = try #require(
+            try JSONParser.parseMembers(Data(#"{"op":"toggle","id":"x","index":3}"#.utf8)))
+        #expect(members.members.map(\.key) == ["op", "id", "index"])
+        #expect(members["index"] == .integer(3) && members["name"] == nil)
+        for count in [2, 16, 17, 40, 20_000] {
+            let keys = (0..<count).map { "\"k\($0)\":\($0)" }
+            let whole = try #require(
+                try JSONParser.parseMembers(Data("{\(keys.joined(separator: ","))}".utf8)))
+            #expect(whole.members.count == count && whole["k\(count - 1)"] == .integer(Int64(count - 1)))
+            for again in [0, count / 2, count - 1] {
+                let twice = "{\(keys.joined(separator: ",")),\"k\(again)\":0}"
+                #expect(throws: JSONParser.Failure.duplicateKey("k\(again)")) {
+                    try JSONParser.parseMembers(Data(twice.utf8))
+                }
+            }
+        }
+    }
+
+    /// Requests with one to three random bytes changed, inserted or removed.
+    private static func mutatedRequests(_ count: Int, using random: inout SplitMix64) -> [[UInt8]] {
         let seeds = [
             #"{"op":"toggle","index":12,"id":"r-1","if_seq":7}"#,
             #"{"op":"add","name":"C\u00f4te","visited":true}"#,
             #"{"op":"list","extra":[1,-2.5e3,{"a":null,"b":false}]}"#, #"[1,"a",[true,{}]]"#,
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[],:"\-+.eE0123456789tfnul ax"#.utf8) + [0x00, 0x7F, 0xC3, 0xA9, 0xFF]
-        var random = SplitMix64(seed: 6)
-        var checked = 0
-        for _ in 0..<20_000 {
+        return (0..<count).map { _ in
             var bytes = seeds.randomElement(using: &random)!
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 let at = Int.random(in: 0..<bytes.count, using: &random)
@@ -217,6 +267,14 @@ import Testing
                 default: if bytes.count > 1 { bytes.remove(at: at) }
                 }
             }
+            return bytes
+        }
+    }
+
+    @Test func randomMutationsOfRequestsAgreeWithJSONDecoder() {
+        var random = SplitMix64(seed: 6)
+        var checked = 0
+        for bytes in Self.mutatedRequests(20_000, using: &random) {
             let text = String(decoding: bytes, as: UTF8.self)
             // The one intended difference: trailing commas.
             if text.contains(",]") || text.contains(",}")
