@@ -45,7 +45,6 @@ public final class LiveSubscription {
     private let subscriber: Socket
     private let requests: PendingRequests<SubscriptionMachine.Action>
     private var machine: SubscriptionMachine
-    private let keepsStates: Bool
 
     /// The replica, nil before the first snapshot.
     public var replica: CountriesState? { machine.replica }
@@ -69,7 +68,6 @@ public final class LiveSubscription {
         eventsSecurity: ClientSecurity? = nil, keepsStates: Bool = false
     ) throws(ClientError) {
         self.endpoints = endpoints
-        self.keepsStates = keepsStates
         machine = SubscriptionMachine(
             heartbeatInterval: heartbeatInterval, sources: endpoints.eventEndpoints.count)
         machine.keepsStates = keepsStates
@@ -170,8 +168,8 @@ public final class LiveSubscription {
     private func perform(
         _ output: SubscriptionMachine.Output, now: ContinuousClock.Instant
     ) -> SubscriptionMachine.Output {
-        var out = SubscriptionMachine.Output(
-            notifications: output.notifications, states: keepsStates ? output.states : [])
+        // The machine keeps no states when this does not (`machine.keepsStates`).
+        var out = SubscriptionMachine.Output(notifications: output.notifications, states: output.states)
         for action in output.actions {
             let command: Command
             switch action {
