@@ -146,6 +146,28 @@ import Testing
         }
     }
 
+    /// A writer is a value: a copy writes on its own bytes, and growing from the smallest room
+    /// keeps every byte written before.
+    @Test func aCopyWritesOnItsOwnAndGrowingKeepsEveryByte() throws {
+        var first = JSONWriter(capacity: 1)
+        first.byte(UInt8(ascii: "["))
+        var second = first
+        second.string("x")
+        first.integer(-12)
+        let copy = first
+        first.raw(",null]")
+        #expect(text(first.data) == "[-12,null]")
+        #expect(text(copy.data) == "[-12")
+        #expect(text(second.data) == #"["x""#)
+        for name in Self.names {
+            var writer = JSONWriter(capacity: 1)
+            let long = String(repeating: name + "/", count: 300)
+            writer.string(long)
+            #expect(text(writer.data) == text(try WireJSON.encoder.encode(long)), "\(name)")
+            #expect(writer.bytes == Array(writer.data))
+        }
+    }
+
     @Test func everyStatusPropertyIsAField() {
         // A property without a row in ServiceStatus.fields would never reach the wire.
         let properties = Mirror(reflecting: ServiceStatus()).children.compactMap(\.label)
