@@ -41,9 +41,19 @@ struct ChildProcessTests {
     /// A paused process is one whose every thread is stopped, and a name with spaces and
     /// parentheses does not hide a thread's state.
     @Test func pauseReturnsOnceEveryThreadIsStopped() throws {
-        let child = try ChildProcess("/bin/sh", ["-c", "exec -a 'a (b) c' /bin/sleep 30"])
+        // A copy of sleep under such a name: the kernel names the process after its file.
+        let scratch = try ScratchDirectory(prefix: "pause")
+        defer { scratch.remove() }
+        let sleeper = scratch.file("a (b) c")
+        try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: sleeper)
+        let child = try ChildProcess(sleeper, ["30"])
         defer { _ = child.stop(grace: .seconds(5)) }
-        #expect(eventually { threadStates(of: child.pid).first.map { $0 == "S" || $0 == "R" } == true })
+        try #require(
+            eventually {
+                let stat = try? String(contentsOfFile: "/proc/\(child.pid)/stat", encoding: .utf8)
+                return stat?.contains("(a (b) c) S") == true
+            }, "the copy of sleep does not run under its name: \(threadStates(of: child.pid))")
+        #expect(threadStates(of: child.pid) == ["S"])
         #expect(pauseProcess(child.pid))
         #expect(threadStates(of: child.pid) == ["T"])
         kill(child.pid, SIGCONT)
