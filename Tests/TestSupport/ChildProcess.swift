@@ -318,13 +318,20 @@ public enum ProcessMemory {
 
     /// CPU time `pid` has used (user + system), from /proc/PID/stat, in clock ticks (1/100 s).
     public static func cpuTicks(of pid: pid_t) -> Int? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        // After "pid (comm)": state is field 3, utime field 14, stime field 15.
+        guard let fields = fieldsAfterName(inStatFile: "/proc/\(pid)/stat"), fields.count > 12,
+            let user = Int(fields[11]), let system = Int(fields[12])
+        else { return nil }
+        return user + system
+    }
+
+    /// The fields of a /proc stat file after "pid (comm)", the state first; nil when it cannot
+    /// be read. The name may hold spaces and parentheses, so they start after the last ')'.
+    static func fieldsAfterName(inStatFile path: String) -> [Substring]? {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return nil }
-        // After "pid (comm)": state is field 3, utime field 14, stime field 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
-        return user + system
+        return stat[stat.index(after: close)...].split(separator: " ")
     }
 
     /// Whether `pid` runs exactly the command line saved one word a line in `argumentsFile`
@@ -353,9 +360,7 @@ public enum ProcessMemory {
 
     /// Whether `pid` is gone or a zombie.
     public static func isGone(_ pid: pid_t) -> Bool {
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        // The state follows the parenthesized command name.
-        guard let close = stat.lastIndex(of: ")") else { return true }
-        return stat[close...].dropFirst(2).first == "Z"
+        guard let state = fieldsAfterName(inStatFile: "/proc/\(pid)/stat")?.first else { return true }
+        return state == "Z"
     }
 }

@@ -7,10 +7,9 @@ import Foundation
 /// Hangs process `pid` as a test's fault: SIGSTOP, then waits (``eventually(within:every:_:)``)
 /// until every one of its threads is stopped; whether they all were within `limit`.
 ///
-/// `kill` only queues the signal. A thread stops on its way back to user space, so one blocked
-/// in the kernel (an `fdatasync` of etcd's log on a disk loaded by a sanitized run) goes on
-/// until its call returns, and a test that acts at once can still be answered by the process
-/// it thinks hung (CI saw an etcd member answer two reads after its SIGSTOP).
+/// `kill` only queues the signal, and each thread stops on its own way back to user space. CI
+/// once saw an etcd member answer two reads right after its SIGSTOP, on a machine loaded by
+/// two sanitized runs (why is not proven); a test that waits here acts on a process known hung.
 @discardableResult
 public func pauseProcess(_ pid: pid_t, within limit: Duration = .seconds(5)) -> Bool {
     // Never 0 or below: `kill` would stop a whole process group, or every process there is.
@@ -28,10 +27,6 @@ public func threadStates(of pid: pid_t) -> [Character] {
     let tasks = "/proc/\(pid)/task"
     let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
     return threads.compactMap { thread in
-        // `pid (name) S ...`: the name may hold spaces and parentheses, so read after the last ')'.
-        guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        return stat[stat.index(after: close)...].first { $0 != " " }
+        ProcessMemory.fieldsAfterName(inStatFile: "\(tasks)/\(thread)/stat")?.first?.first
     }
 }
