@@ -39,8 +39,8 @@ import ZeroMQ
         #expect(try client.send(.change(.toggle(.index(2)))).seq == 1)
         #expect(client.preferred == first.commandEndpoint)
 
-        first.signal(SIGSTOP)
         defer { first.signal(SIGCONT) }
+        try #require(first.pause(), "the first service did not stop")
         let reply = try client.send(.query(.list))
         #expect(reply.ok)
         #expect(reply.countries?[2].visited == false, "the second service answered (its list is untouched)")

@@ -58,9 +58,15 @@ final class LiveTestService {
         return try client.send(.query(.list))
     }
 
-    /// Sends `signal` to the service (SIGSTOP and SIGCONT, to make it stop answering and resume).
+    /// Sends `signal` to the service (SIGCONT, to resume it after ``pause()``).
     func signal(_ signal: Int32) {
         process.signal(signal)
+    }
+
+    /// Hangs the service (SIGSTOP, ``ChildProcess/pause(within:)``): it stops answering, with
+    /// every thread stopped when this returns true.
+    func pause() -> Bool {
+        process.pause()
     }
 
     /// SIGTERM, then SIGKILL if it is still running after 3 s (scaled by

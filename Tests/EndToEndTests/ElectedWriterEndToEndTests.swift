@@ -208,7 +208,10 @@ struct ElectedWriterEndToEndTests {
         let other = 1 - former
         let endpoints = replicas.sandboxes.map(\.commandEndpoint)
         var operations = add(writers: 2, adds: 5, through: endpoints, prefix: "first")
-        replicas.services[former].process.signal(SIGSTOP)
+        let formerPid = replicas.services[former].process.pid
+        try #require(
+            replicas.services[former].process.pause(),
+            "the writer did not stop: \(threadStates(of: formerPid))")
         // Past the TTL, the lease ends and the other replica is elected.
         #expect(
             eventually(within: .seconds(15)) {

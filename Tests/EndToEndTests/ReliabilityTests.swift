@@ -243,7 +243,7 @@ import ZeroMQ
             #expect(
                 stuck.waitUntilShowing(beforeStop, within: .seconds(15)) != nil, "the watcher never went live"
             )
-            stuck.child.signal(SIGSTOP)
+            #expect(stuck.child.pause(), "the watcher did not stop: \(threadStates(of: stuck.child.pid))")
             memory.append(service.child?.residentKilobytes ?? 0)
             with.append(try flood())
             stoppedGaps.append(longestGaps.last ?? .zero)

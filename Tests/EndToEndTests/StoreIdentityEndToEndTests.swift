@@ -27,14 +27,14 @@ struct StoreIdentityEndToEndTests {
                     as? Int
                     == 3
             })
-        kill(watcher.pid, SIGSTOP)
-        defer { kill(watcher.pid, SIGCONT) }
+        defer { watcher.child.signal(SIGCONT) }
+        try #require(watcher.child.pause(), "the watcher did not stop: \(threadStates(of: watcher.pid))")
         #expect(service.stop())
         service = try sandbox.startService(inMemory: true)
         for _ in 0..<5 { #expect(sandbox.run(["toggle", "Italy"]).status == 0) }
         let expected = try #require(Support.serviceList(sandbox))
         #expect(expected["seq"] as? Int == 5)
-        kill(watcher.pid, SIGCONT)
+        watcher.child.signal(SIGCONT)
         var last: NSDictionary?
         let converged = eventually(within: .seconds(5)) {
             last = Support.parseObject(watcher.standardOutput.textLines.last { !$0.isEmpty } ?? "").map {
