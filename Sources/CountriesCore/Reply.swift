@@ -106,9 +106,10 @@ private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendabl
 extension Reply {
     /// The reply as one UTF-8 JSON frame.
     public func encoded() -> Data {
-        var writer = JSONWriter(capacity: 64 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0))
+        // Room for a change's reply (about 110 bytes with its store) without growing.
+        var writer = JSONWriter(capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0))
         writer.reply(self)
-        return writer.data
+        return writer.finish()
     }
 
     /// Decodes a reply frame; throws a `WireDecodingError` when it is not one.
@@ -120,9 +121,10 @@ extension Reply {
 extension Event {
     /// The event as the JSON frame that follows its topic on the PUB channel.
     public func encoded() -> Data {
-        var writer = JSONWriter(capacity: country == nil ? 64 + 48 * (resetRows?.count ?? 0) : 96)
+        // Room for a one-row event (about 130 bytes with its store and topic) without growing.
+        var writer = JSONWriter(capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192)
         writer.event(self)
-        return writer.data
+        return writer.finish()
     }
 
     private var resetRows: [IndexedCountry]? {
@@ -141,7 +143,7 @@ extension Heartbeat {
     public func encoded() -> Data {
         var writer = JSONWriter(capacity: 48)
         writer.heartbeat(self)
-        return writer.data
+        return writer.finish()
     }
 
     /// Decodes a heartbeat frame; throws a `WireDecodingError` when it is not one.
@@ -157,6 +159,6 @@ extension CountriesState {
     public func snapshotJSON(store: String?) -> Data {
         var writer = JSONWriter(capacity: 48 + 48 * count)
         writer.snapshot(self, store: store)
-        return writer.data
+        return writer.finish()
     }
 }

@@ -229,7 +229,7 @@ extension Request {
     public func encoded() -> Data {
         var writer = JSONWriter(capacity: 64)
         writer.request(self)
-        return writer.data
+        return writer.finish()
     }
 }
 

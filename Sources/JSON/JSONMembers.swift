@@ -25,6 +25,12 @@ public struct JSONMembers: Sendable {
     /// No members.
     public init() {}
 
+    /// No members yet, with room for `capacity` of them: an array grown from empty reallocates
+    /// at each of a request's first members.
+    init(capacity: Int) {
+        members.reserveCapacity(capacity)
+    }
+
     /// The value under `key`, if the object has it.
     public subscript(key: String) -> JSONValue? {
         for member in members where member.key == key { return member.value }

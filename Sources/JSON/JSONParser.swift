@@ -69,7 +69,8 @@ public struct JSONParser {
                     try parser.endDocument()
                     return nil
                 }
-                var members = JSONMembers()
+                // Room for a request's fields (at most 6 a protocol op reads) at once.
+                var members = JSONMembers(capacity: 8)
                 try parser.members(depth: 1) { key, value in members.add(key, value) }
                 try parser.endDocument()
                 return members

@@ -4,27 +4,75 @@ import Foundation
 /// `[.sortedKeys, .withoutEscapingSlashes]` (`/` unescaped, control characters as
 /// `\b \t \n \f \r` or `\u00xx`), at a fraction of its cost. Callers that write objects member
 /// by member give the keys in sorted order themselves; ``value(_:)`` sorts them.
-public struct JSONWriter {
-    /// The bytes written so far.
-    public private(set) var bytes: [UInt8] = []
+///
+/// The bytes live in one buffer of its own, written through a pointer, and a writer cannot be
+/// copied (it owns that buffer). Appending to a `[UInt8]` cost about 100 instructions per
+/// append, several per member of every reply, event and canonical form (docs/BENCHMARKS.md,
+/// "Stop 37").
+public struct JSONWriter: ~Copyable {
+    /// The buffer, from `malloc`.
+    private var start: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// How many bytes are written.
+    public private(set) var count = 0
 
     /// An empty writer with room for `capacity` bytes before it grows.
     public init(capacity: Int = 128) {
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        start = JSONWriter.allocate(self.capacity)
     }
 
-    /// The bytes written so far, copied once: `Data(bytes)` took the generic sequence
-    /// initializer, about 700 instructions per reply or event.
-    public var data: Data { bytes.withUnsafeBufferPointer { Data(buffer: $0) } }
+    deinit { free(start) }
+
+    private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<UInt8> {
+        guard let memory = malloc(capacity) else { fatalError("out of memory for \(capacity) bytes of JSON") }
+        return memory.assumingMemoryBound(to: UInt8.self)
+    }
+
+    /// A copy of the bytes written so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
+
+    /// The bytes written, as `Data`; the writer is gone after.
+    public consuming func finish() -> Data {
+        // A copy: `Data(bytesNoCopy:)` saved it but cost more when freed (its deallocator).
+        Data(bytes: start, count: count)
+    }
+
+    /// Room for `extra` more bytes.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if capacity - count < extra { grow(extra) }
+    }
+
+    private mutating func grow(_ extra: Int) {
+        let wanted = max(capacity * 2, count + extra)
+        guard let moved = realloc(start, wanted) else {
+            fatalError("out of memory for \(wanted) bytes of JSON")
+        }
+        start = moved.assumingMemoryBound(to: UInt8.self)
+        capacity = wanted
+    }
+
+    /// Appends `count` bytes from `source`.
+    @inline(__always)
+    private mutating func append(_ source: UnsafePointer<UInt8>, _ length: Int) {
+        reserve(length)
+        (start + count).update(from: source, count: length)
+        count += length
+    }
 
     /// Appends one byte as it is (a bracket, a comma, a colon).
+    @inline(__always)
     public mutating func byte(_ byte: UInt8) {
-        bytes.append(byte)
+        reserve(1)
+        start[count] = byte
+        count += 1
     }
 
     /// Appends text as it is: it must already be JSON (a literal, a quoted key and its colon).
+    @inline(__always)
     public mutating func raw(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
     /// `true` or `false`.
@@ -34,16 +82,19 @@ public struct JSONWriter {
 
     /// An unsigned integer in decimal.
     public mutating func unsigned(_ value: UInt64) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var count = 0
-            var rest = value
-            repeat {
-                digits[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[(20 - count)...]))
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
         }
+        reserve(digits)
+        rest = value
+        for offset in stride(from: count + digits - 1, through: count, by: -1) {
+            start[offset] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        count += digits
     }
 
     /// A signed integer in decimal.
@@ -54,7 +105,7 @@ public struct JSONWriter {
     /// A signed integer in decimal.
     public mutating func integer(_ value: Int64) {
         if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            byte(UInt8(ascii: "-"))
             unsigned(UInt64(value.magnitude))
         } else {
             unsigned(UInt64(value))
@@ -63,46 +114,70 @@ public struct JSONWriter {
 
     /// A string, quoted, with `"`, `\` and control characters escaped (`/` is not).
     public mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
+        byte(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress else { return }
             // Runs of bytes that need no escape are appended whole; most strings are one run.
-            var start = 0
+            var run = 0
             var position = 0
-            let count = utf8.count
-            while position < count {
+            let length = utf8.count
+            // Eight bytes at a time while none of them needs an escape: a byte-by-byte scan
+            // cost about 11 instructions per byte, and every reply and event holds a name.
+            while length - position >= 8 {
+                let word = UInt64(
+                    littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+                if JSONWriter.needsEscape(word) { break }
+                position += 8
+            }
+            while position < length {
                 let byte = utf8[position]
                 if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
                     position += 1
                     continue
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<position]))
+                append(base + run, position - run)
                 position += 1
-                start = position
+                run = position
                 escape(byte)
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+            append(base + run, length - run)
         }
-        bytes.append(UInt8(ascii: "\""))
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes of `word` is a control character, `"` or `\\`: the
+    /// classic test for a zero byte (`(x - 0x01…) & ~x & 0x80…`), on `word` itself for bytes under
+    /// 0x20 and on `word` xor each quote for the two others.
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let quoteZero = (quote &- ones) & ~quote & highs
+        let backslashZero = (backslash &- ones) & ~backslash & highs
+        return control | quoteZero | backslashZero != 0
     }
 
     /// The escape of one byte that cannot stand in a JSON string as it is.
     private mutating func escape(_ byte: UInt8) {
-        bytes.append(UInt8(ascii: "\\"))
+        self.byte(UInt8(ascii: "\\"))
         switch byte {
-        case 0x22: bytes.append(0x22)
-        case 0x5C: bytes.append(0x5C)
-        case 0x08: bytes.append(UInt8(ascii: "b"))
-        case 0x09: bytes.append(UInt8(ascii: "t"))
-        case 0x0A: bytes.append(UInt8(ascii: "n"))
-        case 0x0C: bytes.append(UInt8(ascii: "f"))
-        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x22: self.byte(0x22)
+        case 0x5C: self.byte(0x5C)
+        case 0x08: self.byte(UInt8(ascii: "b"))
+        case 0x09: self.byte(UInt8(ascii: "t"))
+        case 0x0A: self.byte(UInt8(ascii: "n"))
+        case 0x0C: self.byte(UInt8(ascii: "f"))
+        case 0x0D: self.byte(UInt8(ascii: "r"))
         default:
             let hex: StaticString = "0123456789abcdef"
             let digits = hex.utf8Start
-            bytes.append(contentsOf: [
-                UInt8(ascii: "u"), 0x30, 0x30, digits[Int(byte >> 4)], digits[Int(byte & 0xF)],
-            ])
+            raw("u00")
+            self.byte(digits[Int(byte >> 4)])
+            self.byte(digits[Int(byte & 0xF)])
         }
     }
 
@@ -114,24 +189,28 @@ public struct JSONWriter {
         case .bool(let flag): bool(flag)
         case .integer(let number): integer(number)
         case .unsigned(let number): unsigned(number)
-        case .number(let number): bytes.append(contentsOf: number.description.utf8)
+        case .number(let number):
+            var text = number.description
+            text.withUTF8 { utf8 in
+                if let base = utf8.baseAddress { append(base, utf8.count) }
+            }
         case .string(let text): string(text)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
+            byte(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
-                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                if offset > 0 { byte(UInt8(ascii: ",")) }
                 self.value(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            byte(UInt8(ascii: "]"))
         case .object(let fields):
-            bytes.append(UInt8(ascii: "{"))
+            byte(UInt8(ascii: "{"))
             for (offset, key) in fields.keys.sorted().enumerated() {
-                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                if offset > 0 { byte(UInt8(ascii: ",")) }
                 string(key)
-                bytes.append(UInt8(ascii: ":"))
+                byte(UInt8(ascii: ":"))
                 self.value(fields[key]!)
             }
-            bytes.append(UInt8(ascii: "}"))
+            byte(UInt8(ascii: "}"))
         }
     }
 }

@@ -142,29 +142,54 @@ import Testing
             var writer = JSONWriter()
             writer.seconds(milliseconds: value)
             let reference = (try? WireJSON.encoder.encode(Double(value) / 1000)) ?? Data()
-            #expect(text(Data(writer.bytes)) == text(reference), "\(value) ms")
+            #expect(text(writer.finish()) == text(reference), "\(value) ms")
         }
     }
 
-    /// A writer is a value: a copy writes on its own bytes, and growing from the smallest room
-    /// keeps every byte written before.
-    @Test func aCopyWritesOnItsOwnAndGrowingKeepsEveryByte() throws {
+    /// Growing from the smallest room keeps every byte written before, and ``JSONWriter/finish()``
+    /// hands over exactly the bytes written.
+    @Test func growingKeepsEveryByte() throws {
         var first = JSONWriter(capacity: 1)
         first.byte(UInt8(ascii: "["))
-        var second = first
-        second.string("x")
         first.integer(-12)
-        let copy = first
-        first.raw(",null]")
-        #expect(text(first.data) == "[-12,null]")
-        #expect(text(copy.data) == "[-12")
-        #expect(text(second.data) == #"["x""#)
+        first.raw(",null,")
+        first.unsigned(.max)
+        first.byte(UInt8(ascii: "]"))
+        #expect(first.count == 31)
+        #expect(text(first.finish()) == "[-12,null,18446744073709551615]")
         for name in Self.names {
             var writer = JSONWriter(capacity: 1)
             let long = String(repeating: name + "/", count: 300)
             writer.string(long)
-            #expect(text(writer.data) == text(try WireJSON.encoder.encode(long)), "\(name)")
-            #expect(writer.bytes == Array(writer.data))
+            let bytes = writer.bytes
+            let data = writer.finish()
+            #expect(text(data) == text(try WireJSON.encoder.encode(long)), "\(name)")
+            #expect(bytes == Array(data))
+        }
+    }
+
+    /// Strings are scanned eight bytes at a time: a byte that needs an escape is found at every
+    /// offset in and around a word, next to every other byte value.
+    @Test func everyByteThatNeedsAnEscapeIsFoundAtEveryOffset() throws {
+        let plain = Array("abcdefghijklmnopqrstuvwxy".utf8)  // 25 bytes: three words and one
+        for special in [UInt8](0..<0x20) + [0x22, 0x5C, 0x7F] {
+            for offset in plain.indices {
+                var bytes = plain
+                bytes[offset] = special
+                let string = String(decoding: bytes, as: UTF8.self)
+                var writer = JSONWriter(capacity: 1)
+                writer.string(string)
+                #expect(
+                    text(writer.finish()) == text(try WireJSON.encoder.encode(string)),
+                    "byte \(special) at \(offset)")
+            }
+        }
+        for high in UInt8(0x20)...0x7E {
+            // Bytes that need none, in every word position, with multi-byte UTF-8 around them.
+            let string = String(repeating: "é", count: 3) + String(UnicodeScalar(high)) + "😀xyz"
+            var writer = JSONWriter()
+            writer.string(string)
+            #expect(text(writer.finish()) == text(try WireJSON.encoder.encode(string)), "byte \(high)")
         }
     }
 
