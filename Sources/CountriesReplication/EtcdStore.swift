@@ -328,24 +328,7 @@ public final class EtcdStore: StateStore {
             throw storeError(error, during: "read")
         }
         if result.succeeded { return legacy }
-        return try generation(in: result.results.first, layout: layout)
-    }
-
-    /// The generation a range of the generation key read; an error naming the key when its
-    /// value is not one (the prefix holds something else, or someone wrote it by hand).
-    private static func generation(in outcome: EtcdOperationResult?, layout: EtcdLayout)
-        throws(StateStoreError)
-        -> RequestIDWindow.Generation
-    {
-        guard case .range(let range)? = outcome, let value = range.kvs.first?.value else {
-            throw StateStoreError("the key \(layout.idsGeneration) is gone from etcd; restart the replica")
-        }
-        guard let generation = RequestIDWindow.Generation(value) else {
-            throw StateStoreError(
-                "the key \(layout.idsGeneration) holds \(CountryName.quoted(String(decoding: value.prefix(64), as: UTF8.self))), not a request-id generation"
-            )
-        }
-        return generation
+        return try EtcdCommit.generation(in: result.results.first, layout: layout)
     }
 
     // MARK: Reading
@@ -434,7 +417,7 @@ public final class EtcdStore: StateStore {
         let current = try EtcdStore.read { () throws(EtcdError) in
             try client.range(EtcdRangeRequest(key: layout.idsGeneration))
         }
-        generation = try EtcdStore.generation(in: .range(current), layout: layout)
+        generation = try EtcdCommit.generation(in: .range(current), layout: layout)
         for number in liveGenerations {
             let found = try EtcdStore.read { () throws(EtcdError) in
                 try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
@@ -449,9 +432,7 @@ public final class EtcdStore: StateStore {
     }
 
     /// The generations an id may be remembered in: the current one and the one before.
-    private var liveGenerations: [UInt64] {
-        generation.number == 0 ? [0] : [generation.number, generation.number - 1]
-    }
+    private var liveGenerations: [UInt64] { EtcdCommit.liveGenerations(generation) }
 
     /// The events after `since`, from the log in etcd; nil when they are no longer kept.
     public func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError)
@@ -471,77 +452,16 @@ public final class EtcdStore: StateStore {
     /// Why this replica refuses changes now (no quorum, say), from ``ClusterHealth``.
     public var unavailability: String? { health.unavailability() }
 
-    /// Commits `batch` in one etcd transaction, if the seq it was staged at is still the newest.
+    /// Commits `batch` in one etcd transaction (``EtcdCommit``), if the seq it was staged at is
+    /// still the newest.
     public func commit(_ batch: StoreBatch) throws(StateStoreError) {
-        let lastSeq = batch.events.last?.seq ?? batch.basis
-        var compare: [EtcdCompare] = [
-            .value(layout.seq, equals: Data(String(batch.basis).utf8)),
-            .value(layout.store, equals: Data(identity.utf8)),
-        ]
-        var success: [EtcdOperation] = []
-        var failure: [EtcdOperation] = [
-            .range(EtcdRangeRequest(key: layout.store)),
-            // What moved the store past the basis, so catching up costs no second round trip.
-            .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
-        ]
-        // The ids: none may be remembered in a live generation; changes' ids go into the
-        // generation the window says, and a commit that opens one deletes the generation before
-        // the current. Refusals' and no-ops' ids are checked, not written. A refused commit
-        // reads the ones it needs afterwards (``rememberedRequests(for:)``): read-backs for
-        // every id in every commit made its request a fifth larger, for the rare
-        // refusal (docs/BENCHMARKS.md, "Stop 28").
-        var written = generation
-        let checked = batch.requests.map(\.id) + batch.checkedIDs
-        if !checked.isEmpty {
-            compare.append(.value(layout.idsGeneration, equals: generation.encoded))
-            failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
-            for id in checked {
-                for number in liveGenerations {
-                    compare.append(.createRevision(layout.request(id, generation: number), equals: 0))
-                }
-            }
-        }
-        if !batch.requests.isEmpty {
-            let values = batch.requests.map {
-                EtcdLayout.encode($0, reference: resetReference(of: $0, in: batch))
-            }
-            let bytes = zip(batch.requests, values).reduce(0) { $0 + $1.0.id.utf8.count + $1.1.count }
-            let (next, opened) = window.after(
-                generation, adding: values.count, bytes: bytes,
-                nowMilliseconds: RequestIDWindow.nowMilliseconds)
-            written = next
-            success.append(.put(layout.idsGeneration, next.encoded))
-            if opened, generation.number > 0 {
-                let expired = layout.generationPrefix(generation.number - 1)
-                success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
-            }
-            for (remembered, value) in zip(batch.requests, values) {
-                success.append(.put(layout.request(remembered.id, generation: next.number), value))
-            }
-        }
-        if lastSeq != batch.basis {
-            success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
-        }
-        for (index, event) in batch.events.enumerated() {
-            // A reset is kept as a marker: the whole list would not fit in one request.
-            let value = EtcdResetMarker(for: event, seedRows: seedRows)?.encoded ?? batch.encodedEvent(index)
-            success.append(.put(layout.event(event.seq), value))
-        }
-        // The last 10,000 events, but none after the newest snapshot this replica knows: the
-        // snapshot is written apart, and may have failed.
-        let retained = UInt64(Limits.retainedEvents)
-        var trimmedTo: UInt64?
-        if lastSeq > retained, lastSeq != batch.basis {
-            let end = min(lastSeq - retained + 1, knownSnapshotSeq + 1)
-            // Events are written in seq order and never below the newest, so a range once
-            // trimmed stays empty: from the last trim's end is enough, from the start once.
-            if end > 1, end > trimmedBefore ?? 0 {
-                let start = trimmedBefore.map(layout.event) ?? layout.eventsPrefix
-                success.append(.deleteRange(key: start, rangeEnd: layout.event(end)))
-                trimmedTo = end
-            }
-        }
-        let bytes = EtcdClient.txnRequestBytes(compare: compare, success: success, failure: failure)
+        let commit = EtcdCommit(
+            batch, layout: layout, identity: identity, seedRows: seedRows,
+            knowing: EtcdCommit.Knowledge(
+                generation: generation, window: window, knownSnapshotSeq: knownSnapshotSeq,
+                trimmedBefore: trimmedBefore, nowMilliseconds: RequestIDWindow.nowMilliseconds))
+        let bytes = EtcdClient.txnRequestBytes(
+            compare: commit.compare, success: commit.success, failure: commit.failure)
         if bytes > configuration.requestBudget {
             throw StateStoreError(
                 "the change takes \(bytes) bytes in its etcd transaction, \(bytes - configuration.requestBudget) over the budget of \(configuration.requestBudget) bytes per transaction (etcd refuses requests over its --max-request-bytes); nothing changed",
@@ -550,14 +470,15 @@ public final class EtcdStore: StateStore {
         let result: EtcdTxnResponse
         let sent = ContinuousClock.now
         do {
-            result = try client.txn(compare: compare, success: success, failure: failure)
+            result = try client.txn(compare: commit.compare, success: commit.success, failure: commit.failure)
         } catch {
             throw noteNoSpace(EtcdStore.storeError(error, during: "commit"))
         }
         health.recordWritable()
+        let lastSeq = commit.lastSeq
         if result.succeeded {
-            generation = written
-            if let trimmedTo { trimmedBefore = trimmedTo }
+            generation = commit.written
+            if let trimmedTo = commit.trimmedTo { trimmedBefore = trimmedTo }
             // Known at once: the event tail must publish it soon, or leave its member.
             health.recordCommitted(lastSeq, sentAt: sent)
             // Past a multiple of 100; or after every commit while this replica knows of no
@@ -571,38 +492,13 @@ public final class EtcdStore: StateStore {
             }
             return
         }
-        var newer: [Event] = []
-        for (index, outcome) in result.results.enumerated() {
-            if index == 2 {
-                // Whatever moved, the next try compares the generation etcd holds now.
-                generation = try EtcdStore.generation(in: outcome, layout: layout)
-                continue
-            }
-            guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
-            switch index {
-            case 0:
-                if kv.value != Data(identity.utf8) {
-                    throw StateStoreError(
-                        "the prefix \(layout.prefix) now holds another store (\(String(decoding: kv.value, as: UTF8.self))); restart the replica"
-                    )
-                }
-            case 1:
-                // All of them or none: a page cut short or a bad value means "read them yourself".
-                let events = range.kvs.compactMap { layout.event(in: $0, seedRows: seedRows) }
-                if !range.more && events.count == range.kvs.count { newer = events }
-            default: break
-            }
-        }
-        if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
-            == true
-        {
-            throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
-        }
+        let refusal = try commit.refusal(result)
+        if let current = refusal.generation { generation = current }
         // Read after the refusal, in the generations etcd holds now: an id another replica
         // committed meanwhile is found too, which only settles it sooner.
-        let found = try rememberedRequests(for: checked)
+        let found = try rememberedRequests(for: commit.checked)
         throw StateStoreError(
-            "another replica committed first", code: .moved, remembered: found, newerEvents: newer)
+            "another replica committed first", code: .moved, remembered: found, newerEvents: refusal.newer)
     }
 
     /// The ids among `ids` that the live generations remember, read in as few transactions as
@@ -628,17 +524,6 @@ public final class EtcdStore: StateStore {
             }
         }
         return found
-    }
-
-    /// The marker to keep `request`'s reply as: its event's, when the event is a reset in
-    /// `batch` whose reply, made again from the marker, is the reply byte for byte; else nil
-    /// (kept in full).
-    private func resetReference(of request: RememberedRequest, in batch: StoreBatch) -> EtcdResetMarker? {
-        guard let seq = request.eventSeq, let event = batch.events.first(where: { $0.seq == seq }),
-            let marker = EtcdResetMarker(for: event, seedRows: seedRows),
-            marker.reply(seedRows: seedRows) == request.reply
-        else { return nil }
-        return marker
     }
 
     /// Hands `state` to the snapshot writer, apart from the commit that crossed a multiple of

@@ -1,0 +1,249 @@
+import CountriesCore
+import Etcd
+import Foundation
+import Testing
+
+@testable import CountriesReplication
+@testable import CountriesStore
+
+/// The shape of a commit's etcd transaction, without etcd (``EtcdCommit``): what it compares,
+/// writes and reads back, and what a refusal's reads say. The suites against a real etcd
+/// (`EtcdStoreTests`, `EtcdRetentionTests`) show what etcd does with it.
+@Suite struct EtcdCommitTests {
+    private let layout = EtcdLayout(prefix: "/t/")
+    private let identity = "s-0123456789abcdefghijklmno"
+    private let seedRows = SeedList.standard.enumerated().map { IndexedCountry($0.element, at: $0.offset) }
+    private let started: Int64 = 1_000_000
+
+    private func batch(
+        basis: UInt64, events: [Event], requests: [RememberedRequest] = [], checked: [String] = []
+    )
+        -> StoreBatch
+    {
+        var batch = StoreBatch()
+        batch.basis = basis
+        batch.events = events
+        batch.encodedEvents = events.map { $0.encoded() }
+        batch.requests = requests
+        batch.checkedIDs = checked
+        return batch
+    }
+
+    private func toggle(_ seq: UInt64) -> Event {
+        var event = Event(
+            seq: seq, kind: .changed(IndexedCountry(index: 0, name: "Afghanistan", visited: true)))
+        event.store = identity
+        return event
+    }
+
+    private func knowing(
+        generation number: UInt64 = 3, count: Int = 5, window: RequestIDWindow = RequestIDWindow(),
+        snapshot: UInt64 = 0, trimmedBefore: UInt64? = nil
+    ) -> EtcdCommit.Knowledge {
+        EtcdCommit.Knowledge(
+            generation: RequestIDWindow.Generation(
+                number: number, startedMilliseconds: started, count: count),
+            window: window, knownSnapshotSeq: snapshot, trimmedBefore: trimmedBefore,
+            nowMilliseconds: started + 1_000)
+    }
+
+    private func commit(_ batch: StoreBatch, _ known: EtcdCommit.Knowledge) -> EtcdCommit {
+        EtcdCommit(batch, layout: layout, identity: identity, seedRows: seedRows, knowing: known)
+    }
+
+    /// Each operation as text, so a transaction compares as a list of lines.
+    private func lines(_ compares: [EtcdCompare]) -> [String] {
+        compares.map { compare in
+            switch compare {
+            case .value(let key, let value): "\(key) == \(String(decoding: value, as: UTF8.self))"
+            case .createRevision(let key, let revision): "\(key) created at \(revision)"
+            case .modRevision(let key, let revision): "\(key) modified at \(revision)"
+            case .version(let key, let version): "\(key) version \(version)"
+            case .modRevisionLess(let key, let revision): "\(key) modified before \(revision)"
+            case .modRevisionGreater(let key, let revision): "\(key) modified after \(revision)"
+            }
+        }
+    }
+
+    private func lines(_ operations: [EtcdOperation]) -> [String] {
+        operations.map { operation in
+            switch operation {
+            case .range(let range): "range \(range.key)..<\(range.rangeEnd ?? "")"
+            case .put(let key, let value): "put \(key) = \(String(decoding: value, as: UTF8.self))"
+            case .putLeased(let key, _, let lease): "put \(key) leased \(lease)"
+            case .deleteRange(let key, let end): "delete \(key)..<\(end ?? "")"
+            }
+        }
+    }
+
+    @Test func aChangeWithoutAnIDComparesTheSeqAndTheStoreAndWritesTheSeqAndTheEvent() {
+        let event = toggle(8)
+        let commit = commit(batch(basis: 7, events: [event]), knowing())
+        #expect(lines(commit.compare) == ["/t/seq == 7", "/t/store == \(identity)"])
+        #expect(
+            lines(commit.success) == [
+                "put /t/seq = 8",
+                "put /t/events/00000000000000000008 = \(String(decoding: event.encoded(), as: UTF8.self))",
+            ])
+        #expect(
+            lines(commit.failure) == [
+                "range /t/store..<",
+                "range /t/events/00000000000000000008..<\(EtcdRangeRequest.prefixEnd("/t/events/"))",
+            ])
+        #expect(commit.lastSeq == 8)
+        #expect(commit.written.number == 3)
+        #expect(commit.trimmedTo == nil)
+    }
+
+    /// Every id, written or only checked, is compared absent in both live generations; only the
+    /// changes' ids are written, into the current generation, which grows by them.
+    @Test func idsAreComparedAbsentInBothLiveGenerationsAndOnlyChangesIDsAreWritten() {
+        let remembered = RememberedRequest(
+            id: "a", request: Data(#"{"index":0,"op":"toggle"}"#.utf8), reply: Data("R".utf8), eventSeq: 8)
+        let commit = commit(
+            batch(basis: 7, events: [toggle(8)], requests: [remembered], checked: ["b"]), knowing())
+        #expect(
+            lines(commit.compare) == [
+                "/t/seq == 7", "/t/store == \(identity)", "/t/ids-generation == 3 \(started) 5 0",
+                "/t/ids/3/a created at 0", "/t/ids/2/a created at 0",
+                "/t/ids/3/b created at 0", "/t/ids/2/b created at 0",
+            ])
+        let value = #"{"index":0,"op":"toggle"}"# + "\nR"
+        #expect(
+            lines(commit.success).prefix(2) == [
+                "put /t/ids-generation = 3 \(started) 6 \(1 + value.utf8.count)", "put /t/ids/3/a = \(value)",
+            ])
+        #expect(lines(commit.failure).last == "range /t/ids-generation..<")
+        #expect(commit.checked == ["a", "b"])
+        #expect(
+            commit.written
+                == RequestIDWindow.Generation(
+                    number: 3, startedMilliseconds: started, count: 6, bytes: 1 + value.utf8.count))
+    }
+
+    /// A commit that closes the current generation opens the next and deletes the one before
+    /// the current: ids live two generations. The ids a store kept before generations (0) have
+    /// no generation before them.
+    @Test func openingAGenerationDeletesTheOneBeforeTheCurrent() {
+        let closing = RequestIDWindow(minimumAge: .zero, minimumCount: 1)
+        let remembered = RememberedRequest(id: "a", reply: Data("R".utf8), eventSeq: 8)
+        let opened = commit(
+            batch(basis: 7, events: [toggle(8)], requests: [remembered]), knowing(window: closing))
+        #expect(opened.written.number == 4)
+        let success = lines(opened.success)
+        #expect(success.contains("delete /t/ids/2/..<\(EtcdRangeRequest.prefixEnd("/t/ids/2/"))"))
+        #expect(success.contains("put /t/ids/4/a = \nR"))
+        #expect(!success.contains { $0.hasPrefix("delete /t/ids/3/") })
+
+        let legacy = commit(
+            batch(basis: 7, events: [toggle(8)], requests: [remembered]),
+            knowing(generation: 0, window: closing))
+        #expect(legacy.written.number == 1)
+        #expect(
+            lines(legacy.compare).filter { $0.hasPrefix("/t/requests/") } == ["/t/requests/a created at 0"])
+        #expect(!lines(legacy.success).contains { $0.hasPrefix("delete") })
+    }
+
+    /// The last 10,000 events are kept, and none after the newest snapshot known; a trim starts
+    /// where the last one ended (from the prefix's start only the first time).
+    @Test func trimsFromTheLastTrimsEndAndNeverPastTheKnownSnapshot() {
+        let first = commit(batch(basis: 10_049, events: [toggle(10_050)]), knowing(snapshot: 10_000))
+        #expect(first.trimmedTo == 51)
+        #expect(lines(first.success).last == "delete /t/events/..<\(layout.event(51))")
+
+        let next = commit(
+            batch(basis: 10_050, events: [toggle(10_051)]), knowing(snapshot: 10_000, trimmedBefore: 51))
+        #expect(next.trimmedTo == 52)
+        #expect(lines(next.success).last == "delete \(layout.event(51))..<\(layout.event(52))")
+
+        // The newest snapshot known is old: nothing after it goes, so nothing new to trim.
+        let held = commit(
+            batch(basis: 10_050, events: [toggle(10_051)]), knowing(snapshot: 20, trimmedBefore: 21))
+        #expect(held.trimmedTo == nil)
+        #expect(!lines(held.success).contains { $0.hasPrefix("delete") })
+
+        let young = commit(batch(basis: 9_999, events: [toggle(10_000)]), knowing(snapshot: 10_000))
+        #expect(young.trimmedTo == nil)
+        // A batch of only checked ids moves no seq and trims nothing.
+        let checkedOnly = commit(batch(basis: 10_050, events: [], checked: ["x"]), knowing(snapshot: 10_050))
+        #expect(checkedOnly.trimmedTo == nil)
+        #expect(!lines(checkedOnly.success).contains { $0.hasPrefix("put /t/seq") })
+    }
+
+    /// A reset is written as its marker, and its id's reply as a reference to it when the
+    /// marker makes that reply again byte for byte.
+    @Test func aResetIsKeptAsItsMarker() throws {
+        var reset = Event(seq: 8, kind: .reset(seedRows))
+        reset.store = identity
+        let marker = try #require(EtcdResetMarker(for: reset, seedRows: seedRows))
+        let reply = marker.reply(seedRows: seedRows)
+        let remembered = RememberedRequest(
+            id: "r", request: Data(#"{"op":"reset"}"#.utf8), reply: reply, eventSeq: 8)
+        let commit = commit(batch(basis: 7, events: [reset], requests: [remembered]), knowing())
+        let success = lines(commit.success)
+        #expect(
+            success.contains("put \(layout.event(8)) = \(String(decoding: marker.encoded, as: UTF8.self))"))
+        #expect(
+            success.contains(
+                "put /t/ids/3/r = {\"op\":\"reset\"}\n\(String(decoding: marker.encoded, as: UTF8.self))"))
+    }
+
+    private func range(_ kvs: [(String, String)], more: Bool = false) -> EtcdOperationResult {
+        .range(
+            EtcdRangeResponse(
+                kvs: kvs.map {
+                    EtcdKeyValue(
+                        key: $0.0, value: Data($0.1.utf8), createRevision: 1, modRevision: 1, version: 1)
+                }, count: Int64(kvs.count), more: more, revision: 9))
+    }
+
+    /// A refusal reads back the store, the events past the basis (all of them or none) and the
+    /// generation etcd holds now; another store or none under the prefix is an error.
+    @Test func aRefusalSaysWhatMovedTheStore() throws {
+        let commit = commit(batch(basis: 7, events: [toggle(8)], checked: ["b"]), knowing())
+        let moved = [toggle(8), toggle(9)]
+        let events = moved.map { (layout.event($0.seq), String(decoding: $0.encoded(), as: UTF8.self)) }
+        let generation = ("/t/ids-generation", "4 \(started) 0 0")
+        let refused = try commit.refusal(
+            EtcdTxnResponse(
+                succeeded: false, revision: 9,
+                results: [range([("/t/store", identity)]), range(events), range([generation])]))
+        #expect(refused.newer == moved)
+        #expect(refused.generation?.number == 4)
+
+        // A page cut short, or an entry that is not its event: the replica reads them itself.
+        let cut = try commit.refusal(
+            EtcdTxnResponse(
+                succeeded: false, revision: 9,
+                results: [range([("/t/store", identity)]), range(events, more: true), range([generation])]))
+        #expect(cut.newer.isEmpty)
+        let damaged = try commit.refusal(
+            EtcdTxnResponse(
+                succeeded: false, revision: 9,
+                results: [
+                    range([("/t/store", identity)]), range(events + [(layout.event(10), "{}")]),
+                    range([generation]),
+                ]))
+        #expect(damaged.newer.isEmpty)
+
+        #expect(throws: StateStoreError.self) {
+            try commit.refusal(
+                EtcdTxnResponse(
+                    succeeded: false, revision: 9,
+                    results: [range([("/t/store", "s-another")]), range(events), range([generation])]))
+        }
+        #expect(throws: StateStoreError.self) {
+            try commit.refusal(
+                EtcdTxnResponse(
+                    succeeded: false, revision: 9, results: [range([]), range([]), range([generation])]))
+        }
+        #expect(throws: StateStoreError.self) {
+            try commit.refusal(
+                EtcdTxnResponse(
+                    succeeded: false, revision: 9,
+                    results: [
+                        range([("/t/store", identity)]), range([]), range([("/t/ids-generation", "x")]),
+                    ]))
+        }
+    }
+}
