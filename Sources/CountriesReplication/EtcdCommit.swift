@@ -151,7 +151,7 @@ struct EtcdCommit {
         for (index, outcome) in result.results.enumerated() {
             if index == 2 {
                 // Whatever moved, the next try compares the generation etcd holds now.
-                generation = try EtcdCommit.generation(in: outcome, layout: layout)
+                generation = try layout.generation(in: outcome)
                 continue
             }
             guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
@@ -174,21 +174,5 @@ struct EtcdCommit {
             throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
         }
         return (generation, newer)
-    }
-
-    /// The generation a range of the generation key read; an error naming the key when its
-    /// value is not one (the prefix holds something else, or someone wrote it by hand).
-    static func generation(in outcome: EtcdOperationResult?, layout: EtcdLayout) throws(StateStoreError)
-        -> RequestIDWindow.Generation
-    {
-        guard case .range(let range)? = outcome, let value = range.kvs.first?.value else {
-            throw StateStoreError("the key \(layout.idsGeneration) is gone from etcd; restart the replica")
-        }
-        guard let generation = RequestIDWindow.Generation(value) else {
-            throw StateStoreError(
-                "the key \(layout.idsGeneration) holds \(CountryName.quoted(String(decoding: value.prefix(64), as: UTF8.self))), not a request-id generation"
-            )
-        }
-        return generation
     }
 }

@@ -58,6 +58,20 @@ struct EtcdLayout: Sendable {
 
     var idsGeneration: String { prefix + "ids-generation" }
 
+    /// The generation a range of the generation key read; an error naming the key when its
+    /// value is not one (the prefix holds something else, or someone wrote it by hand).
+    func generation(in outcome: EtcdOperationResult?) throws(StateStoreError) -> RequestIDWindow.Generation {
+        guard case .range(let range)? = outcome, let value = range.kvs.first?.value else {
+            throw StateStoreError("the key \(idsGeneration) is gone from etcd; restart the replica")
+        }
+        guard let generation = RequestIDWindow.Generation(value) else {
+            throw StateStoreError(
+                "the key \(idsGeneration) holds \(CountryName.quoted(String(decoding: value.prefix(64), as: UTF8.self))), not a request-id generation"
+            )
+        }
+        return generation
+    }
+
     /// The key of request id `id` in `generation`.
     func request(_ id: String, generation: UInt64) -> String {
         generationPrefix(generation) + id

@@ -328,7 +328,7 @@ public final class EtcdStore: StateStore {
             throw storeError(error, during: "read")
         }
         if result.succeeded { return legacy }
-        return try EtcdCommit.generation(in: result.results.first, layout: layout)
+        return try layout.generation(in: result.results.first)
     }
 
     // MARK: Reading
@@ -417,7 +417,7 @@ public final class EtcdStore: StateStore {
         let current = try EtcdStore.read { () throws(EtcdError) in
             try client.range(EtcdRangeRequest(key: layout.idsGeneration))
         }
-        generation = try EtcdCommit.generation(in: .range(current), layout: layout)
+        generation = try layout.generation(in: .range(current))
         for number in liveGenerations {
             let found = try EtcdStore.read { () throws(EtcdError) in
                 try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
