@@ -53,7 +53,7 @@ public struct JSONWriter: ~Copyable {
         capacity = wanted
     }
 
-    /// Appends `count` bytes from `source`.
+    /// Appends `length` bytes from `source`.
     @inline(__always)
     private mutating func append(_ source: UnsafePointer<UInt8>, _ length: Int) {
         reserve(length)
