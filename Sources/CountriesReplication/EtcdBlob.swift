@@ -159,14 +159,11 @@ struct EtcdBlob: Sendable {
         var value = Data(capacity: pointer.bytes)
         var count = 0
         let own = chunksPrefix + pointer.token + "/"
-        var start = own
-        while true {
+        var request: EtcdRangeRequest? = .prefix(own, limit: Self.chunksPerPage, revision: head.revision)
+        while let current = request {
             let page: EtcdRangeResponse
             do {
-                page = try client.range(
-                    EtcdRangeRequest(
-                        key: start, rangeEnd: EtcdRangeRequest.prefixEnd(own), limit: Self.chunksPerPage,
-                        revision: head.revision))
+                page = try client.range(current)
             } catch {
                 throw .etcd(error)
             }
@@ -179,8 +176,7 @@ struct EtcdBlob: Sendable {
                 value.append(chunk.value)
                 count += 1
             }
-            guard page.more, let last = page.kvs.last else { break }
-            start = last.key + "\u{0}"
+            request = current.next(after: page)
         }
         guard count == pointer.chunks, value.count == pointer.bytes else {
             throw .incomplete(

@@ -41,7 +41,8 @@ final class EtcdEventLog {
             let request = layout.events(
                 from: state.seq + 1, before: state.seq + 1 + UInt64(Self.eventsPerPage), revision: revision)
             let page = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
-            revision = page.revision
+            // The header's revision is etcd's newest: a read at an older one stays there.
+            if revision == 0 { revision = page.revision }
             for kv in page.kvs {
                 guard let event = layout.event(in: kv, seedRows: seedRows) else {
                     throw damaged(kv, after: state.seq)

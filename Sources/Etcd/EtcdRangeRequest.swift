@@ -77,6 +77,18 @@ public struct EtcdRangeRequest: Sendable {
             sortTarget: sortTarget, sortOrder: sortOrder, serializable: serializable)
     }
 
+    /// The request for the page after `page`, this request's answer: from just after its last
+    /// key, at this request's revision (or, for a read of the latest, the one `page` was read
+    /// at), so the pages together are one read. Nil when `page` was the last.
+    public func next(after page: EtcdRangeResponse) -> EtcdRangeRequest? {
+        guard page.more, let last = page.kvs.last else { return nil }
+        var next = self
+        next.key = last.key + "\u{0}"
+        // The answer's revision is etcd's newest, even for a read at an older one.
+        if revision == 0 { next.revision = page.revision }
+        return next
+    }
+
     /// The smallest string above every string that starts with `prefix`: the prefix with its last
     /// character replaced by the next one (for ASCII, its last byte + 1). UTF-8 keeps the order of
     /// code points and no character's encoding is the start of another's, so this holds for any

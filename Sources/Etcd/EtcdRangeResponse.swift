@@ -6,7 +6,9 @@ public struct EtcdRangeResponse: Sendable {
     public var count: Int64
     /// Whether the limit left keys out.
     public var more: Bool
-    /// The store's revision the range was read at (the header's; inside a txn, the txn's).
+    /// etcd's newest revision when it answered (the header's; inside a txn, the txn's): the
+    /// revision a read of the latest was at, and later than the one a read at an older revision
+    /// names.
     public var revision: Int64
 
     /// A response with these fields.

@@ -56,6 +56,45 @@ struct EtcdStoreTests {
         }
     }
 
+    /// A replay at a revision reads every page at that revision: etcd answers each page with its
+    /// newest revision, and the pages after the first must not move to it (a start read the
+    /// snapshot at that revision).
+    @Test func aReplayAtARevisionStaysThereAcrossPages() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let store = try open(cluster, prefix: "/pages/")
+        var state = try store.loadState()
+        let pages = EtcdEventLog.eventsPerPage / EtcdStore.changesPerCommit + 2
+        func commitAPage() throws {
+            var batch = StoreBatch()
+            batch.basis = state.seq
+            for step in 0..<EtcdStore.changesPerCommit {
+                var result = try state.apply(.toggle(.index(step % 8)), seed: SeedList.standard)
+                result.event?.store = store.identity
+                let event = try #require(result.event)
+                batch.events.append(event)
+                batch.encodedEvents.append(event.encoded())
+            }
+            batch.state = state
+            try store.commit(batch)
+        }
+        for _ in 0..<pages { try commitAPage() }
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let layout = EtcdLayout(prefix: "/pages/")
+        let then = try client.range(EtcdRangeRequest(key: layout.seq))
+        let seqThen = try #require(
+            then.kvs.first.flatMap { UInt64(String(decoding: $0.value, as: UTF8.self)) })
+        #expect(seqThen > UInt64(EtcdEventLog.eventsPerPage))
+        for _ in 0..<2 { try commitAPage() }
+        let seed = CountriesState(countries: SeedList.standard)
+        let log = EtcdEventLog(
+            client: client, layout: layout, seedRows: seed.rows,
+            health: ClusterHealth(quorumTimeout: .seconds(5)))
+        var replayed = seed
+        #expect(try log.replay(into: &replayed, atRevision: then.revision))
+        #expect(replayed.seq == seqThen, "replayed to seq \(replayed.seq), not the revision's \(seqThen)")
+    }
+
     @Test func theFirstReplicaSeedsAndTheOthersFindTheSameStore() throws {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }

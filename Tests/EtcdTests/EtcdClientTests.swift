@@ -83,6 +83,16 @@ struct EtcdClientTests {
         #expect(keys.kvs.count == 5 && keys.kvs.allSatisfy(\.value.isEmpty))
         let all = try client.range(.prefix(""))
         #expect(all.count == 7)
+        // Paging from the answer: at the first page's revision, so a key put since is not read.
+        _ = try put(client, "a/6", "after the first page")
+        var pages: [[String]] = []
+        var request: EtcdRangeRequest? = .prefix("a/", limit: 2, revision: page.revision)
+        while let current = request {
+            let answer = try client.range(current)
+            pages.append(answer.kvs.map(\.key))
+            request = current.next(after: answer)
+        }
+        #expect(pages == [["a/1", "a/2"], ["a/3", "a/4"], ["a/5"]])
     }
 
     @Test func definiteRefusalsAreRejectedOrCompacted() throws {
