@@ -8,15 +8,18 @@ import Foundation
 /// replica knows of etcd. A plain value: its shape is tested without a cluster, and
 /// ``EtcdStore/commit(_:)`` only sends it and keeps what it changed.
 struct EtcdCommit {
-    /// The seq the store must still be at, the store's identity, and, when the batch has ids,
-    /// the generation they go into and each id absent from every live generation.
+    /// The seq the store must still be at, the store's identity, and, when the batch remembers
+    /// ids, the generation they go into. The ids themselves are checked by the store, against
+    /// what it knows up to the basis: the seq compare makes that enough.
     private(set) var compare: [EtcdCompare] = []
-    /// The events, the new seq, the ids with their replies, the generation, and the trims.
+    /// The events, the new seq, the id log's entry with the ids and their replies, the
+    /// generation, and the trims.
     private(set) var success: [EtcdOperation] = []
     /// What moved the store, read back in the same round trip: the store key (index 0), the
-    /// events after the basis (1) and, with ids, the generation (2): ``refusal(_:)`` reads them.
+    /// events after the basis (1), the generation (2) and the id log's entries after the basis
+    /// (3): ``refusal(_:)`` reads them.
     private(set) var failure: [EtcdOperation] = []
-    /// The ids the compares check: the changes' (written) and the refusals' and no-ops' (not).
+    /// The ids the store checks: the changes' (written) and the refusals' and no-ops' (not).
     let checked: [String]
     /// The generation the ids were written into: the one given when the batch writes none.
     private(set) var written: RequestIDWindow.Generation
@@ -62,6 +65,13 @@ struct EtcdCommit {
             .range(EtcdRangeRequest(key: layout.store)),
             // What moved the store past the basis, so catching up costs no second round trip.
             .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
+            .range(EtcdRangeRequest(key: layout.idsGeneration)),
+            // The ids those commits remembered, so the next try checks them too.
+            .range(
+                .from(
+                    layout.idLog(batch.basis + 1), toPrefixEnd: layout.idLogPrefix,
+                    limit: EtcdIDMemory.pageSize
+                )),
         ]
         addIDs(of: batch, knowing: known)
         if lastSeq != batch.basis {
@@ -75,38 +85,40 @@ struct EtcdCommit {
         addTrim(basis: batch.basis, knowing: known)
     }
 
-    /// The ids: none may be remembered in a live generation; changes' ids go into the
-    /// generation the window says, and a commit that opens one deletes the generation before
-    /// the current. Refusals' and no-ops' ids are checked, not written. A refused commit reads
-    /// the ones it needs afterwards (``EtcdStore``): read-backs for every id in every commit
-    /// made its request a fifth larger, for the rare refusal (docs/BENCHMARKS.md, "Stop 28").
+    /// The ids: the store checked them against the ids it knows (``RememberedIDs``), which the
+    /// seq compare makes enough. Changes' ids go into the generation the window says, as one
+    /// entry in the id log under the batch's first seq; a commit that opens a generation
+    /// deletes the entries (and the keys of a store from before the id log) of the one before
+    /// the current. Refusals' and no-ops' ids are checked, not written.
     private mutating func addIDs(of batch: StoreBatch, knowing known: Knowledge) {
         let generation = known.generation
-        if !checked.isEmpty {
-            compare.append(.value(layout.idsGeneration, equals: generation.encoded))
-            failure.append(.range(EtcdRangeRequest(key: layout.idsGeneration)))
-            for id in checked {
-                for number in EtcdCommit.liveGenerations(generation) {
-                    compare.append(.createRevision(layout.request(id, generation: number), equals: 0))
-                }
-            }
-        }
         guard !batch.requests.isEmpty else { return }
-        let values = batch.requests.map {
-            EtcdLayout.encode($0, reference: resetReference(of: $0, in: batch))
+        // Whoever opened a generation since this replica last saw one refuses this commit.
+        compare.append(.value(layout.idsGeneration, equals: generation.encoded))
+        let entries = batch.requests.map { ($0, resetReference(of: $0, in: batch)) }
+        let bytes = entries.reduce(0) {
+            $0 + $1.0.id.utf8.count + EtcdLayout.encode($1.0, reference: $1.1).count
         }
-        let bytes = zip(batch.requests, values).reduce(0) { $0 + $1.0.id.utf8.count + $1.1.count }
+        let firstSeq = batch.events.first?.seq ?? batch.basis + 1
         let (next, opened) = known.window.after(
-            generation, adding: values.count, bytes: bytes, nowMilliseconds: known.nowMilliseconds)
+            generation, adding: entries.count, bytes: bytes, nowMilliseconds: known.nowMilliseconds,
+            atSeq: firstSeq)
         written = next
         success.append(.put(layout.idsGeneration, next.encoded))
-        if opened, generation.number > 0 {
-            let expired = layout.generationPrefix(generation.number - 1)
-            success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
+        if opened {
+            if generation.firstSeq > generation.previousFirstSeq {
+                success.append(
+                    .deleteRange(
+                        key: layout.idLog(generation.previousFirstSeq),
+                        rangeEnd: layout.idLog(generation.firstSeq)))
+            }
+            if generation.number > 0 {
+                let expired = layout.generationPrefix(generation.number - 1)
+                success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
+            }
         }
-        for (remembered, value) in zip(batch.requests, values) {
-            success.append(.put(layout.request(remembered.id, generation: next.number), value))
-        }
+        success.append(
+            .put(layout.idLog(firstSeq), EtcdLayout.encodeIDLogEntry(generation: next.number, entries)))
     }
 
     /// The last 10,000 events, but none after the newest snapshot this replica knows: the
@@ -123,11 +135,6 @@ struct EtcdCommit {
         trimmedTo = end
     }
 
-    /// The generations an id may be remembered in: the current one and the one before.
-    static func liveGenerations(_ generation: RequestIDWindow.Generation) -> [UInt64] {
-        generation.number == 0 ? [0] : [generation.number, generation.number - 1]
-    }
-
     /// The marker to keep `request`'s reply as: its event's, when the event is a reset in
     /// `batch` whose reply, made again from the marker, is the reply byte for byte; else nil
     /// (kept in full).
@@ -139,24 +146,23 @@ struct EtcdCommit {
         return marker
     }
 
-    /// What a refused commit's reads say: the generation etcd holds now (nil when the batch
-    /// had no ids, so none was read), and the events that moved the store past the basis (all
-    /// of them, or none when the page was cut short or an entry is not its event). Throws when
-    /// the store key is gone or names another store: the replica must restart.
-    func refusal(_ result: EtcdTxnResponse) throws(StateStoreError) -> (
-        generation: RequestIDWindow.Generation?, newer: [Event]
-    ) {
-        var generation: RequestIDWindow.Generation?
-        var newer: [Event] = []
+    /// What a refused commit's reads say. The generation etcd holds now; the events that
+    /// moved the store past the basis (all of them, or none when the page was cut short or an
+    /// entry is not its event); and the id log's entries after the basis, each with its first
+    /// seq (nil when the page was cut short or an entry does not decode: the store reads them
+    /// itself). Throws when the store key is gone or names another store (the replica must
+    /// restart), or when the generation key is gone or holds something else.
+    func refusal(_ result: EtcdTxnResponse) throws(StateStoreError) -> Refusal {
+        var refusal = Refusal(
+            generation: try layout.generation(in: result.results.count > 2 ? result.results[2] : nil))
         for (index, outcome) in result.results.enumerated() {
-            if index == 2 {
-                // Whatever moved, the next try compares the generation etcd holds now.
-                generation = try layout.generation(in: outcome)
-                continue
-            }
-            guard case .range(let range) = outcome, let kv = range.kvs.first else { continue }
+            guard case .range(let range) = outcome else { continue }
             switch index {
             case 0:
+                guard let kv = range.kvs.first else {
+                    throw StateStoreError(
+                        "the store key \(layout.store) is gone from etcd; restart the replica")
+                }
                 if kv.value != Data(identity.utf8) {
                     throw StateStoreError(
                         "the prefix \(layout.prefix) now holds another store (\(String(decoding: kv.value, as: UTF8.self))); restart the replica"
@@ -164,15 +170,37 @@ struct EtcdCommit {
                 }
             case 1:
                 let events = range.kvs.compactMap { layout.event(in: $0, seedRows: seedRows) }
-                if !range.more && events.count == range.kvs.count { newer = events }
+                if !range.more && events.count == range.kvs.count { refusal.newer = events }
+            case 3:
+                var entries: [IDLogEntry] = []
+                for kv in range.kvs {
+                    guard let seq = layout.seq(ofIDLogKey: kv.key),
+                        let entry = EtcdLayout.decodeIDLogEntry(kv.value, seedRows: seedRows)
+                    else { break }
+                    entries.append(
+                        IDLogEntry(firstSeq: seq, generation: entry.generation, requests: entry.requests))
+                }
+                if !range.more && entries.count == range.kvs.count { refusal.idLog = entries }
             default: break
             }
         }
-        if result.results.first.map({ if case .range(let range) = $0 { range.kvs.isEmpty } else { false } })
-            == true
-        {
-            throw StateStoreError("the store key \(layout.store) is gone from etcd; restart the replica")
-        }
-        return (generation, newer)
+        return refusal
+    }
+
+    /// What a refused commit read back (``refusal(_:)``).
+    struct Refusal {
+        /// The request-id generation etcd holds now.
+        var generation: RequestIDWindow.Generation
+        /// The events after the basis, or none when they were not all read.
+        var newer: [Event] = []
+        /// The id log's entries after the basis, or nil when they were not all read.
+        var idLog: [IDLogEntry]?
+    }
+
+    /// One commit's entry in the id log.
+    struct IDLogEntry: Equatable {
+        var firstSeq: UInt64
+        var generation: UInt64
+        var requests: [RememberedRequest]
     }
 }

@@ -16,8 +16,11 @@ import Foundation
 ///   (``EtcdResetMarker``);
 /// - `lineage`: a mark of etcd's history that a restore from a snapshot breaks (``StoreLineage``);
 /// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
-/// - `ids/<generation>/<id>`: each remembered request id: its canonical request, a newline, its
-///   reply; generation 0 is `requests/<id>`, where stores kept ids before generations.
+/// - `idlog/<first seq, 20 digits>`: one entry per commit that remembered ids: its generation,
+///   then each id with its canonical request and its reply;
+/// - `ids/<generation>/<id>`: where a store from before the id log kept each id: its canonical
+///   request, a newline, its reply; generation 0 is `requests/<id>`, where stores kept ids
+///   before generations. Read at start, and deleted with their generation.
 struct EtcdLayout: Sendable {
     /// The prefix, as given (`/countries/` by default).
     let prefix: String
@@ -72,6 +75,16 @@ struct EtcdLayout: Sendable {
         return generation
     }
 
+    /// The seq a range of the seq key read; an error naming the key when it is gone or holds
+    /// no seq.
+    func seqValue(in range: EtcdRangeResponse) throws(StateStoreError) -> UInt64 {
+        guard let value = range.kvs.first?.value, let number = UInt64(String(decoding: value, as: UTF8.self))
+        else {
+            throw StateStoreError("the key \(seq) is gone from etcd or holds no seq; restart the replica")
+        }
+        return number
+    }
+
     /// The key of request id `id` in `generation`.
     func request(_ id: String, generation: UInt64) -> String {
         generationPrefix(generation) + id
@@ -101,6 +114,65 @@ struct EtcdLayout: Sendable {
             return nil
         }
         return (event, kv.value)
+    }
+
+    /// Where commits keep the ids they remember: one key per commit, `idlog/<first seq>`.
+    var idLogPrefix: String { prefix + "idlog/" }
+
+    /// The id log's key of the commit whose first change is `seq`: zero-padded, so keys sort
+    /// as seqs do.
+    func idLog(_ seq: UInt64) -> String {
+        let digits = String(seq)
+        return idLogPrefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// The seq an id log key names, or nil when it is not one.
+    func seq(ofIDLogKey key: String) -> UInt64? {
+        guard key.hasPrefix(idLogPrefix) else { return nil }
+        return UInt64(key.dropFirst(idLogPrefix.count))
+    }
+
+    /// One commit's entry in the id log: the generation its ids went into, then each remembered
+    /// request as three lines (the id, the canonical request or an empty line, the reply or a
+    /// reset's marker). None of them holds a raw newline: ids are printable ASCII, requests and
+    /// replies compact JSON.
+    static func encodeIDLogEntry(
+        generation: UInt64, _ requests: [(request: RememberedRequest, reference: EtcdResetMarker?)]
+    ) -> Data {
+        var value = Data("\(generation)\n".utf8)
+        for (remembered, reference) in requests {
+            value.append(contentsOf: remembered.id.utf8)
+            value.append(0x0A)
+            value.append(EtcdLayout.encode(remembered, reference: reference))
+            value.append(0x0A)
+        }
+        return value
+    }
+
+    /// The generation and the remembered requests of an id log entry (a reset's reply made
+    /// again from its marker); nil when the value is not one.
+    static func decodeIDLogEntry(_ value: Data, seedRows: [IndexedCountry]) -> (
+        generation: UInt64, requests: [RememberedRequest]
+    )? {
+        var lines = value.split(separator: 0x0A, omittingEmptySubsequences: false)
+        // Every line ends with a newline: the last piece is empty. An entry remembers one id
+        // at least.
+        guard lines.count >= 5, lines.removeLast().isEmpty, (lines.count - 1) % 3 == 0,
+            let generation = UInt64(String(decoding: lines[0], as: UTF8.self))
+        else { return nil }
+        var requests: [RememberedRequest] = []
+        var index = 1
+        while index < lines.count {
+            let id = String(decoding: lines[index], as: UTF8.self)
+            guard Request.problem(withID: id, named: "id") == nil,
+                let remembered = decodeRequest(
+                    id: id, Data(lines[index + 1]) + Data([0x0A]) + Data(lines[index + 2]), seedRows: seedRows
+                )
+            else { return nil }
+            requests.append(remembered)
+            index += 3
+        }
+        return (generation, requests)
     }
 
     /// Where the chunks of the snapshot and of the seed live (``EtcdBlob``).

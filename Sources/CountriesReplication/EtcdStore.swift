@@ -6,10 +6,13 @@ import SystemSupport
 
 /// The state kept in etcd, shared by every replica on the same prefix (`countries serve --etcd`,
 /// docs/HA.md). Replicas take turns by compare-and-swap: a commit is one etcd transaction that
-/// applies only if the `seq` key still holds the seq the batch was computed from and none of
-/// its request ids is remembered yet; it writes the events, the new seq, the remembered
-/// requests and, every ``snapshotInterval`` seqs, a snapshot of the whole list. When another
-/// replica moved first, nothing is written and the handler catches up and runs the batch again.
+/// applies only if the `seq` key still holds the seq the batch was computed from; its request
+/// ids were checked before it against this replica's memory of the remembered ones
+/// (``EtcdIDMemory``), complete up to that seq. It writes the events, the new seq, the
+/// remembered requests (one entry of the id log) and, every ``snapshotInterval`` seqs, a
+/// snapshot of the whole list. When another replica moved first, nothing is written, the
+/// replica learns the ids that commit remembered, and the handler catches up and runs the
+/// batch again.
 ///
 /// Used from the service's thread only; the tail and the probe have connections of their own.
 public final class EtcdStore: StateStore {
@@ -44,8 +47,9 @@ public final class EtcdStore: StateStore {
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
     static let snapshotInterval: UInt64 = 100
-    /// Most changes in one transaction: etcd refuses more than 128 operations on a side, and a
-    /// change takes up to three (its event, its id, a compare).
+    /// Most changes in one transaction: etcd refuses more than 128 operations on a side; a
+    /// change takes one (its event) beside a few per batch, and a batch's ids and its reply
+    /// bytes stay well inside the request budget.
     static let changesPerCommit = 32
     /// etcd's default `--max-txn-ops`: the most operations on one side of a transaction.
     static let operationsPerTransaction = 128
@@ -67,9 +71,12 @@ public final class EtcdStore: StateStore {
     private let logger: Logger
     /// How long request ids are remembered.
     let window: RequestIDWindow
+    /// The ids of the live generations, and the generation: what a commit checks its ids
+    /// against.
+    private let ids: EtcdIDMemory
     /// The request-id generation as this replica last saw it in etcd; a commit with ids
     /// compares it, so a stale one only costs a retry.
-    private(set) var generation: RequestIDWindow.Generation
+    var generation: RequestIDWindow.Generation { ids.generation }
 
     /// Finds the store under the prefix, or seeds it in one transaction when the prefix is empty
     /// (the first replica wins; the others find it). Waits up to the configuration's start
@@ -158,8 +165,9 @@ public final class EtcdStore: StateStore {
             throw StoreOpenError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
         }
         eventLog = EtcdEventLog(client: client, layout: layout, seedRows: seedRows, health: health)
-        if let generation = found.generation {
-            self.generation = generation
+        var generation: RequestIDWindow.Generation
+        if let seeded = found.generation {
+            generation = seeded
         } else {
             // A store from before generations: its ids (in `requests/`) are generation 0.
             do {
@@ -168,6 +176,12 @@ public final class EtcdStore: StateStore {
                 throw StoreOpenError(
                     .cannotOpen, path: path, "reading the request-id generation failed: \(error)")
             }
+        }
+        do {
+            ids = try EtcdIDMemory(generation: generation, client: client, layout: layout, seedRows: seedRows)
+        } catch {
+            throw StoreOpenError(
+                .cannotOpen, path: path, "reading the remembered request ids failed: \(error)")
         }
     }
 
@@ -411,28 +425,11 @@ public final class EtcdStore: StateStore {
     /// How many times a catch-up that ends below a known committed seq is read (30 ms in all).
     static let catchUpReads = 3
 
-    /// The id as the live generations remember it, nil when unknown.
+    /// The id as the live generations remember it, nil when unknown: this replica's memory of
+    /// them, brought up to the latest commit first.
     public func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        // The generations another replica opened since this one last committed.
-        let current = try EtcdStore.read { () throws(EtcdError) in
-            try client.range(EtcdRangeRequest(key: layout.idsGeneration))
-        }
-        generation = try layout.generation(in: .range(current))
-        for number in liveGenerations {
-            let found = try EtcdStore.read { () throws(EtcdError) in
-                try client.range(EtcdRangeRequest(key: layout.request(id, generation: number)))
-            }
-            if let remembered = found.kvs.first.flatMap({
-                EtcdLayout.decodeRequest(id: id, $0.value, seedRows: seedRows)
-            }) {
-                return remembered
-            }
-        }
-        return nil
+        try ids.request(for: id)
     }
-
-    /// The generations an id may be remembered in: the current one and the one before.
-    private var liveGenerations: [UInt64] { EtcdCommit.liveGenerations(generation) }
 
     /// The events after `since`, from the log in etcd; nil when they are no longer kept.
     public func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError)
@@ -455,6 +452,17 @@ public final class EtcdStore: StateStore {
     /// Commits `batch` in one etcd transaction (``EtcdCommit``), if the seq it was staged at is
     /// still the newest.
     public func commit(_ batch: StoreBatch) throws(StateStoreError) {
+        // An entry of the id log is keyed by its batch's first change.
+        guard batch.requests.isEmpty || !batch.events.isEmpty else {
+            throw StateStoreError("a batch remembers \(batch.requests.count) request id(s) but has no change")
+        }
+        // The ids are checked here, on a memory complete up to the basis; the seq compare
+        // refuses the commit if anything came after it.
+        try ids.learn(through: batch.basis)
+        let known = try ids.requests(among: batch.requests.map(\.id) + batch.checkedIDs)
+        if !known.isEmpty {
+            throw StateStoreError("a request id is remembered already", code: .moved, remembered: known)
+        }
         let commit = EtcdCommit(
             batch, layout: layout, identity: identity, seedRows: seedRows,
             knowing: EtcdCommit.Knowledge(
@@ -477,7 +485,9 @@ public final class EtcdStore: StateStore {
         health.recordWritable()
         let lastSeq = commit.lastSeq
         if result.succeeded {
-            generation = commit.written
+            ids.committed(
+                batch.requests.map(\.id), generation: commit.written, logSeq: batch.events.first?.seq,
+                through: lastSeq)
             if let trimmedTo = commit.trimmedTo { trimmedBefore = trimmedTo }
             // Known at once: the event tail must publish it soon, or leave its member.
             health.recordCommitted(lastSeq, sentAt: sent)
@@ -493,37 +503,13 @@ public final class EtcdStore: StateStore {
             return
         }
         let refusal = try commit.refusal(result)
-        if let current = refusal.generation { generation = current }
-        // Read after the refusal, in the generations etcd holds now: an id another replica
-        // committed meanwhile is found too, which only settles it sooner.
-        let found = try rememberedRequests(for: commit.checked)
+        // What moved the store, read in the same round trip: its ids are learned, so the next
+        // try checks them without another read.
+        let read = ids.refused(
+            generation: refusal.generation, idLog: refusal.idLog, through: refusal.newer.last?.seq)
         throw StateStoreError(
-            "another replica committed first", code: .moved, remembered: found, newerEvents: refusal.newer)
-    }
-
-    /// The ids among `ids` that the live generations remember, read in as few transactions as
-    /// etcd's limit of operations allows. A failed read is thrown as a read's failure: the
-    /// outcome of an id it could not read is unknown (`outcome_unknown` on a timeout).
-    private func rememberedRequests(for ids: [String]) throws(StateStoreError) -> [RememberedRequest] {
-        let keys = ids.flatMap { id in liveGenerations.map { (id, layout.request(id, generation: $0)) } }
-        var found: [RememberedRequest] = []
-        var start = 0
-        while start < keys.count {
-            let page = keys[start..<min(start + EtcdStore.operationsPerTransaction, keys.count)]
-            start = page.endIndex
-            let result = try EtcdStore.read { () throws(EtcdError) in
-                try client.txn(
-                    compare: [], success: page.map { .range(EtcdRangeRequest(key: $0.1)) }, failure: [])
-            }
-            for ((id, _), outcome) in zip(page, result.results) {
-                guard case .range(let range) = outcome, let kv = range.kvs.first,
-                    let remembered = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows),
-                    !found.contains(where: { $0.id == id })
-                else { continue }
-                found.append(remembered)
-            }
-        }
-        return found
+            "another replica committed first", code: .moved,
+            remembered: try ids.requests(among: commit.checked, read: read), newerEvents: refusal.newer)
     }
 
     /// Hands `state` to the snapshot writer, apart from the commit that crossed a multiple of

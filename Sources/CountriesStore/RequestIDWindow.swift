@@ -32,7 +32,9 @@ public struct RequestIDWindow: Sendable, Equatable {
         self.maximumBytes = maximumBytes
     }
 
-    /// One generation as its etcd key holds it: `number start-ms count bytes`, in decimal.
+    /// One generation as its etcd key holds it: `number start-ms count bytes first-seq
+    /// previous-first-seq`, in decimal. A store from before the id log holds the first four
+    /// only (its ids are a key each); read as starting at seq 0.
     public struct Generation: Sendable, Equatable {
         /// 0 is the ids a store kept before generations (`requests/<id>`); new stores start at 1.
         public var number: UInt64
@@ -43,33 +45,67 @@ public struct RequestIDWindow: Sendable, Equatable {
         public var count: Int
         /// Bytes of ids and replies in it.
         public var bytes: Int
+        /// The seq of the first change it may remember: the id log's entries from here on
+        /// belong to it.
+        public var firstSeq: UInt64
+        /// The first seq of the generation before it: the id log's entries before that belong
+        /// to no live generation, and the commit that opens the next one deletes them.
+        public var previousFirstSeq: UInt64
+        /// Whether the value had the four fields of a store from before the id log.
+        public var isLegacy: Bool
 
         /// Its value in etcd.
-        public var encoded: Data { Data("\(number) \(startedMilliseconds) \(count) \(bytes)".utf8) }
+        public var encoded: Data {
+            Data(
+                "\(number) \(startedMilliseconds) \(count) \(bytes) \(firstSeq) \(previousFirstSeq)".utf8)
+        }
+
+        /// Its value in the form of a store from before the id log (four fields), which a
+        /// replica compares once, when it moves the store to the log.
+        public var legacyEncoded: String { "\(number) \(startedMilliseconds) \(count) \(bytes)" }
 
         /// A generation read back from etcd; nil when the bytes are not one.
         public init?(_ value: Data) {
-            let fields = String(decoding: value, as: UTF8.self).split(separator: " ")
-            guard fields.count == 4, let number = UInt64(fields[0]), let started = Int64(fields[1]),
-                let count = Int(fields[2]), let bytes = Int(fields[3]), count >= 0, bytes >= 0
+            let fields = String(decoding: value, as: UTF8.self).split(
+                separator: " ", omittingEmptySubsequences: false)
+            guard fields.count == 4 || fields.count == 6, let number = UInt64(fields[0]),
+                let started = Int64(fields[1]), let count = Int(fields[2]), let bytes = Int(fields[3]),
+                count >= 0, bytes >= 0
             else { return nil }
             self.init(number: number, startedMilliseconds: started, count: count, bytes: bytes)
+            if fields.count == 4 {
+                isLegacy = true
+                return
+            }
+            guard let first = UInt64(fields[4]), let previous = UInt64(fields[5]), previous <= first else {
+                return nil
+            }
+            firstSeq = first
+            previousFirstSeq = previous
         }
 
-        /// Generation `number`, started at `startedMilliseconds`, holding `count` ids of `bytes`.
-        public init(number: UInt64, startedMilliseconds: Int64, count: Int = 0, bytes: Int = 0) {
+        /// Generation `number`, started at `startedMilliseconds` at seq `firstSeq`, holding
+        /// `count` ids of `bytes`.
+        public init(
+            number: UInt64, startedMilliseconds: Int64, count: Int = 0, bytes: Int = 0, firstSeq: UInt64 = 0,
+            previousFirstSeq: UInt64 = 0
+        ) {
             self.number = number
             self.startedMilliseconds = startedMilliseconds
             self.count = count
             self.bytes = bytes
+            self.firstSeq = firstSeq
+            self.previousFirstSeq = previousFirstSeq
+            isLegacy = false
         }
     }
 
     /// The generation after a commit of `count` ids of `bytes` at `now` (milliseconds since
-    /// 1970): `current` grown, or a new one (`opened`), whose commit then deletes the generation
-    /// before `current`.
+    /// 1970) whose first change is `seq`: `current` grown, or a new one (`opened`) starting at
+    /// `seq`, whose commit then deletes the generation before `current`.
     public func after(
-        _ current: Generation, adding count: Int, bytes: Int, nowMilliseconds now: Int64
+        _ current: Generation, adding count: Int, bytes: Int, nowMilliseconds now: Int64,
+        atSeq seq: UInt64 = 0
     ) -> (generation: Generation, opened: Bool) {
         let old = Duration.milliseconds(now - current.startedMilliseconds) >= minimumAge
         let closes =
@@ -83,7 +119,11 @@ public struct RequestIDWindow: Sendable, Equatable {
             return (grown, false)
         }
         return (
-            Generation(number: current.number + 1, startedMilliseconds: now, count: count, bytes: bytes), true
+            Generation(
+                number: current.number + 1, startedMilliseconds: now, count: count, bytes: bytes,
+                firstSeq: seq,
+                previousFirstSeq: current.firstSeq),
+            true
         )
     }
 

@@ -37,12 +37,13 @@ import Testing
     }
 
     private func knowing(
-        generation number: UInt64 = 3, count: Int = 5, window: RequestIDWindow = RequestIDWindow(),
-        snapshot: UInt64 = 0, trimmedBefore: UInt64? = nil
+        generation number: UInt64 = 3, count: Int = 5, firstSeq: UInt64 = 0, previousFirstSeq: UInt64 = 0,
+        window: RequestIDWindow = RequestIDWindow(), snapshot: UInt64 = 0, trimmedBefore: UInt64? = nil
     ) -> EtcdCommit.Knowledge {
         EtcdCommit.Knowledge(
             generation: RequestIDWindow.Generation(
-                number: number, startedMilliseconds: started, count: count),
+                number: number, startedMilliseconds: started, count: count, firstSeq: firstSeq,
+                previousFirstSeq: previousFirstSeq),
             window: window, knownSnapshotSeq: snapshot, trimmedBefore: trimmedBefore,
             nowMilliseconds: started + 1_000)
     }
@@ -89,58 +90,70 @@ import Testing
             lines(commit.failure) == [
                 "range /t/store..<",
                 "range /t/events/00000000000000000008..<\(EtcdRangeRequest.prefixEnd("/t/events/"))",
+                "range /t/ids-generation..<",
+                "range /t/idlog/00000000000000000008..<\(EtcdRangeRequest.prefixEnd("/t/idlog/"))",
             ])
         #expect(commit.lastSeq == 8)
         #expect(commit.written.number == 3)
         #expect(commit.trimmedTo == nil)
     }
 
-    /// Every id, written or only checked, is compared absent in both live generations; only the
-    /// changes' ids are written, into the current generation, which grows by them.
-    @Test func idsAreComparedAbsentInBothLiveGenerationsAndOnlyChangesIDsAreWritten() {
-        let remembered = RememberedRequest(
+    /// No id is compared in etcd (the store checked them against its memory, which the seq
+    /// compare fences); the changes' ids go into one entry of the id log under the batch's
+    /// first seq, in the current generation, which grows by them and is compared unchanged.
+    @Test func changesIDsGoIntoOneIDLogEntryAndNoIDIsCompared() {
+        let toggled = RememberedRequest(
             id: "a", request: Data(#"{"index":0,"op":"toggle"}"#.utf8), reply: Data("R".utf8), eventSeq: 8)
+        let added = RememberedRequest(id: "c d", request: nil, reply: Data("S".utf8), eventSeq: 9)
         let commit = commit(
-            batch(basis: 7, events: [toggle(8)], requests: [remembered], checked: ["b"]), knowing())
+            batch(basis: 7, events: [toggle(8), toggle(9)], requests: [toggled, added], checked: ["b"]),
+            knowing(firstSeq: 2, previousFirstSeq: 1))
         #expect(
             lines(commit.compare) == [
-                "/t/seq == 7", "/t/store == \(identity)", "/t/ids-generation == 3 \(started) 5 0",
-                "/t/ids/3/a created at 0", "/t/ids/2/a created at 0",
-                "/t/ids/3/b created at 0", "/t/ids/2/b created at 0",
+                "/t/seq == 7", "/t/store == \(identity)", "/t/ids-generation == 3 \(started) 5 0 2 1",
             ])
-        let value = #"{"index":0,"op":"toggle"}"# + "\nR"
+        let bytes = 1 + (#"{"index":0,"op":"toggle"}"# + "\nR").utf8.count + 3 + "\nS".utf8.count
         #expect(
-            lines(commit.success).prefix(2) == [
-                "put /t/ids-generation = 3 \(started) 6 \(1 + value.utf8.count)", "put /t/ids/3/a = \(value)",
+            lines(commit.success).prefix(3) == [
+                "put /t/ids-generation = 3 \(started) 7 \(bytes) 2 1",
+                "put /t/idlog/00000000000000000008 = 3\na\n{\"index\":0,\"op\":\"toggle\"}\nR\nc d\n\nS\n",
+                "put /t/seq = 9",
             ])
-        #expect(lines(commit.failure).last == "range /t/ids-generation..<")
-        #expect(commit.checked == ["a", "b"])
+        #expect(!lines(commit.success).contains { $0.contains("/t/ids/") })
+        #expect(commit.checked == ["a", "c d", "b"])
         #expect(
             commit.written
                 == RequestIDWindow.Generation(
-                    number: 3, startedMilliseconds: started, count: 6, bytes: 1 + value.utf8.count))
+                    number: 3, startedMilliseconds: started, count: 7, bytes: bytes, firstSeq: 2,
+                    previousFirstSeq: 1))
+        // Only checked ids: nothing written, and no generation compared.
+        let checkedOnly = self.commit(batch(basis: 7, events: [toggle(8)], checked: ["b"]), knowing())
+        #expect(lines(checkedOnly.compare) == ["/t/seq == 7", "/t/store == \(identity)"])
+        #expect(!lines(checkedOnly.success).contains { $0.contains("ids") })
     }
 
-    /// A commit that closes the current generation opens the next and deletes the one before
-    /// the current: ids live two generations. The ids a store kept before generations (0) have
-    /// no generation before them.
+    /// A commit that closes the current generation opens the next at its first seq and deletes
+    /// the one before the current: its entries in the id log, and its keys in a store from
+    /// before the log. Ids live two generations. The ids a store kept before generations (0)
+    /// have no generation before them.
     @Test func openingAGenerationDeletesTheOneBeforeTheCurrent() {
         let closing = RequestIDWindow(minimumAge: .zero, minimumCount: 1)
         let remembered = RememberedRequest(id: "a", reply: Data("R".utf8), eventSeq: 8)
         let opened = commit(
-            batch(basis: 7, events: [toggle(8)], requests: [remembered]), knowing(window: closing))
+            batch(basis: 7, events: [toggle(8)], requests: [remembered]),
+            knowing(firstSeq: 5, previousFirstSeq: 2, window: closing))
         #expect(opened.written.number == 4)
+        #expect(opened.written.firstSeq == 8 && opened.written.previousFirstSeq == 5)
         let success = lines(opened.success)
+        #expect(success.contains("delete \(layout.idLog(2))..<\(layout.idLog(5))"))
         #expect(success.contains("delete /t/ids/2/..<\(EtcdRangeRequest.prefixEnd("/t/ids/2/"))"))
-        #expect(success.contains("put /t/ids/4/a = \nR"))
+        #expect(success.contains("put /t/idlog/00000000000000000008 = 4\na\n\nR\n"))
         #expect(!success.contains { $0.hasPrefix("delete /t/ids/3/") })
 
         let legacy = commit(
             batch(basis: 7, events: [toggle(8)], requests: [remembered]),
             knowing(generation: 0, window: closing))
         #expect(legacy.written.number == 1)
-        #expect(
-            lines(legacy.compare).filter { $0.hasPrefix("/t/requests/") } == ["/t/requests/a created at 0"])
         #expect(!lines(legacy.success).contains { $0.hasPrefix("delete") })
     }
 
@@ -185,7 +198,8 @@ import Testing
             success.contains("put \(layout.event(8)) = \(String(decoding: marker.encoded, as: UTF8.self))"))
         #expect(
             success.contains(
-                "put /t/ids/3/r = {\"op\":\"reset\"}\n\(String(decoding: marker.encoded, as: UTF8.self))"))
+                "put \(layout.idLog(8)) = 3\nr\n{\"op\":\"reset\"}\n\(String(decoding: marker.encoded, as: UTF8.self))\n"
+            ))
     }
 
     private func range(_ kvs: [(String, String)], more: Bool = false) -> EtcdOperationResult {
@@ -197,34 +211,46 @@ import Testing
                 }, count: Int64(kvs.count), more: more, revision: 9))
     }
 
-    /// A refusal reads back the store, the events past the basis (all of them or none) and the
-    /// generation etcd holds now; another store or none under the prefix is an error.
+    /// A refusal reads back the store, the events past the basis (all of them or none), the
+    /// generation etcd holds now and the id log's entries past the basis (all or none); another
+    /// store or none under the prefix, or no generation, is an error.
     @Test func aRefusalSaysWhatMovedTheStore() throws {
         let commit = commit(batch(basis: 7, events: [toggle(8)], checked: ["b"]), knowing())
         let moved = [toggle(8), toggle(9)]
         let events = moved.map { (layout.event($0.seq), String(decoding: $0.encoded(), as: UTF8.self)) }
-        let generation = ("/t/ids-generation", "4 \(started) 0 0")
+        let generation = ("/t/ids-generation", "4 \(started) 1 2 8 3")
+        let entry = (layout.idLog(8), "4\nb\n\nR\n")
         let refused = try commit.refusal(
             EtcdTxnResponse(
                 succeeded: false, revision: 9,
-                results: [range([("/t/store", identity)]), range(events), range([generation])]))
+                results: [
+                    range([("/t/store", identity)]), range(events), range([generation]), range([entry]),
+                ]))
         #expect(refused.newer == moved)
-        #expect(refused.generation?.number == 4)
+        #expect(refused.generation.number == 4 && refused.generation.firstSeq == 8)
+        #expect(
+            refused.idLog == [
+                EtcdCommit.IDLogEntry(
+                    firstSeq: 8, generation: 4, requests: [RememberedRequest(id: "b", reply: Data("R".utf8))])
+            ])
 
-        // A page cut short, or an entry that is not its event: the replica reads them itself.
+        // A page cut short, or an entry that is not what its key says: the replica reads them itself.
         let cut = try commit.refusal(
             EtcdTxnResponse(
                 succeeded: false, revision: 9,
-                results: [range([("/t/store", identity)]), range(events, more: true), range([generation])]))
-        #expect(cut.newer.isEmpty)
+                results: [
+                    range([("/t/store", identity)]), range(events, more: true), range([generation]),
+                    range([entry], more: true),
+                ]))
+        #expect(cut.newer.isEmpty && cut.idLog == nil)
         let damaged = try commit.refusal(
             EtcdTxnResponse(
                 succeeded: false, revision: 9,
                 results: [
                     range([("/t/store", identity)]), range(events + [(layout.event(10), "{}")]),
-                    range([generation]),
+                    range([generation]), range([entry, (layout.idLog(9), "4\nb\n")]),
                 ]))
-        #expect(damaged.newer.isEmpty)
+        #expect(damaged.newer.isEmpty && damaged.idLog == nil)
 
         #expect(throws: StateStoreError.self) {
             try commit.refusal(
@@ -244,6 +270,27 @@ import Testing
                     results: [
                         range([("/t/store", identity)]), range([]), range([("/t/ids-generation", "x")]),
                     ]))
+        }
+    }
+
+    /// An id log entry round-trips, a reset's reply kept as its marker; a value that is not one
+    /// (a line short, an id that is not printable ASCII, no generation) is refused.
+    @Test func anIDLogEntryRoundTrips() throws {
+        var reset = Event(seq: 8, kind: .reset(seedRows))
+        reset.store = "0123456789abcdef0123456789abcdef"  // a marker names a well-formed store
+        let marker = try #require(EtcdResetMarker(for: reset, seedRows: seedRows))
+        let requests = [
+            RememberedRequest(
+                id: "a b", request: Data(#"{"op":"reset"}"#.utf8), reply: marker.reply(seedRows: seedRows)),
+            RememberedRequest(id: "c", request: nil, reply: Data(#"{"ok":true}"#.utf8)),
+        ]
+        let value = EtcdLayout.encodeIDLogEntry(generation: 7, [(requests[0], marker), (requests[1], nil)])
+        let decoded = try #require(EtcdLayout.decodeIDLogEntry(value, seedRows: seedRows))
+        #expect(decoded.generation == 7)
+        #expect(decoded.requests == requests)
+        #expect(value.count < 300, "the reset's reply is kept as its marker: \(value.count) bytes")
+        for bad in ["", "7", "7\n", "7\na\n\n", "x\na\n\nR\n", "7\na\u{1}\n\nR\n", "7\na\n\nR"] {
+            #expect(EtcdLayout.decodeIDLogEntry(Data(bad.utf8), seedRows: seedRows) == nil, "\(bad)")
         }
     }
 }

@@ -152,9 +152,8 @@ struct EtcdStoreTests {
         #expect(try store.loadState() == state)
         #expect(try store.catchUp(CountriesState(countries: SeedList.standard)) == state)
 
-        var stale = StoreBatch()
-        stale.basis = 249
-        stale.requests = [RememberedRequest(id: "x", request: Data("{}".utf8), reply: Data("{}".utf8))]
+        var behind = CountriesState(countries: SeedList.standard)
+        let stale = try Self.changing(["x"], on: &behind, store: store.identity)
         #expect(throws: StateStoreError.self) { try store.commit(stale) }
         do {
             try store.commit(stale)
@@ -163,18 +162,19 @@ struct EtcdStoreTests {
         }
     }
 
-    /// The window is kept by the commits: ids go into generations, a commit checks the current
-    /// and the previous one, and the commit that opens a generation deletes the one before the
-    /// previous. So the last `minimumCount` ids are always remembered, and no more than two
-    /// generations are kept.
+    /// The window is kept by the commits: ids go into generations, each commit's ids are one
+    /// entry of the id log, checked against what the replica knows, and the commit that opens a
+    /// generation deletes the entries of the one before the previous. So the last
+    /// `minimumCount` ids are always remembered, and no more than two generations are kept.
     @Test func requestIDsAreKeptByGenerationsInTheCommits() throws {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
         let window = RequestIDWindow(minimumAge: .zero, minimumCount: 10, maximumCount: 25)
         let store = try open(cluster, prefix: "/r/", window: window)
+        var state = try store.loadState()
         #expect(store.generation.number == 1)
         for id in 0..<100 {
-            try store.commit(Self.remembering(["id-\(id)"]))
+            try store.commit(try Self.changing(["id-\(id)"], on: &state, store: store.identity))
             for kept in max(0, id - 9)...id {
                 #expect(
                     try store.rememberedRequest(for: "id-\(kept)")?.reply
@@ -182,13 +182,15 @@ struct EtcdStoreTests {
             }
         }
         #expect(try store.rememberedRequest(for: "id-0") == nil, "the oldest generations are gone")
-        let kept = try EtcdClient(endpoints: cluster.clientURLs).range(
-            EtcdRangeRequest.prefix("/r/ids/", countOnly: true)
-        ).count
-        #expect(kept <= 2 * 10 + 1, "at most two generations: \(kept) ids")
-        // A remembered id is refused by the compare, with its first reply.
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let kept = try client.range(EtcdRangeRequest.prefix("/r/idlog/", countOnly: true)).count
+        #expect(kept <= 2 * 10 + 1, "at most two generations: \(kept) entries of one id each")
+        #expect(try client.range(EtcdRangeRequest.prefix("/r/ids/", countOnly: true)).count == 0)
+        // A remembered id is refused, with its first reply.
+        var again = state
+        let batch = try Self.changing(["id-99"], on: &again, store: store.identity)
         do {
-            try store.commit(Self.remembering(["id-99"]))
+            try store.commit(batch)
             Issue.record("a remembered id was written again")
         } catch {
             #expect(error.code == .moved && error.remembered.map(\.id) == ["id-99"])
@@ -196,7 +198,7 @@ struct EtcdStoreTests {
         // So is the id of a refusal or no-op, which is checked but not written: on this
         // replica's stale copy, the retry of a committed change may decide "not found".
         var refusal = StoreBatch()
-        refusal.basis = 0
+        refusal.basis = state.seq
         refusal.checkedIDs = ["id-98", "never-used"]
         do {
             try store.commit(refusal)
@@ -207,6 +209,96 @@ struct EtcdStoreTests {
         refusal.checkedIDs = ["never-used"]
         try store.commit(refusal)
         #expect(try store.rememberedRequest(for: "never-used") == nil, "a refusal's id is not remembered")
+    }
+
+    /// Another replica's ids reach this one's memory on every way it can learn of them: read at
+    /// start, read on the way to a newer basis, and read back by a commit the seq compare
+    /// refused. None of them is applied twice.
+    @Test func anIDAnotherReplicaCommittedIsNeverAppliedAgain() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let first = try open(cluster, prefix: "/o/")
+        var firstState = try first.loadState()
+        try first.commit(try Self.changing(["before"], on: &firstState, store: first.identity))
+        let second = try open(cluster, prefix: "/o/")
+        var secondState = try second.loadState()
+        // Read at start.
+        var retry = secondState
+        #expect(throws: StateStoreError.self) {
+            try second.commit(try Self.changing(["before"], on: &retry, store: second.identity))
+        }
+        // Committed by the first after the second read its ids; the second's state is behind:
+        // the seq compare refuses it, and the refusal's reads teach it the id.
+        try first.commit(try Self.changing(["stale"], on: &firstState, store: first.identity))
+        retry = secondState
+        let batch1 = try Self.changing(["stale"], on: &retry, store: second.identity)
+        do {
+            try second.commit(batch1)
+            Issue.record("a change was committed on a stale basis")
+        } catch {
+            #expect(error.code == .moved && error.remembered.map(\.id) == ["stale"], "\(error)")
+        }
+        // Committed by the first; the second caught up first: its memory reads the entry on the
+        // way to the basis.
+        try first.commit(try Self.changing(["caught"], on: &firstState, store: first.identity))
+        secondState = try second.catchUp(secondState)
+        #expect(secondState == firstState)
+        retry = secondState
+        let batch2 = try Self.changing(["caught"], on: &retry, store: second.identity)
+        do {
+            try second.commit(batch2)
+            Issue.record("an id another replica committed was applied again")
+        } catch {
+            #expect(error.code == .moved && error.remembered.map(\.id) == ["caught"], "\(error)")
+        }
+        try second.commit(try Self.changing(["fresh"], on: &secondState, store: second.identity))
+        #expect(try first.rememberedRequest(for: "fresh") != nil)
+    }
+
+    /// A replica far behind reads the id log's entries it has not seen page by page
+    /// (``EtcdIDMemory/pageSize`` at a time): the ids of the first page and of the last are both
+    /// known before it commits.
+    @Test func aReplicaFarBehindReadsTheIDLogPageByPage() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let first = try open(cluster, prefix: "/p/")
+        let second = try open(cluster, prefix: "/p/")
+        var firstState = try first.loadState()
+        let count = EtcdIDMemory.pageSize + EtcdIDMemory.pageSize / 2
+        for id in 0..<count {
+            try first.commit(try Self.changing(["p-\(id)"], on: &firstState, store: first.identity))
+        }
+        var secondState = try second.catchUp(try second.loadState())
+        let batch = try Self.changing(
+            ["p-0", "new", "p-\(count - 1)"], on: &secondState, store: second.identity)
+        do {
+            try second.commit(batch)
+            Issue.record("ids another replica committed were applied again")
+        } catch {
+            #expect(
+                error.code == .moved && error.remembered.map(\.id) == ["p-0", "p-\(count - 1)"], "\(error)")
+        }
+    }
+
+    /// An entry of the id log that does not decode (someone else wrote it): the replica cannot
+    /// check ids, so it does not start, and says which key and what to do.
+    @Test func aDamagedIDLogEntryIsNamedNotSkipped() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let store = try open(cluster, prefix: "/d/")
+        var state = try store.loadState()
+        try store.commit(try Self.changing(["a"], on: &state, store: store.identity))
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        _ = try client.txn(
+            compare: [], success: [.put("/d/idlog/00000000000000000001", Data("\u{1b}[2Jnot an entry".utf8))],
+            failure: [])
+        #expect {
+            try open(cluster, prefix: "/d/")
+        } throws: {
+            let text = "\($0)"
+            return text.contains("the key /d/idlog/00000000000000000001 in etcd holds")
+                && text.contains("not an entry of the id log") && !text.contains("\u{1b}")
+        }
     }
 
     /// A store from before generations (ids at `requests/<id>`, no generation key): its ids are
@@ -225,18 +317,63 @@ struct EtcdStoreTests {
             ], failure: [])
         let window = RequestIDWindow(minimumAge: .zero, minimumCount: 2, maximumCount: 5)
         let store = try open(cluster, prefix: "/l/", window: window)
+        var state = try store.loadState()
         #expect(store.generation.number == 0)
         #expect(try store.rememberedRequest(for: "old") == old)
+        var again = state
+        let batch = try Self.changing(["old"], on: &again, store: store.identity)
         do {
-            try store.commit(Self.remembering(["old"]))
+            try store.commit(batch)
             Issue.record("an id remembered before generations was written again")
         } catch {
             #expect(error.code == .moved && error.remembered == [old])
         }
-        for id in 0..<12 { try store.commit(Self.remembering(["new-\(id)"])) }
+        for id in 0..<12 {
+            try store.commit(try Self.changing(["new-\(id)"], on: &state, store: store.identity))
+        }
         #expect(store.generation.number >= 2)
         #expect(try store.rememberedRequest(for: "old") == nil)
         #expect(try client.range(EtcdRangeRequest.prefix("/l/requests/", countOnly: true)).count == 0)
+    }
+
+    /// A store from before the id log (a four-field generation, an id per key): the first
+    /// replica of this version writes the generation in the log's form, which replicas of the
+    /// version before cannot read or match (so none of them commits an id after it), and still
+    /// checks the ids in their keys until their generation is gone.
+    @Test func aStoreFromBeforeTheIDLogKeepsItsIDsAndFencesOlderReplicas() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        _ = try open(cluster, prefix: "/m/")
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let kept = RememberedRequest(
+            id: "kept", request: Data(#"{"index":1,"op":"toggle"}"#.utf8), reply: Data(#"{"ok":true}"#.utf8))
+        let legacy = "1 \(RequestIDWindow.nowMilliseconds) 1 40"
+        _ = try client.txn(
+            compare: [],
+            success: [
+                .put("/m/ids-generation", Data(legacy.utf8)), .put("/m/ids/1/kept", EtcdLayout.encode(kept)),
+            ], failure: [])
+        let window = RequestIDWindow(minimumAge: .zero, minimumCount: 2, maximumCount: 5)
+        let store = try open(cluster, prefix: "/m/", window: window)
+        let value = try #require(
+            try client.range(EtcdRangeRequest(key: "/m/ids-generation")).kvs.first?.value)
+        #expect(String(decoding: value, as: UTF8.self) == legacy + " 0 0")
+        // What a replica of the version before compares when it commits an id: no longer there.
+        let older = try client.txn(
+            compare: [.value("/m/ids-generation", equals: Data(legacy.utf8))], success: [], failure: [])
+        #expect(!older.succeeded)
+        #expect(try store.rememberedRequest(for: "kept") == kept)
+        var state = try store.loadState()
+        var again = state
+        #expect(throws: StateStoreError.self) {
+            try store.commit(try Self.changing(["kept"], on: &again, store: store.identity))
+        }
+        for id in 0..<12 {
+            try store.commit(try Self.changing(["new-\(id)"], on: &state, store: store.identity))
+        }
+        #expect(store.generation.number >= 3)
+        #expect(try store.rememberedRequest(for: "kept") == nil)
+        #expect(try client.range(EtcdRangeRequest.prefix("/m/ids/", countOnly: true)).count == 0)
     }
 
     /// Four replicas remember ids at once, each a batch of 16 fresh ids on its own connection
@@ -266,32 +403,55 @@ struct EtcdStoreTests {
                     failures.update { $0.append("replica \(replica) did not open: \(error)") }
                     return
                 }
+                var state: CountriesState
+                do {
+                    state = try store.loadState()
+                } catch {
+                    failures.update { $0.append("replica \(replica) did not load: \(error)") }
+                    return
+                }
                 var batchNumber = 0
                 while ContinuousClock.now - started < .seconds(5) {
                     let ids = (0..<16).map { "r\(replica)-\(batchNumber)-\($0)" }
                     batchNumber += 1
                     // Losing the compare to the other three many times in a row is expected
-                    // (TSan runs saw over 50): each batch keeps trying until a deadline well
-                    // past the run, with a short random pause so no replica starves.
+                    // (TSan runs saw over 50): each batch keeps trying, on the state it catches
+                    // up to, until a deadline well past the run, with a short random pause so
+                    // no replica starves.
                     let giveUp = started + .seconds(5) + .seconds(30) * testSlowdown
                     while true {
                         let refusal: StateStoreError?
+                        var working = state
+                        let batch: StoreBatch
+                        do {
+                            batch = try Self.changing(ids, on: &working, store: store.identity)
+                        } catch {
+                            failures.update { $0.append("\(ids[0]): \(error)") }
+                            break
+                        }
                         do throws(StateStoreError) {
-                            try store.commit(Self.remembering(ids))
+                            try store.commit(batch)
                             refusal = nil
                         } catch {
                             refusal = error
                         }
                         guard let refusal else {
+                            state = working
                             let now = ContinuousClock.now
                             written.update { $0 += ids.map { ($0, now) } }
                             break
                         }
-                        // Another replica wrote first: the store took the new generation; again.
+                        // Another replica wrote first: catch up, and again.
                         guard refusal.code == .moved && refusal.remembered.isEmpty,
                             ContinuousClock.now < giveUp
                         else {
                             failures.update { $0.append("\(ids[0]): \(refusal)") }
+                            break
+                        }
+                        do {
+                            state = try store.catchUp(state)
+                        } catch {
+                            failures.update { $0.append("\(ids[0]): catching up: \(error)") }
                             break
                         }
                         Thread.sleep(forTimeInterval: Double.random(in: 0...0.002))
@@ -315,21 +475,35 @@ struct EtcdStoreTests {
             forgotten.append(entry.id)
         }
         #expect(forgotten.isEmpty, "\(forgotten.count) of \(promised.count) promised ids were forgotten")
-        let kept = try EtcdClient(endpoints: cluster.clientURLs).range(
-            EtcdRangeRequest.prefix("/w/ids/", countOnly: true)
-        ).count
+        // Each entry of the id log is a batch of 16 ids.
+        let kept =
+            16
+            * (try EtcdClient(endpoints: cluster.clientURLs).range(
+                EtcdRangeRequest.prefix("/w/idlog/", countOnly: true)
+            ).count)
         // Two generations at most: what the last two closings left, well under all that was written.
         #expect(kept < Int64(all.count), "bounded: \(kept) of \(all.count) ids kept")
         print("racingReplicas: \(kept) of \(all.count) ids kept, in \(reader.generation.number) generations")
     }
 
-    /// A batch that remembers these ids and changes nothing.
-    private static func remembering(_ ids: [String]) -> StoreBatch {
+    /// A batch on `state` that toggles a row for each id and remembers the ids; `state` becomes
+    /// the state after it.
+    private static func changing(_ ids: [String], on state: inout CountriesState, store: String) throws
+        -> StoreBatch
+    {
         var batch = StoreBatch()
-        batch.basis = 0
-        batch.requests = ids.map {
-            RememberedRequest(id: $0, request: nil, reply: Data("{\"n\":\"\($0)\"}".utf8))
+        batch.basis = state.seq
+        for (offset, id) in ids.enumerated() {
+            var result = try state.apply(.toggle(.index(offset % 8)), seed: SeedList.standard)
+            result.event?.store = store
+            let event = try #require(result.event)
+            batch.events.append(event)
+            batch.encodedEvents.append(event.encoded())
+            batch.requests.append(
+                RememberedRequest(
+                    id: id, request: nil, reply: Data("{\"n\":\"\(id)\"}".utf8), eventSeq: event.seq))
         }
+        batch.state = state
         return batch
     }
 }

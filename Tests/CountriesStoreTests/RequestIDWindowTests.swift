@@ -29,6 +29,16 @@ import Testing
                     number: 4, startedMilliseconds: start + 600_000, count: 4, bytes: 40))
     }
 
+    @Test func aNewGenerationStartsAtItsFirstChangeAfterTheOneBefore() {
+        var current = generation(count: 100)
+        current.firstSeq = 40
+        current.previousFirstSeq = 7
+        let next = window.after(current, adding: 1, bytes: 5, nowMilliseconds: start + 600_000, atSeq: 900)
+        #expect(next.opened && next.generation.firstSeq == 900 && next.generation.previousFirstSeq == 40)
+        let grown = window.after(current, adding: 1, bytes: 5, nowMilliseconds: start, atSeq: 900)
+        #expect(!grown.opened && grown.generation.firstSeq == 40 && grown.generation.previousFirstSeq == 7)
+    }
+
     @Test func aFullGenerationClosesWhateverItsAge() {
         #expect(window.after(generation(count: 999), adding: 2, bytes: 1, nowMilliseconds: start).opened)
         #expect(!window.after(generation(count: 998), adding: 2, bytes: 1, nowMilliseconds: start).opened)
@@ -39,11 +49,21 @@ import Testing
         #expect(!window.after(generation(count: 0), adding: 2_000, bytes: 1, nowMilliseconds: start).opened)
     }
 
-    @Test func itsValueRoundTripsAndABadOneIsRefused() {
+    @Test func itsValueRoundTripsAndABadOneIsRefused() throws {
         let value = generation(count: 7, bytes: 70)
         #expect(RequestIDWindow.Generation(value.encoded) == value)
-        #expect(String(decoding: value.encoded, as: UTF8.self) == "3 1000000 7 70")
-        for bad in ["", "3 1000000 7", "3 x 7 70", "3 1000000 -1 70", "not a generation", "3 1 2 3 4"] {
+        #expect(String(decoding: value.encoded, as: UTF8.self) == "3 1000000 7 70 0 0")
+        let seqs = RequestIDWindow.Generation(
+            number: 3, startedMilliseconds: start, count: 7, bytes: 70, firstSeq: 500, previousFirstSeq: 20)
+        #expect(String(decoding: seqs.encoded, as: UTF8.self) == "3 1000000 7 70 500 20")
+        #expect(RequestIDWindow.Generation(seqs.encoded) == seqs)
+        // A store from before the id log: its ids are keys; it reads as starting at seq 0.
+        let legacy = try #require(RequestIDWindow.Generation(Data("3 1000000 7 70".utf8)))
+        #expect(legacy.isLegacy && legacy.firstSeq == 0 && legacy.count == 7 && !value.isLegacy)
+        for bad in [
+            "", "3 1000000 7", "3 x 7 70", "3 1000000 -1 70", "not a generation", "3 1 2 3 4",
+            "3 1 2 3 4 x", "3 1 2 3 4 5", "3 1 2 3 4 5 6", "3  1 2 3 4",
+        ] {
             #expect(RequestIDWindow.Generation(Data(bad.utf8)) == nil, "\(bad)")
         }
     }

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The request ids of the live generations, as one replica knows them (docs/HA.md, "Request
+/// ids"): commits check ids here, not with a compare per id in etcd.
+///
+/// It is complete up to ``knownThrough``: every id a commit up to that seq remembered is here.
+/// A commit staged on seq S is checked after the memory reached S, and its seq compare refuses
+/// it if any commit came after S, so an id committed anywhere is never applied twice.
+///
+/// It keeps where each id's first reply is, not the reply: a retry is rare, and the window
+/// holds up to 200,000 ids. With the replies, a replica's memory grew by about 830 bytes per
+/// id (docs/BENCHMARKS.md, "Stop 38"). Plain values only: ``EtcdIDMemory`` reads etcd and feeds it.
+struct RememberedIDs {
+    /// Where an id's request and first reply are kept.
+    struct Entry: Equatable {
+        /// The generation the id went into: it is forgotten when that one is no longer live.
+        var generation: UInt64
+        /// The seq of the id log's entry that holds it (`idlog/<seq>`), or nil for an id kept in
+        /// a key of its own by a store from before the id log (`ids/<generation>/<id>`).
+        var logSeq: UInt64?
+    }
+
+    private(set) var entries: [String: Entry] = [:]
+    /// Every id of a commit up to this seq is known; nil until the first load.
+    private(set) var knownThrough: UInt64?
+
+    /// Takes ids remembered in `generation`, kept in the id log's entry at `logSeq` (nil: in keys
+    /// of their own); the first place an id is known stays (a commit never remembers an id
+    /// another one did).
+    mutating func learn(_ ids: some Sequence<String>, generation: UInt64, logSeq: UInt64?) {
+        for id in ids where entries[id] == nil {
+            entries[id] = Entry(generation: generation, logSeq: logSeq)
+        }
+    }
+
+    /// Every commit up to `seq` has been learned (it remembered no ids, or they were learned).
+    mutating func reached(_ seq: UInt64) {
+        knownThrough = max(knownThrough ?? 0, seq)
+    }
+
+    /// Drops the ids of generations before `generation`, which are no longer live.
+    mutating func forget(before generation: UInt64) {
+        guard entries.values.contains(where: { $0.generation < generation }) else { return }
+        entries = entries.filter { $0.value.generation >= generation }
+    }
+
+    /// Forgets one id, whose place is gone from etcd (its generation was deleted).
+    mutating func forget(_ id: String) {
+        entries[id] = nil
+    }
+
+    /// Forgets everything, before the ids are read again from the start.
+    mutating func reset() {
+        entries = [:]
+        knownThrough = nil
+    }
+
+    /// The ids among `ids` that are remembered, each once, in the order asked, with where.
+    func remembered(among ids: [String]) -> [(id: String, entry: Entry)] {
+        var found: [(id: String, entry: Entry)] = []
+        for id in ids where !found.contains(where: { $0.id == id }) {
+            if let entry = entries[id] { found.append((id, entry)) }
+        }
+        return found
+    }
+}
