@@ -94,255 +94,25 @@ public final class EtcdStore: StateStore {
         client = EtcdClient(
             endpoints: configuration.endpoints, timeout: configuration.requestTimeout,
             security: configuration.security, memberHealth: health.members)
-        let deadline = ContinuousClock.now + configuration.startTimeout
-        var lastError: EtcdError?
-        var found: (identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)?
-        while found == nil && ContinuousClock.now < deadline {
-            var misplaced: String?
-            do throws(EtcdError) {
-                misplaced = try EtcdStore.enclosingStore(client: client, layout: layout)
-                if misplaced == nil {
-                    switch try EtcdStore.findOrSeed(client: client, layout: layout, seed: seed) {
-                    case .found(let identity, let seeded, let generation):
-                        found = (identity, seeded, generation)
-                    case .occupied(let why): misplaced = why
-                    }
-                }
-            } catch {
-                if error.code == .rejected || error.code == .badResponse {
-                    throw StoreOpenError(
-                        .other, path: path, "etcd refused the store's first read or seed: \(error)")
-                }
-                if lastError == nil {
-                    logger.log(
-                        .warning,
-                        "waiting for the etcd cluster at \(configuration.endpoints.joined(separator: ",")): \(error)"
-                    )
-                }
-                lastError = error
-                Thread.sleep(forTimeInterval: 0.2)
-            }
-            if let misplaced { throw StoreOpenError(.other, path: path, misplaced) }
-        }
-        guard let found else {
-            throw StoreOpenError(
-                .cannotOpen, path: path,
-                "no quorum of the etcd cluster answered within \(configuration.startTimeout) (\(lastError.map { "\($0)" } ?? "no answer")); check that a majority of its members run and that --etcd names them"
-            )
-        }
-        guard StoreIdentity.isWellFormed(found.identity) else {
-            throw StoreOpenError(
-                .corrupt, path: path,
-                "the key \(layout.store) holds \(CountryName.quoted(found.identity)), not a store identity; the prefix belongs to something else: pass another --etcd-prefix"
-            )
-        }
-        var opened = found.identity
-        do {
-            if case .replaced(let current, let why) = try StoreLineage.check(
-                client: client, layout: layout, identity: opened), StoreIdentity.isWellFormed(current)
-            {
-                logger.log(
-                    .warning,
-                    "\(why): the store at \(configuration.prefix) is now \(current), a new store that goes on from the state etcd holds (subscribers start over); it was \(opened)"
-                )
-                opened = current
-            }
-        } catch {
-            // The probe checks again once the replica runs.
-            logger.log(.warning, "could not check etcd's history for a restore yet: \(error)")
-        }
-        identity = opened
-        seeded = found.seeded
-        do {
-            let kept = try EtcdStore.keepSeed(seed, client: client, layout: layout, identity: opened)
-            storedSeed = kept
-            seedRows = CountriesState(countries: kept).rows
-            seedMismatch =
-                kept == seed
-                ? nil
-                : "this replica was given a seed of \(seed.count) countries, but the store keeps the seed it was created with (\(kept.count) countries): `reset` goes back to the store's (docs/HA.md)"
-        } catch {
-            throw StoreOpenError(.cannotOpen, path: path, "reading the store's seed failed: \(error)")
-        }
+        let opened = try EtcdStoreOpening.open(
+            seed: seed, client: client, layout: layout, configuration: configuration, path: path,
+            logger: logger)
+        identity = opened.identity
+        seeded = opened.seeded
+        storedSeed = opened.seed
+        seedRows = CountriesState(countries: opened.seed).rows
+        seedMismatch =
+            opened.seed == seed
+            ? nil
+            : "this replica was given a seed of \(seed.count) countries, but the store keeps the seed it was created with (\(opened.seed.count) countries): `reset` goes back to the store's (docs/HA.md)"
         eventLog = EtcdEventLog(client: client, layout: layout, seedRows: seedRows, health: health)
-        var generation: RequestIDWindow.Generation
-        if let seeded = found.generation {
-            generation = seeded
-        } else {
-            // A store from before generations: its ids (in `requests/`) are generation 0.
-            do {
-                generation = try EtcdStore.openGeneration(client: client, layout: layout)
-            } catch {
-                throw StoreOpenError(
-                    .cannotOpen, path: path, "reading the request-id generation failed: \(error)")
-            }
-        }
         do {
-            ids = try EtcdIDMemory(generation: generation, client: client, layout: layout, seedRows: seedRows)
+            ids = try EtcdIDMemory(
+                generation: opened.generation, client: client, layout: layout, seedRows: seedRows)
         } catch {
             throw StoreOpenError(
                 .cannotOpen, path: path, "reading the remembered request ids failed: \(error)")
         }
-    }
-
-    /// Why the store cannot live at `layout`'s prefix: a store at a prefix that this one starts
-    /// with, whose keys (its events, its ids) would hold this one's. Nil when there is none.
-    private static func enclosingStore(client: EtcdClient, layout: EtcdLayout) throws(EtcdError) -> String? {
-        let prefix = layout.prefix
-        let ancestors = (1..<prefix.count).map { String(prefix.prefix($0)) + "store" }
-        guard !ancestors.isEmpty else { return nil }
-        let result: EtcdTxnResponse
-        do {
-            result = try client.txn(
-                compare: [], success: ancestors.map { .range(EtcdRangeRequest(key: $0)) }, failure: [])
-        } catch  where error.code == .rejected && error.message.contains("permission denied") {
-            // An etcd user whose role grants exactly this prefix (docs/SECURITY.md) cannot look
-            // outside it; then the roles keep services apart, as only a role that spans both
-            // prefixes could reach the other's keys.
-            return nil
-        }
-        for (key, outcome) in zip(ancestors, result.results) {
-            guard case .range(let range) = outcome, let value = range.kvs.first?.value,
-                StoreIdentity.isWellFormed(String(decoding: value, as: UTF8.self))
-            else { continue }
-            return
-                "a countries store lives at the prefix \(key.dropLast("store".count)) (its key \(key)), and \(prefix) is inside it: prefixes may not nest, or each service reads and deletes the other's keys; pass another --etcd-prefix"
-        }
-        return nil
-    }
-
-    /// What a replica finds at its prefix.
-    private enum Opening {
-        /// The store (found, or seeded by this replica), with its first generation when seeded.
-        case found(identity: String, seeded: Bool, generation: RequestIDWindow.Generation?)
-        /// Keys that are not a store's: why it may not seed there.
-        case occupied(String)
-    }
-
-    /// The store at the prefix, or a new one seeded there when the prefix is empty (with its
-    /// first request-id generation); the keys that keep it from seeding, when there are some.
-    private static func findOrSeed(client: EtcdClient, layout: EtcdLayout, seed: [Country]) throws(EtcdError)
-        -> Opening
-    {
-        let existing = try client.range(EtcdRangeRequest(key: layout.store))
-        if let value = existing.kvs.first?.value {
-            return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
-        }
-        // Only an empty prefix is seeded: keys without a `store` are something else's, or a
-        // store nested inside this prefix, whose keys this one's ranges would read and delete.
-        // A seeder's chunks (another replica seeding now, or one that died half way) are not
-        // another store's keys: the seeding transaction deletes all but its own.
-        let seedChunks = layout.seedBlob.chunksPrefix
-        let before = try client.range(
-            EtcdRangeRequest(key: layout.prefix, rangeEnd: seedChunks, limit: 1, keysOnly: true))
-        let after = try client.range(
-            EtcdRangeRequest(
-                key: EtcdRangeRequest.prefixEnd(seedChunks),
-                rangeEnd: EtcdRangeRequest.prefixEnd(layout.prefix),
-                limit: 1, keysOnly: true))
-        if let key = (before.kvs.first ?? after.kvs.first)?.key {
-            // Another replica may have seeded it since the first read (its keys come together).
-            if let value = try client.range(EtcdRangeRequest(key: layout.store)).kvs.first?.value {
-                return .found(
-                    identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
-            }
-            return .occupied(
-                "the prefix \(layout.prefix) holds keys but no store (\(key), for one): they belong to something else, or to a service on a prefix inside this one; prefixes may not nest: pass another --etcd-prefix"
-            )
-        }
-        let identity = StoreIdentity.make()
-        let seedEvent = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
-        let generation = RequestIDWindow.Generation(
-            number: 1, startedMilliseconds: RequestIDWindow.nowMilliseconds)
-        // The seed goes in chunks first, under a token of this replica's; the seeding
-        // transaction points at them. Until the first snapshot, the seed is the snapshot.
-        let token = StoreIdentity.make()
-        let pointer = try layout.seedBlob.writeChunks(
-            seedEvent.encoded(), token: token, seq: 0, client: client)
-        let result = try client.txn(
-            compare: [.createRevision(layout.store, equals: 0)],
-            success: [
-                .put(layout.store, Data(identity.utf8)),
-                .put(layout.seq, Data("0".utf8)),
-                .put(layout.idsGeneration, generation.encoded),
-            ] + layout.seedBlob.switchOperations(to: pointer),
-            failure: [.range(EtcdRangeRequest(key: layout.store))])
-        if result.succeeded { return .found(identity: identity, seeded: true, generation: generation) }
-        try layout.seedBlob.discard(token: token, client: client)
-        guard case .range(let other)? = result.results.first, let value = other.kvs.first?.value else {
-            throw EtcdError(
-                .badResponse, "the seed transaction failed but the store key is not there",
-                endpoint: client.currentEndpoint)
-        }
-        return .found(identity: String(decoding: value, as: UTF8.self), seeded: false, generation: nil)
-    }
-
-    /// The store's seed list; a store from before the seed was kept gets this replica's,
-    /// written once by whichever replica comes first.
-    private static func keepSeed(_ seed: [Country], client: EtcdClient, layout: EtcdLayout, identity: String)
-        throws(StateStoreError) -> [Country]
-    {
-        let blob = layout.seedBlob
-        var stored = try readBlob(blob, client: client).stored
-        if stored == .absent {
-            let mine = Event(seq: 0, kind: .reset(CountriesState(countries: seed).rows), store: identity)
-            do {
-                if try blob.replace(expected: 0, with: mine.encoded(), seq: 0, client: client) { return seed }
-            } catch {
-                throw storeError(error, during: "read")
-            }
-            stored = try readBlob(blob, client: client).stored
-        }
-        if case .chunked(_, let pointer, _) = stored {
-            // A seeder that died between its chunks and its transaction left them: nobody else
-            // deletes them once the store exists. One seeding now loses (the store exists).
-            do {
-                _ = try client.txn(
-                    compare: [], success: Array(blob.switchOperations(to: pointer).dropFirst()), failure: [])
-            } catch {
-                throw storeError(error, during: "read")
-            }
-        }
-        guard let value = stored.value, let event = try? Event.decode(value),
-            case .reset(let rows) = event.kind
-        else {
-            throw StateStoreError("the key \(layout.seed) holds no seed list")
-        }
-        return rows.map { Country(name: $0.name, visited: $0.visited) }
-    }
-
-    /// A value kept in chunks (the seed, the snapshot), as a store error when it cannot be read.
-    private static func readBlob(_ blob: EtcdBlob, client: EtcdClient) throws(StateStoreError)
-        -> (stored: EtcdBlob.Stored, revision: Int64)
-    {
-        do {
-            return try blob.read(client: client)
-        } catch {
-            switch error {
-            case .etcd(let failure): throw storeError(failure, during: "read")
-            case .incomplete(let why): throw StateStoreError("the store in etcd is damaged: \(why)")
-            }
-        }
-    }
-
-    /// The request-id generation of an existing store; a store from before generations gets
-    /// generation 0 (its `requests/` keys), written once by whichever replica comes first.
-    private static func openGeneration(client: EtcdClient, layout: EtcdLayout) throws(StateStoreError)
-        -> RequestIDWindow.Generation
-    {
-        let legacy = RequestIDWindow.Generation(
-            number: 0, startedMilliseconds: RequestIDWindow.nowMilliseconds)
-        let result: EtcdTxnResponse
-        do {
-            result = try client.txn(
-                compare: [.createRevision(layout.idsGeneration, equals: 0)],
-                success: [.put(layout.idsGeneration, legacy.encoded)],
-                failure: [.range(EtcdRangeRequest(key: layout.idsGeneration))])
-        } catch {
-            throw storeError(error, during: "read")
-        }
-        if result.succeeded { return legacy }
-        return try layout.generation(in: result.results.first)
     }
 
     // MARK: Reading
@@ -553,6 +323,20 @@ public final class EtcdStore: StateStore {
         status.storeDamage = health.replaced ?? health.damage
         status.etcdSpace = health.noSpace
         status.publicationLagMilliseconds = UInt64(health.publicationLag() / .milliseconds(1))
+    }
+
+    /// A value kept in chunks (the seed, the snapshot), as a store error when it cannot be read.
+    static func readBlob(_ blob: EtcdBlob, client: EtcdClient) throws(StateStoreError)
+        -> (stored: EtcdBlob.Stored, revision: Int64)
+    {
+        do {
+            return try blob.read(client: client)
+        } catch {
+            switch error {
+            case .etcd(let failure): throw EtcdStore.storeError(failure, during: "read")
+            case .incomplete(let why): throw StateStoreError("the store in etcd is damaged: \(why)")
+            }
+        }
     }
 
     /// Runs a read, turning etcd's error into the store's.
