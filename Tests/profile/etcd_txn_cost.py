@@ -8,12 +8,14 @@ reads (a refused commit would read the ids it needs afterwards); with ids `put`,
 put alone (the ids checked from the writer's memory instead); with `watched`, while two watch
 streams follow the events (as two replicas' event tails do); with ids `one-key`, the
 commit's events and ids all in one value under one key (a log of batches instead of a key per
-event and per id; the watchers then follow that key's prefix). Prints changes per second and the
+event and per id; the watchers then follow that key's prefix); with ids `idlog`, the commit as
+stop 39 lands it: the events keyed, the batch's ids in one key of the id log, and the
+generation compared and put; with `idlog-ungenerated`, the same without the generation. Prints changes per second and the
 CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
 that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
-        [--rounds R] [--ids compared,compared-unread,put,no,one-key]
+        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated]
 
 Test tooling only: the standard library, no package.
 """
@@ -62,8 +64,10 @@ def commit_body(prefix, seq, changes, ids, run):
         if ids == "one-key":
             lines += [event, request_id, '{"index":0,"op":"toggle"}']
             continue
+        if ids.startswith("idlog"):
+            lines += [request_id, '{"index":0,"op":"toggle"}', event]
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
-        if ids != "no":
+        if ids != "no" and not ids.startswith("idlog"):
             for generation in ("ids/1/", "ids/0/") if ids.startswith("compared") else ():
                 key = b64(prefix + generation + request_id)
                 compare.append({"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"})
@@ -71,8 +75,16 @@ def commit_body(prefix, seq, changes, ids, run):
                     failure.append({"request_range": {"key": key}})
             success.append({"request_put": {"key": b64(prefix + "ids/1/" + request_id),
                                             "value": b64('{"index":0,"op":"toggle"}\n' + event)}})
-    if lines:
+    if lines and ids == "one-key":
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + 1)), "value": b64("\n".join(lines))}})
+    elif lines:
+        success.append({"request_put": {"key": b64(prefix + "idlog/%020d" % (seq + 1)), "value": b64("1\n" + "\n".join(lines) + "\n")}})
+        if ids == "idlog":
+            # Its value as a replica sees it: the compare matches the last commit's put.
+            generation = b64(f"1 1700000000000 {seq} {seq * 90} 1 0")
+            compare.append({"key": b64(prefix + "ids-generation"), "target": "VALUE", "result": "EQUAL", "value": generation})
+            success.append({"request_put": {"key": b64(prefix + "ids-generation"),
+                                            "value": b64(f"1 1700000000000 {seq + changes} {(seq + changes) * 90} 1 0")}})
     return json.dumps({"compare": compare, "success": success, "failure": failure})
 
 
@@ -93,7 +105,9 @@ def measure(endpoint, seconds, changes, ids, watched):
         return json.loads(connection.getresponse().read())
 
     try:
-        txn(json.dumps({"compare": [], "success": [{"request_put": {"key": b64(prefix + "seq"), "value": b64("0")}}],
+        txn(json.dumps({"compare": [], "success": [{"request_put": {"key": b64(prefix + "seq"), "value": b64("0")}},
+                                                   {"request_put": {"key": b64(prefix + "ids-generation"),
+                                                                    "value": b64("1 1700000000000 0 0 1 0")}}],
                         "failure": []}))
         seq = 0
         cpu = etcd_cpu_seconds()
@@ -123,7 +137,9 @@ def main():
     shapes = [(1, "compared", True), (1, "compared-unread", True), (1, "put", True), (1, "no", True),
               (8, "compared", True), (8, "compared-unread", True), (8, "put", True), (8, "no", True),
               (16, "compared", True), (16, "compared-unread", True), (16, "put", True), (16, "no", True),
-              (1, "one-key", True), (8, "one-key", True), (16, "one-key", True)]
+              (1, "one-key", True), (8, "one-key", True), (16, "one-key", True),
+              (1, "idlog", True), (8, "idlog", True), (16, "idlog", True),
+              (1, "idlog-ungenerated", True), (8, "idlog-ungenerated", True), (16, "idlog-ungenerated", True)]
     wanted = arguments.ids.split(",") if arguments.ids else None
     unknown = sorted(set(wanted or []) - {ids for _, ids, _ in shapes})
     if unknown:
