@@ -8,12 +8,12 @@ import Foundation
 /// replica knows of etcd. A plain value: its shape is tested without a cluster, and
 /// ``EtcdStore/commit(_:)`` only sends it and keeps what it changed.
 struct EtcdCommit {
-    /// The seq the store must still be at, the store's identity, and, when the batch remembers
-    /// ids, the generation they go into. The ids themselves are checked by the store, against
-    /// what it knows up to the basis: the seq compare makes that enough.
+    /// The seq the store must still be at and the store's identity. The ids are checked by the
+    /// store, against what it knows up to the basis, and so is the generation: the seq compare
+    /// makes that enough, as every commit that opens a generation moves the seq.
     private(set) var compare: [EtcdCompare] = []
     /// The events, the new seq, the id log's entry with the ids and their replies, the
-    /// generation, and the trims.
+    /// generation when this commit opens one, and the trims.
     private(set) var success: [EtcdOperation] = []
     /// What moved the store, read back in the same round trip: the store key (index 0), the
     /// events after the basis (1), the generation (2) and the id log's entries after the basis
@@ -21,8 +21,11 @@ struct EtcdCommit {
     private(set) var failure: [EtcdOperation] = []
     /// The ids the store checks: the changes' (written) and the refusals' and no-ops' (not).
     let checked: [String]
-    /// The generation the ids were written into: the one given when the batch writes none.
+    /// The generation as its key holds it after this commit: the one given, or the one this
+    /// commit opened.
     private(set) var written: RequestIDWindow.Generation
+    /// The size of the batch's entry in the id log (0 when it remembers no id).
+    private(set) var idLogBytes = 0
     /// Where the trim of old events ends, when this commit trims.
     private(set) var trimmedTo: UInt64?
     /// The seq of the batch's last event (its basis when it has none).
@@ -36,6 +39,9 @@ struct EtcdCommit {
     struct Knowledge {
         /// The request-id generation as last seen in etcd.
         var generation: RequestIDWindow.Generation
+        /// What the generation's entries in the id log hold, through the basis: its key
+        /// counts only the ids kept before the log.
+        var logged = RememberedIDs.Tally()
         /// How long ids are remembered.
         var window: RequestIDWindow
         /// The newest snapshot's seq known: no event after it may be trimmed.
@@ -87,25 +93,36 @@ struct EtcdCommit {
 
     /// The ids: the store checked them against the ids it knows (``RememberedIDs``), which the
     /// seq compare makes enough. Changes' ids go into the generation the window says, as one
-    /// entry in the id log under the batch's first seq; a commit that opens a generation
-    /// deletes the entries (and the keys of a store from before the id log) of the one before
-    /// the current. Refusals' and no-ops' ids are checked, not written.
+    /// entry in the id log under the batch's first seq. The generation's key is written only
+    /// by the commit that opens one: how full it is, is its key's count (ids kept before the
+    /// log) and its entries', which every replica knows through the basis; a put of it in
+    /// every commit cost etcd about an eighth of its rate at 16 changes a commit
+    /// (docs/BENCHMARKS.md, "Stop 39"). A commit that opens a generation deletes the entries
+    /// (and the keys of a store from before the id log) of the one before the current.
+    /// Refusals' and no-ops' ids are checked, not written.
     private mutating func addIDs(of batch: StoreBatch, knowing known: Knowledge) {
-        let generation = known.generation
         guard !batch.requests.isEmpty else { return }
-        // Whoever opened a generation since this replica last saw one refuses this commit.
-        compare.append(.value(layout.idsGeneration, equals: generation.encoded))
-        let entries = batch.requests.map { ($0, resetReference(of: $0, in: batch)) }
-        let bytes = entries.reduce(0) {
-            $0 + $1.0.id.utf8.count + EtcdLayout.encode($1.0, reference: $1.1).count
-        }
+        let generation = known.generation
+        var full = generation
+        full.count += known.logged.count
+        full.bytes += known.logged.bytes
         let firstSeq = batch.events.first?.seq ?? batch.basis + 1
-        let (next, opened) = known.window.after(
-            generation, adding: entries.count, bytes: bytes, nowMilliseconds: known.nowMilliseconds,
+        let entries = batch.requests.map { ($0, resetReference(of: $0, in: batch)) }
+        var entry = EtcdLayout.encodeIDLogEntry(generation: generation.number, entries)
+        // Sized with the current generation's number: a digit more when it opens the next is
+        // nothing to the window, and every replica counts the entry as stored.
+        let (next, opens) = known.window.after(
+            full, adding: entries.count, bytes: entry.count, nowMilliseconds: known.nowMilliseconds,
             atSeq: firstSeq)
-        written = next
-        success.append(.put(layout.idsGeneration, next.encoded))
-        if opened {
+        if opens { entry = EtcdLayout.encodeIDLogEntry(generation: next.number, entries) }
+        idLogBytes = entry.count
+        if opens {
+            // Its entries count it, this commit's first: the key holds none outside the log.
+            var key = next
+            key.count = 0
+            key.bytes = 0
+            written = key
+            success.append(.put(layout.idsGeneration, key.encoded))
             if generation.firstSeq > generation.previousFirstSeq {
                 success.append(
                     .deleteRange(
@@ -117,8 +134,7 @@ struct EtcdCommit {
                 success.append(.deleteRange(key: expired, rangeEnd: EtcdRangeRequest.prefixEnd(expired)))
             }
         }
-        success.append(
-            .put(layout.idLog(firstSeq), EtcdLayout.encodeIDLogEntry(generation: next.number, entries)))
+        success.append(.put(layout.idLog(firstSeq), entry))
     }
 
     /// The last 10,000 events, but none after the newest snapshot this replica knows: the
@@ -178,7 +194,9 @@ struct EtcdCommit {
                         let entry = EtcdLayout.decodeIDLogEntry(kv.value, seedRows: seedRows)
                     else { break }
                     entries.append(
-                        IDLogEntry(firstSeq: seq, generation: entry.generation, requests: entry.requests))
+                        IDLogEntry(
+                            firstSeq: seq, generation: entry.generation, requests: entry.requests,
+                            bytes: kv.value.count))
                 }
                 if !range.more && entries.count == range.kvs.count { refusal.idLog = entries }
             default: break
@@ -202,5 +220,7 @@ struct EtcdCommit {
         var firstSeq: UInt64
         var generation: UInt64
         var requests: [RememberedRequest]
+        /// The size of its value, which the generation's tally counts.
+        var bytes: Int
     }
 }

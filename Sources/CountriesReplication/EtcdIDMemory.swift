@@ -15,8 +15,11 @@ final class EtcdIDMemory {
     private let layout: EtcdLayout
     /// What a reset marker in an entry stands for.
     private let seedRows: [IndexedCountry]
-    /// The request-id generation as this replica last read or wrote it.
+    /// The request-id generation as this replica last read or wrote it (its key counts only
+    /// the ids kept before the id log: see ``logged``).
     private(set) var generation: RequestIDWindow.Generation
+    /// What the current generation's entries in the id log hold, as far as the memory reaches.
+    var logged: RememberedIDs.Tally { ids.tally(of: generation.number) }
     private var ids = RememberedIDs()
 
     /// Entries of the id log per read: up to 32 ids with their replies each, so a page stays
@@ -92,8 +95,7 @@ final class EtcdIDMemory {
             return
         }
         guard known < seq else { return }
-        // With the generation, at the same revision: another replica's ids may have grown or
-        // opened one, and a commit compares it.
+        // With the generation, at the same revision: another replica may have opened one.
         let entries = EtcdRangeRequest(
             key: layout.idLog(known + 1), rangeEnd: layout.idLog(seq + 1), limit: EtcdIDMemory.pageSize)
         let read = try EtcdStore.read { () throws(EtcdError) in
@@ -155,8 +157,9 @@ final class EtcdIDMemory {
                 )
             }
             ids.learn(
-                entry.requests.map(\.id), generation: entry.generation, logSeq: layout.seq(ofIDLogKey: kv.key)
-            )
+                entry.requests.map(\.id), generation: entry.generation,
+                logSeq: layout.seq(ofIDLogKey: kv.key),
+                bytes: kv.value.count)
             newest = max(newest, entry.generation)
         }
         if newest > 0 { ids.forget(before: newest - 1) }
@@ -224,14 +227,15 @@ final class EtcdIDMemory {
 
     // MARK: After a commit
 
-    /// Takes a commit of this replica's that succeeded: it wrote `generation`, its `requests`
-    /// in the entry at `logSeq`, and ends at `lastSeq`.
+    /// Takes a commit of this replica's that succeeded: it left the generation's key at
+    /// `generation`, wrote its `requests` in the entry at `logSeq` of `bytes`, and ends at
+    /// `lastSeq`.
     func committed(
-        _ requests: [String], generation written: RequestIDWindow.Generation, logSeq: UInt64?,
+        _ requests: [String], generation written: RequestIDWindow.Generation, logSeq: UInt64?, bytes: Int,
         through lastSeq: UInt64
     ) {
         generation = written
-        ids.learn(requests, generation: written.number, logSeq: logSeq)
+        ids.learn(requests, generation: written.number, logSeq: logSeq, bytes: bytes)
         ids.reached(lastSeq)
         if written.number > 0 { ids.forget(before: written.number - 1) }
     }
@@ -248,7 +252,9 @@ final class EtcdIDMemory {
         var requests: [String: RememberedRequest] = [:]
         guard let entries, let newestSeq else { return requests }
         for entry in entries {
-            ids.learn(entry.requests.map(\.id), generation: entry.generation, logSeq: entry.firstSeq)
+            ids.learn(
+                entry.requests.map(\.id), generation: entry.generation, logSeq: entry.firstSeq,
+                bytes: entry.bytes)
             for request in entry.requests { requests[request.id] = request }
         }
         ids.reached(newestSeq)

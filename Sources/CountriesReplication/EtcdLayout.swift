@@ -15,7 +15,8 @@ import Foundation
 /// - `events/<seq, 20 digits>`: the retained events, each as published, a reset as a marker
 ///   (``EtcdResetMarker``);
 /// - `lineage`: a mark of etcd's history that a restore from a snapshot breaks (``StoreLineage``);
-/// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``);
+/// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``),
+///   written by the commit that opens it;
 /// - `idlog/<first seq, 20 digits>`: one entry per commit that remembered ids: its generation,
 ///   then each id with its canonical request and its reply;
 /// - `ids/<generation>/<id>`: where a store from before the id log kept each id: its canonical

@@ -74,8 +74,8 @@ public final class EtcdStore: StateStore {
     /// The ids of the live generations, and the generation: what a commit checks its ids
     /// against.
     private let ids: EtcdIDMemory
-    /// The request-id generation as this replica last saw it in etcd; a commit with ids
-    /// compares it, so a stale one only costs a retry.
+    /// The request-id generation's key as this replica last saw it in etcd (how full the
+    /// generation is adds what its entries in the id log hold, ``EtcdIDMemory/logged``).
     var generation: RequestIDWindow.Generation { ids.generation }
 
     /// Finds the store under the prefix, or seeds it in one transaction when the prefix is empty
@@ -236,7 +236,8 @@ public final class EtcdStore: StateStore {
         let commit = EtcdCommit(
             batch, layout: layout, identity: identity, seedRows: seedRows,
             knowing: EtcdCommit.Knowledge(
-                generation: generation, window: window, knownSnapshotSeq: knownSnapshotSeq,
+                generation: generation, logged: ids.logged, window: window,
+                knownSnapshotSeq: knownSnapshotSeq,
                 trimmedBefore: trimmedBefore, nowMilliseconds: RequestIDWindow.nowMilliseconds))
         let bytes = EtcdClient.txnRequestBytes(
             compare: commit.compare, success: commit.success, failure: commit.failure)
@@ -257,7 +258,7 @@ public final class EtcdStore: StateStore {
         if result.succeeded {
             ids.committed(
                 batch.requests.map(\.id), generation: commit.written, logSeq: batch.events.first?.seq,
-                through: lastSeq)
+                bytes: commit.idLogBytes, through: lastSeq)
             if let trimmedTo = commit.trimmedTo { trimmedBefore = trimmedTo }
             // Known at once: the event tail must publish it soon, or leave its member.
             health.recordCommitted(lastSeq, sentAt: sent)

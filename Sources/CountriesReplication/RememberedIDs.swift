@@ -20,17 +20,39 @@ struct RememberedIDs {
         var logSeq: UInt64?
     }
 
+    /// What a generation's entries in the id log hold.
+    struct Tally: Equatable {
+        /// Ids.
+        var count = 0
+        /// Bytes of the entries' values.
+        var bytes = 0
+    }
+
     private(set) var entries: [String: Entry] = [:]
     /// Every id of a commit up to this seq is known; nil until the first load.
     private(set) var knownThrough: UInt64?
+    /// What each live generation's entries in the id log hold: with what its key says of the
+    /// ids kept before the log, how full it is (the key is written only when one opens).
+    private var logged: [UInt64: Tally] = [:]
 
-    /// Takes ids remembered in `generation`, kept in the id log's entry at `logSeq` (nil: in keys
-    /// of their own); the first place an id is known stays (a commit never remembers an id
-    /// another one did).
-    mutating func learn(_ ids: some Sequence<String>, generation: UInt64, logSeq: UInt64?) {
+    /// Takes ids remembered in `generation`, kept in the id log's entry at `logSeq` of `bytes`
+    /// (nil: in keys of their own, counted in the generation's key). An entry learned twice (a
+    /// refused commit's reads and a catch-up may both bring it) counts once, and the first
+    /// place an id is known stays (a commit never remembers an id another one did).
+    mutating func learn(_ ids: [String], generation: UInt64, logSeq: UInt64?, bytes: Int = 0) {
+        if let logSeq, let first = ids.first, entries[first]?.logSeq == logSeq { return }
         for id in ids where entries[id] == nil {
             entries[id] = Entry(generation: generation, logSeq: logSeq)
         }
+        if logSeq != nil {
+            logged[generation, default: Tally()].count += ids.count
+            logged[generation, default: Tally()].bytes += bytes
+        }
+    }
+
+    /// What `generation`'s entries in the id log hold, as far as known.
+    func tally(of generation: UInt64) -> Tally {
+        logged[generation] ?? Tally()
     }
 
     /// Every commit up to `seq` has been learned (it remembered no ids, or they were learned).
@@ -40,6 +62,7 @@ struct RememberedIDs {
 
     /// Drops the ids of generations before `generation`, which are no longer live.
     mutating func forget(before generation: UInt64) {
+        logged = logged.filter { $0.key >= generation }
         guard entries.values.contains(where: { $0.generation < generation }) else { return }
         entries = entries.filter { $0.value.generation >= generation }
     }
@@ -52,6 +75,7 @@ struct RememberedIDs {
     /// Forgets everything, before the ids are read again from the start.
     mutating func reset() {
         entries = [:]
+        logged = [:]
         knownThrough = nil
     }
 

@@ -41,9 +41,12 @@ public struct RequestIDWindow: Sendable, Equatable {
         /// When it was opened, in milliseconds since 1970 (by the clock of the replica that
         /// opened it).
         public var startedMilliseconds: Int64
-        /// Ids in it.
+        /// Ids in it. Its key in etcd counts the ids a store from before the id log kept in a
+        /// key each; the replicated store adds the ids of its entries in the log, which it
+        /// knows, so the key is written only when a generation opens.
         public var count: Int
-        /// Bytes of ids and replies in it.
+        /// Bytes of ids and replies in it (counted as `count` is: the log's entries by the size
+        /// of their values).
         public var bytes: Int
         /// The seq of the first change it may remember: the id log's entries from here on
         /// belong to it.

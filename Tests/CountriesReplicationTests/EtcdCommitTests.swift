@@ -98,9 +98,9 @@ import Testing
         #expect(commit.trimmedTo == nil)
     }
 
-    /// No id is compared in etcd (the store checked them against its memory, which the seq
-    /// compare fences); the changes' ids go into one entry of the id log under the batch's
-    /// first seq, in the current generation, which grows by them and is compared unchanged.
+    /// No id is compared in etcd, nor the generation (the store checked them against its
+    /// memory, which the seq compare fences); the changes' ids go into one entry of the id log
+    /// under the batch's first seq, in the current generation, whose key is left as it is.
     @Test func changesIDsGoIntoOneIDLogEntryAndNoIDIsCompared() {
         let toggled = RememberedRequest(
             id: "a", request: Data(#"{"index":0,"op":"toggle"}"#.utf8), reply: Data("R".utf8), eventSeq: 8)
@@ -108,24 +108,20 @@ import Testing
         let commit = commit(
             batch(basis: 7, events: [toggle(8), toggle(9)], requests: [toggled, added], checked: ["b"]),
             knowing(firstSeq: 2, previousFirstSeq: 1))
+        #expect(lines(commit.compare) == ["/t/seq == 7", "/t/store == \(identity)"])
+        let entry = "3\na\n{\"index\":0,\"op\":\"toggle\"}\nR\nc d\n\nS\n"
         #expect(
-            lines(commit.compare) == [
-                "/t/seq == 7", "/t/store == \(identity)", "/t/ids-generation == 3 \(started) 5 0 2 1",
-            ])
-        let bytes = 1 + (#"{"index":0,"op":"toggle"}"# + "\nR").utf8.count + 3 + "\nS".utf8.count
-        #expect(
-            lines(commit.success).prefix(3) == [
-                "put /t/ids-generation = 3 \(started) 7 \(bytes) 2 1",
-                "put /t/idlog/00000000000000000008 = 3\na\n{\"index\":0,\"op\":\"toggle\"}\nR\nc d\n\nS\n",
+            lines(commit.success).prefix(2) == [
+                "put /t/idlog/00000000000000000008 = \(entry)",
                 "put /t/seq = 9",
             ])
-        #expect(!lines(commit.success).contains { $0.contains("/t/ids/") })
+        #expect(!lines(commit.success).contains { $0.contains("/t/ids/") || $0.contains("ids-generation") })
         #expect(commit.checked == ["a", "c d", "b"])
+        #expect(commit.idLogBytes == entry.utf8.count)
         #expect(
             commit.written
                 == RequestIDWindow.Generation(
-                    number: 3, startedMilliseconds: started, count: 7, bytes: bytes, firstSeq: 2,
-                    previousFirstSeq: 1))
+                    number: 3, startedMilliseconds: started, count: 5, firstSeq: 2, previousFirstSeq: 1))
         // Only checked ids: nothing written, and no generation compared.
         let checkedOnly = self.commit(batch(basis: 7, events: [toggle(8)], checked: ["b"]), knowing())
         #expect(lines(checkedOnly.compare) == ["/t/seq == 7", "/t/store == \(identity)"])
@@ -142,9 +138,13 @@ import Testing
         let opened = commit(
             batch(basis: 7, events: [toggle(8)], requests: [remembered]),
             knowing(firstSeq: 5, previousFirstSeq: 2, window: closing))
-        #expect(opened.written.number == 4)
-        #expect(opened.written.firstSeq == 8 && opened.written.previousFirstSeq == 5)
+        #expect(
+            opened.written
+                == RequestIDWindow.Generation(
+                    number: 4, startedMilliseconds: started + 1_000, firstSeq: 8, previousFirstSeq: 5))
         let success = lines(opened.success)
+        // Its key counts no id: its entries in the log count them, this commit's first.
+        #expect(success.first == "put /t/ids-generation = 4 \(started + 1_000) 0 0 8 5")
         #expect(success.contains("delete \(layout.idLog(2))..<\(layout.idLog(5))"))
         #expect(success.contains("delete /t/ids/2/..<\(EtcdRangeRequest.prefixEnd("/t/ids/2/"))"))
         #expect(success.contains("put /t/idlog/00000000000000000008 = 4\na\n\nR\n"))
@@ -155,6 +155,22 @@ import Testing
             knowing(generation: 0, window: closing))
         #expect(legacy.written.number == 1)
         #expect(!lines(legacy.success).contains { $0.hasPrefix("delete") })
+    }
+
+    /// How full a generation is, is its key's count and what its entries in the id log hold:
+    /// the window closes it on both, by ids and by bytes.
+    @Test func aGenerationIsFullByItsKeyAndItsEntriesInTheLog() {
+        let small = RequestIDWindow(
+            minimumAge: .seconds(600), minimumCount: 1, maximumCount: 10, maximumBytes: 1_000)
+        let remembered = RememberedRequest(id: "a", reply: Data("R".utf8), eventSeq: 8)
+        let onOneBatch = batch(basis: 7, events: [toggle(8)], requests: [remembered])
+        var known = knowing(count: 4, window: small)
+        known.logged = RememberedIDs.Tally(count: 5, bytes: 100)
+        #expect(commit(onOneBatch, known).written.number == 3)
+        known.logged.count = 6
+        #expect(commit(onOneBatch, known).written.number == 4)
+        known.logged = RememberedIDs.Tally(count: 5, bytes: 995)
+        #expect(commit(onOneBatch, known).written.number == 4)
     }
 
     /// The last 10,000 events are kept, and none after the newest snapshot known; a trim starts
@@ -231,7 +247,8 @@ import Testing
         #expect(
             refused.idLog == [
                 EtcdCommit.IDLogEntry(
-                    firstSeq: 8, generation: 4, requests: [RememberedRequest(id: "b", reply: Data("R".utf8))])
+                    firstSeq: 8, generation: 4, requests: [RememberedRequest(id: "b", reply: Data("R".utf8))],
+                    bytes: entry.1.utf8.count)
             ])
 
         // A page cut short, or an entry that is not what its key says: the replica reads them itself.

@@ -162,6 +162,32 @@ struct EtcdStoreTests {
         }
     }
 
+    /// The generation's key is written only when one opens; how full it is, each replica counts
+    /// from the id log, other replicas' entries included: the commit after another replica
+    /// filled it opens the next one.
+    @Test func aReplicaCountsAnotherReplicasIDsTowardTheWindow() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let window = RequestIDWindow(minimumAge: .zero, minimumCount: 10)
+        let first = try open(cluster, prefix: "/w/", window: window)
+        let second = try open(cluster, prefix: "/w/", window: window)
+        var state = try first.loadState()
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let keyBefore = try client.range(EtcdRangeRequest(key: "/w/ids-generation")).kvs.first
+        try first.commit(try Self.changing((0..<10).map { "first-\($0)" }, on: &state, store: first.identity))
+        let keyAfter = try client.range(EtcdRangeRequest(key: "/w/ids-generation")).kvs.first
+        #expect(keyAfter?.modRevision == keyBefore?.modRevision, "a commit that opens none leaves the key")
+        #expect(first.generation.number == 1 && second.generation.number == 1)
+        try second.commit(try Self.changing(["second"], on: &state, store: second.identity))
+        #expect(second.generation.number == 2, "the first replica's 10 ids filled generation 1")
+        let opened = try #require(
+            try client.range(EtcdRangeRequest(key: "/w/ids-generation")).kvs.first.flatMap {
+                RequestIDWindow.Generation($0.value)
+            })
+        #expect(opened.number == 2 && opened.count == 0 && opened.firstSeq == 11)
+        #expect(try second.rememberedRequest(for: "first-3") != nil)
+    }
+
     /// The window is kept by the commits: ids go into generations, each commit's ids are one
     /// entry of the id log, checked against what the replica knows, and the commit that opens a
     /// generation deletes the entries of the one before the previous. So the last

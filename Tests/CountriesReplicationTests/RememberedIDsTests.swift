@@ -50,4 +50,21 @@ import Testing
         ids.forget(before: 6)
         #expect(ids.entries.isEmpty)
     }
+
+    /// What a generation's entries in the id log hold: each entry counted once however often
+    /// it is learned, ids in keys of their own not at all (the generation's key counts them),
+    /// and forgotten with the generation.
+    @Test func aGenerationsTallyCountsEachEntryOnce() {
+        var ids = RememberedIDs()
+        ids.learn(["a", "b"], generation: 3, logSeq: 1, bytes: 40)
+        ids.learn(["a", "b"], generation: 3, logSeq: 1, bytes: 40)
+        ids.learn(["c"], generation: 3, logSeq: nil)
+        ids.learn(["d"], generation: 4, logSeq: 3, bytes: 25)
+        #expect(ids.tally(of: 3) == RememberedIDs.Tally(count: 2, bytes: 40))
+        #expect(ids.tally(of: 4) == RememberedIDs.Tally(count: 1, bytes: 25))
+        ids.forget(before: 4)
+        #expect(ids.tally(of: 3) == RememberedIDs.Tally())
+        ids.reset()
+        #expect(ids.tally(of: 4) == RememberedIDs.Tally())
+    }
 }
