@@ -34,6 +34,9 @@ struct RememberedIDs {
     /// What each live generation's entries in the id log hold: with what its key says of the
     /// ids kept before the log, how full it is (the key is written only when one opens).
     private var logged: [UInt64: Tally] = [:]
+    /// How many of ``entries`` each generation holds, so forgetting the ones before a
+    /// generation looks at the generations, not at every id (a commit asks it each time).
+    private var idsPerGeneration: [UInt64: Int] = [:]
 
     /// Takes ids remembered in `generation`, kept in the id log's entry at `logSeq` of `bytes`
     /// (nil: in keys of their own, counted in the generation's key). An entry learned twice (a
@@ -43,6 +46,7 @@ struct RememberedIDs {
         if let logSeq, let first = ids.first, entries[first]?.logSeq == logSeq { return }
         for id in ids where entries[id] == nil {
             entries[id] = Entry(generation: generation, logSeq: logSeq)
+            idsPerGeneration[generation, default: 0] += 1
         }
         if logSeq != nil {
             logged[generation, default: Tally()].count += ids.count
@@ -63,19 +67,23 @@ struct RememberedIDs {
     /// Drops the ids of generations before `generation`, which are no longer live.
     mutating func forget(before generation: UInt64) {
         logged = logged.filter { $0.key >= generation }
-        guard entries.values.contains(where: { $0.generation < generation }) else { return }
+        guard idsPerGeneration.keys.contains(where: { $0 < generation }) else { return }
+        idsPerGeneration = idsPerGeneration.filter { $0.key >= generation }
         entries = entries.filter { $0.value.generation >= generation }
     }
 
     /// Forgets one id, whose place is gone from etcd (its generation was deleted).
     mutating func forget(_ id: String) {
-        entries[id] = nil
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        idsPerGeneration[entry.generation, default: 1] -= 1
+        if idsPerGeneration[entry.generation] == 0 { idsPerGeneration[entry.generation] = nil }
     }
 
     /// Forgets everything, before the ids are read again from the start.
     mutating func reset() {
         entries = [:]
         logged = [:]
+        idsPerGeneration = [:]
         knownThrough = nil
     }
 
