@@ -239,8 +239,10 @@ public final class EtcdStore: StateStore {
                 generation: generation, logged: ids.logged, window: window,
                 knownSnapshotSeq: knownSnapshotSeq,
                 trimmedBefore: trimmedBefore, nowMilliseconds: RequestIDWindow.nowMilliseconds))
-        let bytes = EtcdClient.txnRequestBytes(
+        // Encoded once: its size is budgeted, and the same bytes are sent.
+        let encoded = EtcdEncodedTxn(
             compare: commit.compare, success: commit.success, failure: commit.failure)
+        let bytes = encoded.byteCount
         if bytes > configuration.requestBudget {
             throw StateStoreError(
                 "the change takes \(bytes) bytes in its etcd transaction, \(bytes - configuration.requestBudget) over the budget of \(configuration.requestBudget) bytes per transaction (etcd refuses requests over its --max-request-bytes); nothing changed",
@@ -249,7 +251,7 @@ public final class EtcdStore: StateStore {
         let result: EtcdTxnResponse
         let sent = ContinuousClock.now
         do {
-            result = try client.txn(compare: commit.compare, success: commit.success, failure: commit.failure)
+            result = try client.txn(encoded)
         } catch {
             throw noteNoSpace(EtcdStore.storeError(error, during: "commit"))
         }

@@ -64,19 +64,15 @@ public final class EtcdClient {
     public func txn(
         compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]
     ) throws(EtcdError) -> EtcdTxnResponse {
-        let body = EtcdWire.txn(compare: compare, success: success, failure: failure)
-        let (fields, endpoint) = try call("/v3/kv/txn", body, .write, requireLeader: true)
+        try txn(EtcdEncodedTxn(compare: compare, success: success, failure: failure))
+    }
+
+    /// Sends a transaction encoded before (to budget its size, ``EtcdEncodedTxn/byteCount``).
+    public func txn(_ encoded: EtcdEncodedTxn) throws(EtcdError) -> EtcdTxnResponse {
+        let (fields, endpoint) = try call("/v3/kv/txn", encoded: encoded.body, .write, requireLeader: true)
         return try decoded(endpoint, .write) { () throws(EtcdWire.Malformed) in
             try EtcdWire.txnResponse(fields)
         }
-    }
-
-    /// The bytes ``txn(compare:success:failure:)`` sends for these operations (the JSON body,
-    /// keys and values in base64): what a caller budgets against etcd's `--max-request-bytes`.
-    public static func txnRequestBytes(
-        compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]
-    ) -> Int {
-        EtcdWire.encoded(EtcdWire.txn(compare: compare, success: success, failure: failure)).count
     }
 
     /// The cluster's members, as the member answering knows them.
@@ -112,10 +108,16 @@ public final class EtcdClient {
     func call(
         _ path: String, _ body: JSONValue, _ kind: EtcdClassification.Kind, requireLeader: Bool
     ) throws(EtcdError) -> ([String: JSONValue], String) {
+        try call(path, encoded: EtcdWire.encoded(body), kind, requireLeader: requireLeader)
+    }
+
+    /// ``call(_:_:_:requireLeader:)`` with the body encoded already.
+    private func call(
+        _ path: String, encoded bytes: [UInt8], _ kind: EtcdClassification.Kind, requireLeader: Bool
+    ) throws(EtcdError) -> ([String: JSONValue], String) {
         guard !endpoints.isEmpty else {
             throw EtcdError(.rejected, "no etcd endpoint was given", endpoint: "")
         }
-        let bytes = EtcdWire.encoded(body)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         // A read leaves time for another endpoint when one hangs (a member cut off from the

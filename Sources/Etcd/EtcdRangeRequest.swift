@@ -95,6 +95,12 @@ public struct EtcdRangeRequest: Sendable {
     /// key a `String` can be. `"\0"` (etcd's "to the end") for the empty prefix or one made only
     /// of U+10FFFF.
     public static func prefixEnd(_ prefix: String) -> String {
+        // The usual prefix ends in ASCII below DEL: its last byte + 1, without the scalars.
+        var bytes = Array(prefix.utf8)
+        if let last = bytes.last, last < 0x7F {
+            bytes[bytes.count - 1] = last + 1
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var scalars = Array(prefix.unicodeScalars)
         while let last = scalars.popLast() {
             var next = last.value + 1
