@@ -187,10 +187,12 @@ final class EtcdIDMemory {
     {
         let found = ids.remembered(among: wanted)
         var requests: [String: RememberedRequest] = read
-        let missing = found.filter { requests[$0.id] == nil }
         var keys: [String] = []
-        for (id, entry) in missing {
+        // The id each key of its own holds (a store's from before the id log).
+        var ownKeys: [String: String] = [:]
+        for (id, entry) in found where requests[id] == nil {
             let key = entry.logSeq.map(layout.idLog) ?? layout.request(id, generation: entry.generation)
+            if entry.logSeq == nil { ownKeys[key] = id }
             if !keys.contains(key) { keys.append(key) }
         }
         var start = 0
@@ -207,9 +209,9 @@ final class EtcdIDMemory {
                     for request in EtcdLayout.decodeIDLogEntry(kv.value, seedRows: seedRows)?.requests ?? [] {
                         requests[request.id] = requests[request.id] ?? request
                     }
-                } else if let (id, _) = missing.first(where: {
-                    $0.entry.logSeq == nil && layout.request($0.id, generation: $0.entry.generation) == kv.key
-                }), let request = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows) {
+                } else if let id = ownKeys[kv.key],
+                    let request = EtcdLayout.decodeRequest(id: id, kv.value, seedRows: seedRows)
+                {
                     requests[id] = request
                 }
             }

@@ -40,8 +40,7 @@ struct EtcdLayout: Sendable {
 
     /// The key of the event with this seq: zero-padded, so keys sort as seqs do.
     func event(_ seq: UInt64) -> String {
-        let digits = String(seq)
-        return eventsPrefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+        EtcdLayout.key(seq, under: eventsPrefix)
     }
 
     /// The events with seqs from `first` up to, not including, `end`: a range that ends at the
@@ -56,8 +55,20 @@ struct EtcdLayout: Sendable {
 
     /// The seq an event key names, or nil when it is not an event key.
     func seq(ofEventKey key: String) -> UInt64? {
-        guard key.hasPrefix(eventsPrefix) else { return nil }
-        return UInt64(key.dropFirst(eventsPrefix.count))
+        EtcdLayout.seq(of: key, under: eventsPrefix)
+    }
+
+    /// `prefix` and `seq` in 20 digits, zero-padded so keys sort as seqs do (the events, the id
+    /// log).
+    private static func key(_ seq: UInt64, under prefix: String) -> String {
+        let digits = String(seq)
+        return prefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// The seq a key made by ``key(_:under:)`` names, or nil when it is not under `prefix`.
+    private static func seq(of key: String, under prefix: String) -> UInt64? {
+        guard key.hasPrefix(prefix) else { return nil }
+        return UInt64(key.dropFirst(prefix.count))
     }
 
     var idsGeneration: String { prefix + "ids-generation" }
@@ -123,14 +134,12 @@ struct EtcdLayout: Sendable {
     /// The id log's key of the commit whose first change is `seq`: zero-padded, so keys sort
     /// as seqs do.
     func idLog(_ seq: UInt64) -> String {
-        let digits = String(seq)
-        return idLogPrefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+        EtcdLayout.key(seq, under: idLogPrefix)
     }
 
     /// The seq an id log key names, or nil when it is not one.
     func seq(ofIDLogKey key: String) -> UInt64? {
-        guard key.hasPrefix(idLogPrefix) else { return nil }
-        return UInt64(key.dropFirst(idLogPrefix.count))
+        EtcdLayout.seq(of: key, under: idLogPrefix)
     }
 
     /// One commit's entry in the id log: the generation its ids went into, then each remembered

@@ -66,7 +66,9 @@ struct RememberedIDs {
 
     /// Drops the ids of generations before `generation`, which are no longer live.
     mutating func forget(before generation: UInt64) {
-        logged = logged.filter { $0.key >= generation }
+        if logged.keys.contains(where: { $0 < generation }) {
+            logged = logged.filter { $0.key >= generation }
+        }
         guard idsPerGeneration.keys.contains(where: { $0 < generation }) else { return }
         idsPerGeneration = idsPerGeneration.filter { $0.key >= generation }
         entries = entries.filter { $0.value.generation >= generation }
