@@ -65,18 +65,11 @@ struct EtcdStoreTests {
         let store = try open(cluster, prefix: "/pages/")
         var state = try store.loadState()
         let pages = EtcdEventLog.eventsPerPage / EtcdStore.changesPerCommit + 2
+        var commits = 0
         func commitAPage() throws {
-            var batch = StoreBatch()
-            batch.basis = state.seq
-            for step in 0..<EtcdStore.changesPerCommit {
-                var result = try state.apply(.toggle(.index(step % 8)), seed: SeedList.standard)
-                result.event?.store = store.identity
-                let event = try #require(result.event)
-                batch.events.append(event)
-                batch.encodedEvents.append(event.encoded())
-            }
-            batch.state = state
-            try store.commit(batch)
+            commits += 1
+            let ids = (0..<EtcdStore.changesPerCommit).map { "page-\(commits)-\($0)" }
+            try store.commit(try Self.changing(ids, on: &state, store: store.identity))
         }
         for _ in 0..<pages { try commitAPage() }
         let client = EtcdClient(endpoints: cluster.clientURLs)
@@ -214,24 +207,16 @@ struct EtcdStoreTests {
         #expect(try client.range(EtcdRangeRequest.prefix("/r/ids/", countOnly: true)).count == 0)
         // A remembered id is refused, with its first reply.
         var again = state
-        let batch = try Self.changing(["id-99"], on: &again, store: store.identity)
-        do {
-            try store.commit(batch)
-            Issue.record("a remembered id was written again")
-        } catch {
-            #expect(error.code == .moved && error.remembered.map(\.id) == ["id-99"])
-        }
+        Self.expectRemembered(
+            ["id-99"], committing: try Self.changing(["id-99"], on: &again, store: store.identity), on: store,
+            "a remembered id was written again")
         // So is the id of a refusal or no-op, which is checked but not written: on this
         // replica's stale copy, the retry of a committed change may decide "not found".
         var refusal = StoreBatch()
         refusal.basis = state.seq
         refusal.checkedIDs = ["id-98", "never-used"]
-        do {
-            try store.commit(refusal)
-            Issue.record("a refusal under a remembered id stood")
-        } catch {
-            #expect(error.code == .moved && error.remembered.map(\.id) == ["id-98"])
-        }
+        Self.expectRemembered(
+            ["id-98"], committing: refusal, on: store, "a refusal under a remembered id stood")
         refusal.checkedIDs = ["never-used"]
         try store.commit(refusal)
         #expect(try store.rememberedRequest(for: "never-used") == nil, "a refusal's id is not remembered")
@@ -257,26 +242,20 @@ struct EtcdStoreTests {
         // the seq compare refuses it, and the refusal's reads teach it the id.
         try first.commit(try Self.changing(["stale"], on: &firstState, store: first.identity))
         retry = secondState
-        let batch1 = try Self.changing(["stale"], on: &retry, store: second.identity)
-        do {
-            try second.commit(batch1)
-            Issue.record("a change was committed on a stale basis")
-        } catch {
-            #expect(error.code == .moved && error.remembered.map(\.id) == ["stale"], "\(error)")
-        }
+        Self.expectRemembered(
+            ["stale"], committing: try Self.changing(["stale"], on: &retry, store: second.identity),
+            on: second,
+            "a change was committed on a stale basis")
         // Committed by the first; the second caught up first: its memory reads the entry on the
         // way to the basis.
         try first.commit(try Self.changing(["caught"], on: &firstState, store: first.identity))
         secondState = try second.catchUp(secondState)
         #expect(secondState == firstState)
         retry = secondState
-        let batch2 = try Self.changing(["caught"], on: &retry, store: second.identity)
-        do {
-            try second.commit(batch2)
-            Issue.record("an id another replica committed was applied again")
-        } catch {
-            #expect(error.code == .moved && error.remembered.map(\.id) == ["caught"], "\(error)")
-        }
+        Self.expectRemembered(
+            ["caught"], committing: try Self.changing(["caught"], on: &retry, store: second.identity),
+            on: second,
+            "an id another replica committed was applied again")
         try second.commit(try Self.changing(["fresh"], on: &secondState, store: second.identity))
         #expect(try first.rememberedRequest(for: "fresh") != nil)
     }
@@ -295,15 +274,11 @@ struct EtcdStoreTests {
             try first.commit(try Self.changing(["p-\(id)"], on: &firstState, store: first.identity))
         }
         var secondState = try second.catchUp(try second.loadState())
-        let batch = try Self.changing(
-            ["p-0", "new", "p-\(count - 1)"], on: &secondState, store: second.identity)
-        do {
-            try second.commit(batch)
-            Issue.record("ids another replica committed were applied again")
-        } catch {
-            #expect(
-                error.code == .moved && error.remembered.map(\.id) == ["p-0", "p-\(count - 1)"], "\(error)")
-        }
+        Self.expectRemembered(
+            ["p-0", "p-\(count - 1)"],
+            committing: try Self.changing(
+                ["p-0", "new", "p-\(count - 1)"], on: &secondState, store: second.identity),
+            on: second, "ids another replica committed were applied again")
     }
 
     /// An entry of the id log that does not decode (someone else wrote it): the replica cannot
@@ -510,6 +485,22 @@ struct EtcdStoreTests {
         // Two generations at most: what the last two closings left, well under all that was written.
         #expect(kept < Int64(all.count), "bounded: \(kept) of \(all.count) ids kept")
         print("racingReplicas: \(kept) of \(all.count) ids kept, in \(reader.generation.number) generations")
+    }
+
+    /// Commits `batch`, which must be refused as `moved` with the first replies of `ids`, in
+    /// that order; `why` says what it means when it is committed instead.
+    private static func expectRemembered(
+        _ ids: [String], committing batch: StoreBatch, on store: EtcdStore, _ why: Comment,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        do {
+            try store.commit(batch)
+            Issue.record(why, sourceLocation: sourceLocation)
+        } catch {
+            #expect(
+                error.code == .moved && error.remembered.map(\.id) == ids, "\(error)",
+                sourceLocation: sourceLocation)
+        }
     }
 
     /// A batch on `state` that toggles a row for each id and remembers the ids; `state` becomes
