@@ -12,7 +12,7 @@ struct EtcdCommit {
     /// store, against what it knows up to the basis, and so is the generation: the seq compare
     /// makes that enough, as every commit that opens a generation moves the seq.
     private(set) var compare: [EtcdCompare] = []
-    /// The events, the new seq, the id log's entry with the ids and their replies, the
+    /// The events (one entry of the log), the new seq, the id log's entry with the ids and their replies, the
     /// generation when this commit opens one, and the trims.
     private(set) var success: [EtcdOperation] = []
     /// What moved the store, read back in the same round trip: the store key (index 0), the
@@ -70,7 +70,8 @@ struct EtcdCommit {
         failure = [
             .range(EtcdRangeRequest(key: layout.store)),
             // What moved the store past the basis, so catching up costs no second round trip.
-            .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 1_000)),
+            // The basis is a commit's last seq, so an entry starts after it.
+            .range(.from(layout.event(batch.basis + 1), toPrefixEnd: layout.eventsPrefix, limit: 100)),
             .range(EtcdRangeRequest(key: layout.idsGeneration)),
             // The ids those commits remembered, so the next try checks them too.
             .range(
@@ -83,10 +84,16 @@ struct EtcdCommit {
         if lastSeq != batch.basis {
             success.append(.put(layout.seq, Data(String(lastSeq).utf8)))
         }
-        for (index, event) in batch.events.enumerated() {
-            // A reset is kept as a marker: the whole list would not fit in one request.
-            let value = EtcdResetMarker(for: event, seedRows: seedRows)?.encoded ?? batch.encodedEvent(index)
-            success.append(.put(layout.event(event.seq), value))
+        if let first = batch.events.first {
+            // One key for the whole batch: etcd's cost of a commit grows with its keys, and a key
+            // per event held its rate at 16 changes a commit to about two thirds
+            // (docs/BENCHMARKS.md, "Stop 40"). A reset is kept as a marker: the whole list would
+            // not fit in one request.
+            let values = batch.events.indices.map { index in
+                EtcdResetMarker(for: batch.events[index], seedRows: seedRows)?.encoded
+                    ?? batch.encodedEvent(index)
+            }
+            success.append(.put(layout.event(first.seq), EtcdLayout.encodeEntry(values)))
         }
         addTrim(basis: batch.basis, knowing: known)
     }
@@ -138,11 +145,12 @@ struct EtcdCommit {
     }
 
     /// The last 10,000 events, but none after the newest snapshot this replica knows: the
-    /// snapshot is written apart, and may have failed.
+    /// snapshot is written apart, and may have failed. Whole entries go: the ones keyed up to
+    /// an entry's width before that bound, so none of them holds an event past it.
     private mutating func addTrim(basis: UInt64, knowing known: Knowledge) {
         let retained = UInt64(Limits.retainedEvents)
         guard lastSeq > retained, lastSeq != basis else { return }
-        let end = min(lastSeq - retained + 1, known.knownSnapshotSeq + 1)
+        let end = EtcdLayout.firstEntry(holding: min(lastSeq - retained + 1, known.knownSnapshotSeq + 1))
         // Events are written in seq order and never below the newest, so a range once trimmed
         // stays empty: from the last trim's end is enough, from the start once.
         guard end > 1, end > known.trimmedBefore ?? 0 else { return }
@@ -185,8 +193,8 @@ struct EtcdCommit {
                     )
                 }
             case 1:
-                let events = range.kvs.compactMap { layout.event(in: $0, seedRows: seedRows) }
-                if !range.more && events.count == range.kvs.count { refusal.newer = events }
+                let entries = range.kvs.compactMap { layout.events(in: $0, seedRows: seedRows) }
+                if !range.more && entries.count == range.kvs.count { refusal.newer = entries.flatMap { $0 } }
             case 3:
                 var entries: [IDLogEntry] = []
                 for kv in range.kvs {

@@ -9,8 +9,8 @@ import Foundation
 /// Seqs have no gaps, so every range of events ends at the seq it needs
 /// (``EtcdLayout/events(from:before:revision:limit:keysOnly:)``), never at the log's end: etcd
 /// 3.4 counts every key of a range whatever its limit, and walks the deleted events it keeps
-/// until it compacts. A value that is not the event its key names is recorded as damage and
-/// thrown, never skipped. Used from the service's thread only, through ``EtcdStore``.
+/// until it compacts. Each key is one commit's entry (``EtcdLayout/entries(in:seedRows:)``). A
+/// value that is not the events its key names is recorded as damage and thrown, never skipped. Used from the service's thread only, through ``EtcdStore``.
 final class EtcdEventLog {
     /// Events per page of a replay: over the 10,000 kept events, one page of 100 ranged to the
     /// log's end took 7.5 ms, and 3.5 ms ranged to its last seq (docs/BENCHMARKS.md, "Stop 29").
@@ -33,48 +33,55 @@ final class EtcdEventLog {
     }
 
     /// Replays the kept events after `state.seq` onto it (at `revision`, 0 for the latest);
-    /// false when the next one is no longer kept.
+    /// false when the next one is no longer kept. A state's seq is a commit's last (a snapshot's
+    /// is one too), so the next event starts an entry of the log.
     func replay(into state: inout CountriesState, atRevision revision: Int64) throws(StateStoreError) -> Bool
     {
         var revision = revision
         while true {
-            let request = layout.events(
-                from: state.seq + 1, before: state.seq + 1 + UInt64(Self.eventsPerPage), revision: revision)
+            let end = state.seq + 1 + UInt64(Self.eventsPerPage)
+            let request = layout.events(from: state.seq + 1, before: end, revision: revision)
             let page = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
             // The header's revision is etcd's newest: a read at an older one stays there.
             if revision == 0 { revision = page.revision }
             for kv in page.kvs {
-                guard let event = layout.event(in: kv, seedRows: seedRows) else {
+                guard let events = layout.events(in: kv, seedRows: seedRows) else {
                     throw damaged(kv, after: state.seq)
                 }
-                guard event.seq == state.seq + 1 else { return false }
-                do {
-                    try state.replay(event)
-                } catch {
-                    throw StateStoreError(
-                        "event \(event.seq) does not apply to the state before it: \(error)")
+                for event in events where event.seq > state.seq {
+                    guard event.seq == state.seq + 1 else { return false }
+                    do {
+                        try state.replay(event)
+                    } catch {
+                        throw StateStoreError(
+                            "event \(event.seq) does not apply to the state before it: \(error)")
+                    }
                 }
             }
-            // A page short of the range's width reached the newest event.
-            if page.kvs.count < Self.eventsPerPage { return true }
+            // Seqs have no gaps: events that end before the range does reached the newest.
+            if state.seq + 1 < end { return true }
         }
     }
 
     /// The events after `since`, at most `limit` (and 10,000), none after `currentSeq`; nil when
-    /// they are no longer kept.
+    /// they are no longer kept. `since` is any seq a client names, so the range starts an
+    /// entry's width early, at the entry that may hold the next one.
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
         if since > currentSeq { return nil }
         if since == currentSeq || limit <= 0 { return [] }
         let count = UInt64(min(limit, 10_000))
-        let request = layout.events(from: since + 1, before: min(since + 1 + count, currentSeq + 1))
+        let end = min(since + 1 + count, currentSeq + 1)
+        let request = layout.events(from: EtcdLayout.firstEntry(holding: since + 1), before: end)
         let found = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
         var events: [Event] = []
         for kv in found.kvs {
-            guard let event = layout.event(in: kv, seedRows: seedRows) else {
+            guard let entry = layout.events(in: kv, seedRows: seedRows) else {
                 throw damaged(kv, after: since + UInt64(events.count))
             }
-            guard event.seq == since + 1 + UInt64(events.count) else { return nil }
-            events.append(event)
+            for event in entry where event.seq > since && event.seq < end {
+                guard event.seq == since + 1 + UInt64(events.count) else { return nil }
+                events.append(event)
+            }
         }
         return events.isEmpty ? nil : events
     }
@@ -105,7 +112,7 @@ final class EtcdEventLog {
         return currentSeq + 1
     }
 
-    /// A value in the log that is not the event its key names: recorded (the replica stops
+    /// A value in the log that is not the events its key names: recorded (the replica stops
     /// heartbeating and `status` names it) and described as what to do.
     private func damaged(_ kv: EtcdKeyValue, after seq: UInt64) -> StateStoreError {
         let description = EtcdLayout.damage(

@@ -12,8 +12,10 @@ import Foundation
 ///   (``EtcdBlob``; absent until the first one: then the seed at seq 0 is the snapshot);
 /// - `seed`: the list `reset` goes back to, written once with the store, in chunks;
 /// - `chunks/snapshot/<token>/<n>`, `chunks/seed/<token>/<n>`: those chunks;
-/// - `events/<seq, 20 digits>`: the retained events, each as published, a reset as a marker
-///   (``EtcdResetMarker``);
+/// - `events/<first seq, 20 digits>`: the retained events, one entry per commit under the seq
+///   of its first change: its events one a line, each as published, a reset as a marker
+///   (``EtcdResetMarker``); a store from before entries kept an event a key, which reads as an
+///   entry of one;
 /// - `lineage`: a mark of etcd's history that a restore from a snapshot breaks (``StoreLineage``);
 /// - `ids-generation`: the request-id generation commits write into (``RequestIDWindow``),
 ///   written by the commit that opens it;
@@ -38,9 +40,21 @@ struct EtcdLayout: Sendable {
     var eventsPrefix: String { prefix + "events/" }
     var requestsPrefix: String { prefix + "requests/" }
 
-    /// The key of the event with this seq: zero-padded, so keys sort as seqs do.
+    /// The key of the log entry whose first event has this seq: zero-padded, so keys sort as
+    /// seqs do.
     func event(_ seq: UInt64) -> String {
         EtcdLayout.key(seq, under: eventsPrefix)
+    }
+
+    /// Most events one entry of the log holds: a commit's batch (``EtcdStore/changesPerCommit``).
+    /// A read that may start inside an entry starts this many seqs early, and a trim that must
+    /// keep an event ends this many early (``firstEntry(holding:)``).
+    static let eventsPerEntry = 32
+
+    /// The first seq whose key may hold the event `seq`: the entry holding it is keyed at most
+    /// ``eventsPerEntry`` - 1 seqs before it.
+    static func firstEntry(holding seq: UInt64) -> UInt64 {
+        seq > UInt64(eventsPerEntry) ? seq - UInt64(eventsPerEntry - 1) : 1
     }
 
     /// The events with seqs from `first` up to, not including, `end`: a range that ends at the
@@ -107,25 +121,58 @@ struct EtcdLayout: Sendable {
         generation == 0 ? requestsPrefix : prefix + "ids/\(generation)/"
     }
 
-    /// The event a log entry holds, a reset's marker (``EtcdResetMarker``) expanded with the
-    /// seed's rows; nil when its value is not the event its key names (it does not decode, or
-    /// it carries another seq).
-    func event(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> Event? {
-        entry(in: kv, seedRows: seedRows)?.event
+    /// One commit's entry in the event log: its events' values (each as published, or a reset's
+    /// marker) one a line. None holds a raw newline: events and markers are compact JSON. An
+    /// entry of one event is that event's value, as a store from before entries kept it.
+    static func encodeEntry(_ values: [Data]) -> Data {
+        var entry = Data(capacity: values.reduce(values.count) { $0 + $1.count })
+        for (index, value) in values.enumerated() {
+            if index > 0 { entry.append(0x0A) }
+            entry.append(value)
+        }
+        return entry
     }
 
-    /// The event a log entry holds and the bytes to publish for it: the value itself, or, for a
-    /// reset's marker, the encoding of the event it stands for (the same on every replica).
-    func entry(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> (event: Event, body: Data)? {
-        if let marker = EtcdResetMarker(kv.value) {
-            guard marker.seq == seq(ofEventKey: kv.key) else { return nil }
+    /// The events a log entry holds, resets' markers (``EtcdResetMarker``) expanded with the
+    /// seed's rows; nil when its value is not the events its key names (``entries(in:seedRows:)``).
+    func events(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> [Event]? {
+        entries(in: kv, seedRows: seedRows)?.map(\.event)
+    }
+
+    /// The events a log entry holds, each with the bytes to publish for it: its line itself,
+    /// or, for a reset's marker, the encoding of the event it stands for (the same on every
+    /// replica). Nil when the value is not the events its key names: a line does not decode,
+    /// is empty, or carries another seq than the key's and then one more a line, or there are
+    /// more than ``eventsPerEntry``.
+    func entries(in kv: EtcdKeyValue, seedRows: [IndexedCountry]) -> [(event: Event, body: Data)]? {
+        guard let first = seq(ofEventKey: kv.key) else { return nil }
+        // Most entries are one event (one client at a time): no split.
+        guard kv.value.contains(0x0A) else {
+            return EtcdLayout.entry(kv.value, seq: first, seedRows: seedRows).map { [$0] }
+        }
+        let lines = kv.value.split(separator: 0x0A, omittingEmptySubsequences: false)
+        guard lines.count <= EtcdLayout.eventsPerEntry else { return nil }
+        var entries: [(event: Event, body: Data)] = []
+        entries.reserveCapacity(lines.count)
+        for (offset, line) in lines.enumerated() {
+            guard let entry = EtcdLayout.entry(Data(line), seq: first + UInt64(offset), seedRows: seedRows)
+            else { return nil }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// The event one line of an entry holds, when it is the event at `seq`.
+    private static func entry(_ value: Data, seq: UInt64, seedRows: [IndexedCountry]) -> (
+        event: Event, body: Data
+    )? {
+        if let marker = EtcdResetMarker(value) {
+            guard marker.seq == seq else { return nil }
             let event = marker.event(seedRows: seedRows)
             return (event, event.encoded())
         }
-        guard let event = try? Event.decode(kv.value), event.seq == seq(ofEventKey: kv.key) else {
-            return nil
-        }
-        return (event, kv.value)
+        guard let event = try? Event.decode(value), event.seq == seq else { return nil }
+        return (event, value)
     }
 
     /// Where commits keep the ids they remember: one key per commit, `idlog/<first seq>`.
@@ -192,12 +239,12 @@ struct EtcdLayout: Sendable {
     /// The seed: its pointer and its chunks.
     var seedBlob: EtcdBlob { EtcdBlob(pointerKey: seed, chunksPrefix: chunksPrefix + "seed/") }
 
-    /// What to say of a log entry whose value is not its event: the key, the start of the value,
-    /// and what that means for this replica (`consequence`).
+    /// What to say of a log entry whose value is not its events: the key, the start of the
+    /// value, and what that means for this replica (`consequence`).
     static func damage(at kv: EtcdKeyValue, _ consequence: String) -> String {
         let shown = CountryName.quoted(String(decoding: kv.value.prefix(48), as: UTF8.self))
         return
-            "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not the event its key names: \(consequence)"
+            "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not the events its key names: \(consequence)"
     }
 
     /// A remembered request as stored: the canonical request (empty when unknown), a newline,

@@ -8,7 +8,8 @@ import SystemSupport
 /// docs/HA.md). Replicas take turns by compare-and-swap: a commit is one etcd transaction that
 /// applies only if the `seq` key still holds the seq the batch was computed from; its request
 /// ids were checked before it against this replica's memory of the remembered ones
-/// (``EtcdIDMemory``), complete up to that seq. It writes the events, the new seq, the
+/// (``EtcdIDMemory``), complete up to that seq. It writes the events (one entry of the log),
+/// the new seq, the
 /// remembered requests (one entry of the id log) and, every ``snapshotInterval`` seqs, a
 /// snapshot of the whole list. When another replica moved first, nothing is written, the
 /// replica learns the ids that commit remembered, and the handler catches up and runs the
@@ -47,10 +48,9 @@ public final class EtcdStore: StateStore {
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
     /// snapshot and at most about this many events.
     static let snapshotInterval: UInt64 = 100
-    /// Most changes in one transaction: etcd refuses more than 128 operations on a side; a
-    /// change takes one (its event) beside a few per batch, and a batch's ids and its reply
-    /// bytes stay well inside the request budget.
-    static let changesPerCommit = 32
+    /// Most changes in one transaction: as many as one entry of the event log holds, which is
+    /// how far a read that may start inside an entry looks back (``EtcdLayout/eventsPerEntry``).
+    static let changesPerCommit = EtcdLayout.eventsPerEntry
     /// etcd's default `--max-txn-ops`: the most operations on one side of a transaction.
     static let operationsPerTransaction = 128
 
@@ -225,6 +225,12 @@ public final class EtcdStore: StateStore {
         // An entry of the id log is keyed by its batch's first change.
         guard batch.requests.isEmpty || !batch.events.isEmpty else {
             throw StateStoreError("a batch remembers \(batch.requests.count) request id(s) but has no change")
+        }
+        // Readers look back one entry's width at most, and trims keep that much.
+        guard batch.events.count <= EtcdLayout.eventsPerEntry else {
+            throw StateStoreError(
+                "a batch of \(batch.events.count) changes is more than one entry of the event log holds (\(EtcdLayout.eventsPerEntry)); nothing changed"
+            )
         }
         // The ids are checked here, on a memory complete up to the basis; the seq compare
         // refuses the commit if anything came after it.

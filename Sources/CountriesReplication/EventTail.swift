@@ -8,7 +8,9 @@ import SystemSupport
 /// publishes every change, whichever replica committed it, with the same seq and body
 /// (docs/HA.md, "Publishing").
 ///
-/// It reads the kept events after the last one it handed over, then watches the log from the
+/// Each key of the log is one commit's entry of events (``EtcdLayout/entries(in:seedRows:)``),
+/// and the tail hands over whole entries, so the next event it waits for starts one. It reads
+/// the kept events after the last one it handed over, then watches the log from the
 /// revision of that read; when the watch ends (a member lost, or the leader with the
 /// `hasleader` requirement) or skips a seq, it starts again from a read, so nothing is lost.
 /// It watches through a member of its own (``preferredMember(_:among:)``), and leaves it for
@@ -111,10 +113,10 @@ public final class EventTail: Sendable {
                             }
                             // A seq skipped means the watch missed one: read again from the log.
                             guard seq == handedOver + 1 else { return false }
-                            // A value that is not its event: read again, which waits on it.
-                            guard let entry = decode(change.kv, seq: seq) else { return false }
-                            entries.append(entry)
-                            handedOver = seq
+                            // A value that is not its events: read again, which waits on it.
+                            guard let decoded = decode(change.kv, seq: seq) else { return false }
+                            entries += decoded
+                            handedOver = decoded.last?.event.seq ?? handedOver
                         }
                         return true
                     })
@@ -168,14 +170,14 @@ public final class EventTail: Sendable {
                         "events \(handedOver + 1) to \(seq - 1) are no longer kept in etcd; publishing from \(seq) (subscribers take a fresh list)"
                     )
                 }
-                guard let entry = decode(kv, seq: seq) else {
+                guard let decoded = decode(kv, seq: seq) else {
                     // Never skipped: what comes after it would be published as if it were there.
                     outbox.post(entries)
                     throw EtcdError(
                         .badResponse, "the log is damaged at \(kv.key)", endpoint: client.currentEndpoint)
                 }
-                entries.append(entry)
-                handedOver = seq
+                entries += decoded
+                handedOver = decoded.last?.event.seq ?? handedOver
             }
             outbox.post(entries)
             if !page.more {
@@ -185,10 +187,10 @@ public final class EventTail: Sendable {
         }
     }
 
-    /// The entry for the event at `seq`; nil, with the damage recorded and logged once, when the
-    /// value is not that event.
-    private func decode(_ kv: EtcdKeyValue, seq: UInt64) -> Entry? {
-        guard let (event, body) = layout.entry(in: kv, seedRows: seedRows) else {
+    /// The events of the log's entry at `seq`; nil, with the damage recorded and logged once,
+    /// when the value is not those events.
+    private func decode(_ kv: EtcdKeyValue, seq: UInt64) -> [Entry]? {
+        guard let decoded = layout.entries(in: kv, seedRows: seedRows) else {
             let description = EtcdLayout.damage(
                 at: kv,
                 "this replica publishes nothing after seq \(seq - 1) until it is rewritten (docs/HA.md)")
@@ -196,6 +198,6 @@ public final class EventTail: Sendable {
             health.recordDamage(description)
             return nil
         }
-        return Entry(event: event, body: body)
+        return decoded.map { Entry(event: $0.event, body: $0.body) }
     }
 }

@@ -174,16 +174,24 @@ import Testing
     }
 
     /// The last 10,000 events are kept, and none after the newest snapshot known; a trim starts
-    /// where the last one ended (from the prefix's start only the first time).
+    /// where the last one ended (from the prefix's start only the first time). It deletes whole
+    /// entries, and ends an entry's width before the first event to keep, so the entry that may
+    /// hold that event stays.
     @Test func trimsFromTheLastTrimsEndAndNeverPastTheKnownSnapshot() {
         let first = commit(batch(basis: 10_049, events: [toggle(10_050)]), knowing(snapshot: 10_000))
-        #expect(first.trimmedTo == 51)
-        #expect(lines(first.success).last == "delete /t/events/..<\(layout.event(51))")
+        // The first event to keep is 51; the entry keyed 20 may hold up to 51.
+        #expect(first.trimmedTo == 51 - UInt64(EtcdLayout.eventsPerEntry - 1))
+        #expect(lines(first.success).last == "delete /t/events/..<\(layout.event(20))")
 
         let next = commit(
-            batch(basis: 10_050, events: [toggle(10_051)]), knowing(snapshot: 10_000, trimmedBefore: 51))
-        #expect(next.trimmedTo == 52)
-        #expect(lines(next.success).last == "delete \(layout.event(51))..<\(layout.event(52))")
+            batch(basis: 10_050, events: [toggle(10_051)]), knowing(snapshot: 10_000, trimmedBefore: 20))
+        #expect(next.trimmedTo == 21)
+        #expect(lines(next.success).last == "delete \(layout.event(20))..<\(layout.event(21))")
+
+        // Bounded by the snapshot: the entry that may hold the event after it stays.
+        let bySnapshot = commit(
+            batch(basis: 30_000, events: [toggle(30_001)]), knowing(snapshot: 10_500, trimmedBefore: 10_000))
+        #expect(bySnapshot.trimmedTo == 10_470)
 
         // The newest snapshot known is old: nothing after it goes, so nothing new to trim.
         let held = commit(
@@ -197,6 +205,26 @@ import Testing
         let checkedOnly = commit(batch(basis: 10_050, events: [], checked: ["x"]), knowing(snapshot: 10_050))
         #expect(checkedOnly.trimmedTo == nil)
         #expect(!lines(checkedOnly.success).contains { $0.hasPrefix("put /t/seq") })
+    }
+
+    /// A batch's events go into one entry of the log, under its first seq, one a line as
+    /// published, a reset as its marker; every reader takes it back as those events.
+    @Test func aBatchIsOneEntryOfTheLog() throws {
+        var reset = Event(seq: 9, kind: .reset(seedRows))
+        reset.store = "0123456789abcdef0123456789abcdef"  // a marker names a well-formed store
+        let events = [toggle(8), reset, toggle(10)]
+        let commit = commit(batch(basis: 7, events: events), knowing())
+        let marker = try #require(EtcdResetMarker(for: reset, seedRows: seedRows))
+        let value = [events[0].encoded(), marker.encoded, events[2].encoded()]
+            .map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n")
+        #expect(
+            lines(commit.success) == ["put /t/seq = 10", "put /t/events/00000000000000000008 = \(value)"])
+        guard case .put(let key, let stored)? = commit.success.last else {
+            Issue.record("no put of the entry")
+            return
+        }
+        let kv = EtcdKeyValue(key: key, value: stored, createRevision: 1, modRevision: 1, version: 1)
+        #expect(layout.events(in: kv, seedRows: seedRows) == events)
     }
 
     /// A reset is written as its marker, and its id's reply as a reference to it when the
@@ -243,6 +271,24 @@ import Testing
                     range([("/t/store", identity)]), range(events), range([generation]), range([entry]),
                 ]))
         #expect(refused.newer == moved)
+        // Two commits' entries, the first of two events (an event a key, as a store from
+        // before entries kept them, reads the same: above).
+        let batched = [toggle(8), toggle(9), toggle(10)]
+        let entries = [
+            (
+                layout.event(8),
+                [batched[0], batched[1]].map { String(decoding: $0.encoded(), as: UTF8.self) }
+                    .joined(separator: "\n")
+            ),
+            (layout.event(10), String(decoding: batched[2].encoded(), as: UTF8.self)),
+        ]
+        let refusedByBatches = try commit.refusal(
+            EtcdTxnResponse(
+                succeeded: false, revision: 9,
+                results: [
+                    range([("/t/store", identity)]), range(entries), range([generation]), range([entry]),
+                ]))
+        #expect(refusedByBatches.newer == batched)
         #expect(refused.generation.number == 4 && refused.generation.firstSeq == 8)
         #expect(
             refused.idLog == [

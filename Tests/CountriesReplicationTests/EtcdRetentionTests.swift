@@ -25,7 +25,9 @@ struct EtcdRetentionTests {
             .encoded().count
         #expect(snapshot <= 16_500_000, "the largest snapshot: \(snapshot) bytes")
         let chunks = (snapshot + EtcdBlob.chunkBytes - 1) / EtcdBlob.chunkBytes
-        let events = Limits.retainedEvents * largestEvent
+        // A trim deletes whole entries of the log: the one holding the oldest event to keep
+        // stays, with up to an entry's width less one before it.
+        let events = (Limits.retainedEvents + EtcdLayout.eventsPerEntry - 1) * largestEvent
         let total = events + Limits.maximumRequestIDBytesKept + 3 * snapshot
         print(
             "retention: event \(largestEvent) B, marker \(marker) B, snapshot \(snapshot) B in \(chunks) chunks; events \(events) B + ids \(Limits.maximumRequestIDBytesKept) B + 2 snapshots and the seed \(3 * snapshot) B = \(total) B"

@@ -144,6 +144,13 @@ struct EtcdStoreTests {
         #expect(state.seq == 250)
         #expect(try store.loadState() == state)
         #expect(try store.catchUp(CountriesState(countries: SeedList.standard)) == state)
+        // Each batch is one entry of the log: `history` from inside one starts at the seq asked.
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let layout = EtcdLayout(prefix: "/c/")
+        #expect(try client.range(.prefix(layout.eventsPrefix, countOnly: true)).count == 50)
+        let middle = try #require(try store.events(after: 7, currentSeq: state.seq, limit: 10))
+        #expect(middle.map(\.seq) == Array(8...17))
+        #expect(try store.events(after: 243, currentSeq: 248, limit: 100)?.map(\.seq) == Array(244...248))
 
         var behind = CountriesState(countries: SeedList.standard)
         let stale = try Self.changing(["x"], on: &behind, store: store.identity)
@@ -152,6 +159,8 @@ struct EtcdStoreTests {
             try store.commit(stale)
         } catch {
             #expect(error.code == .moved)
+            // What moved it came back with the refusal, every entry's events in order.
+            #expect(error.newerEvents.map(\.seq) == Array(1...250))
         }
     }
 

@@ -39,12 +39,14 @@ struct EtcdResetMarkerTests {
         let marker = try #require(EtcdResetMarker(for: event, seedRows: rows))
         #expect(marker.encoded.count < 100, "the marker, not the list: \(marker.encoded.count) bytes")
         #expect(EtcdResetMarker(marker.encoded) == marker)
-        let entry = try #require(layout.entry(in: kv(layout.event(200), marker.encoded), seedRows: rows))
+        let entries = try #require(layout.entries(in: kv(layout.event(200), marker.encoded), seedRows: rows))
+        #expect(entries.count == 1)
+        let entry = try #require(entries.first)
         #expect(entry.event == event)
         #expect(entry.body == event.encoded(), "every replica publishes what one encoder makes")
         #expect(entry.body.count > 4_000_000)
         // Under another seq's key it is not that key's event.
-        #expect(layout.entry(in: kv(layout.event(201), marker.encoded), seedRows: rows) == nil)
+        #expect(layout.entries(in: kv(layout.event(201), marker.encoded), seedRows: rows) == nil)
         // A reset to anything but the seed is not a marker's.
         #expect(EtcdResetMarker(for: event, seedRows: Array(rows.dropLast())) == nil)
     }
@@ -64,8 +66,8 @@ struct EtcdResetMarkerTests {
     @Test func valuesKeptInFullAreReadAsTheyAre() throws {
         let rows = CountriesState(countries: SeedList.standard).rows
         let (event, reply) = try reset(after: 6, seed: SeedList.standard)
-        let entry = try #require(layout.entry(in: kv(layout.event(7), event.encoded()), seedRows: []))
-        #expect(entry.event == event && entry.body == event.encoded())
+        let entries = try #require(layout.entries(in: kv(layout.event(7), event.encoded()), seedRows: []))
+        #expect(entries.count == 1 && entries[0].event == event && entries[0].body == event.encoded())
         let remembered = RememberedRequest(id: "r", request: nil, reply: reply)
         #expect(
             EtcdLayout.decodeRequest(id: "r", EtcdLayout.encode(remembered), seedRows: rows) == remembered)

@@ -10,12 +10,14 @@ streams follow the events (as two replicas' event tails do); with ids `one-key`,
 commit's events and ids all in one value under one key (a log of batches instead of a key per
 event and per id; the watchers then follow that key's prefix); with ids `idlog`, the commit as
 stop 39 lands it: the events keyed, the batch's ids in one key of the id log, and the
-generation compared and put; with `idlog-ungenerated`, the same without the generation. Prints changes per second and the
+generation compared and put; with `idlog-ungenerated`, the same without the generation; with
+`idlog-batched`, that with the commit's events in one key, `events/<first seq>`, one event a
+line. Prints changes per second and the
 CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
 that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
-        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated]
+        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched]
 
 Test tooling only: the standard library, no package.
 """
@@ -56,6 +58,7 @@ def commit_body(prefix, seq, changes, ids, run):
     success = [{"request_put": {"key": b64(prefix + "seq"), "value": b64(str(seq + changes))}}]
     failure = [{"request_range": {"key": b64(prefix + "seq")}}]
     lines = []
+    events = []
     for offset in range(1, changes + 1):
         event = json.dumps({"country": {"index": 0, "name": "United States", "visited": True},
                             "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
@@ -66,6 +69,9 @@ def commit_body(prefix, seq, changes, ids, run):
             continue
         if ids.startswith("idlog"):
             lines += [request_id, '{"index":0,"op":"toggle"}', event]
+        if ids == "idlog-batched":
+            events.append(event)
+            continue
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
         if ids != "no" and not ids.startswith("idlog"):
             for generation in ("ids/1/", "ids/0/") if ids.startswith("compared") else ():
@@ -78,6 +84,9 @@ def commit_body(prefix, seq, changes, ids, run):
     if lines and ids == "one-key":
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + 1)), "value": b64("\n".join(lines))}})
     elif lines:
+        if events:
+            success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + 1)),
+                                            "value": b64("\n".join(events) + "\n")}})
         success.append({"request_put": {"key": b64(prefix + "idlog/%020d" % (seq + 1)), "value": b64("1\n" + "\n".join(lines) + "\n")}})
         if ids == "idlog":
             # Its value as a replica sees it: the compare matches the last commit's put.
@@ -139,7 +148,8 @@ def main():
               (16, "compared", True), (16, "compared-unread", True), (16, "put", True), (16, "no", True),
               (1, "one-key", True), (8, "one-key", True), (16, "one-key", True),
               (1, "idlog", True), (8, "idlog", True), (16, "idlog", True),
-              (1, "idlog-ungenerated", True), (8, "idlog-ungenerated", True), (16, "idlog-ungenerated", True)]
+              (1, "idlog-ungenerated", True), (8, "idlog-ungenerated", True), (16, "idlog-ungenerated", True),
+              (1, "idlog-batched", True), (8, "idlog-batched", True), (16, "idlog-batched", True)]
     wanted = arguments.ids.split(",") if arguments.ids else None
     unknown = sorted(set(wanted or []) - {ids for _, ids, _ in shapes})
     if unknown:
