@@ -46,7 +46,8 @@ public final class EtcdStore: StateStore {
     /// commit's time (docs/BENCHMARKS.md, "Stop 27"); nil until this process first trims.
     private var trimmedBefore: UInt64?
     /// A snapshot is written when a commit crosses a multiple of this seq, so a start reads the
-    /// snapshot and at most about this many events.
+    /// snapshot and at most about this many events (and a second's more: the writer spaces its
+    /// writes, ``SnapshotWriter/spacing``).
     static let snapshotInterval: UInt64 = 100
     /// Most changes in one transaction: as many as one entry of the event log holds, which is
     /// how far a read that may start inside an entry looks back (``EtcdLayout/eventsPerEntry``).

@@ -9,7 +9,7 @@ import SystemSupport
 /// busy etcd, while other clients' changes and forwarded requests wait on that loop.
 ///
 /// Only the newest state handed over is written: one still waiting when a newer one comes is
-/// dropped, since the newer snapshot stands for it. ``knownSeq`` is the newest snapshot this
+/// dropped, since the newer snapshot stands for it. Writes start at most every ``spacing``. ``knownSeq`` is the newest snapshot this
 /// writer saw in etcd or wrote, which the commits' trimming keeps events after.
 final class SnapshotWriter: Sendable {
     private struct Work {
@@ -27,9 +27,20 @@ final class SnapshotWriter: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let worker = WorkerThread(name: "etcd snapshots")
 
-    /// Starts the thread; ``stop()`` ends it.
-    init(configuration: EtcdConfiguration, identity: String, health: ClusterHealth, logger: Logger) {
+    /// The least time from one write's start to the next's. Every 100 seqs at thousands of
+    /// changes a second made the snapshot's three requests a sizeable share of etcd's
+    /// (docs/BENCHMARKS.md, "Stop 40"); a start then reads at most about a second of events
+    /// past the snapshot, besides the 100.
+    static let spacing: Duration = .seconds(1)
+    private let minimumSpacing: Duration
+
+    /// Starts the thread; ``stop()`` ends it. Writes start `spacing` apart at least.
+    init(
+        configuration: EtcdConfiguration, identity: String, health: ClusterHealth, logger: Logger,
+        spacing: Duration = SnapshotWriter.spacing
+    ) {
         self.configuration = configuration
+        minimumSpacing = spacing
         layout = EtcdLayout(prefix: configuration.prefix)
         self.identity = identity
         self.health = health
@@ -68,12 +79,14 @@ final class SnapshotWriter: Sendable {
                 work.busy = work.pending != nil
                 return work.pending
             }) {
+                let started = ContinuousClock.now
                 let written = write(state, client: client)
                 work.withLock {
                     $0.busy = false
                     if let written { $0.known = max($0.known, written) }
                 }
-                if worker.isStopping { return }
+                // A newer state handed over meanwhile waits, and only the newest is written.
+                if !worker.pause(for: started + minimumSpacing - .now) { return }
             }
         }
     }
