@@ -12,25 +12,46 @@ struct CommitCohort {
     /// The longest a batch waits for the rest of the last cohort.
     static let longestWait = Duration.milliseconds(2)
 
-    /// The peers the last grouped commit answered.
-    private(set) var answered: Set<Data> = []
+    /// The requests of each peer the last grouped commit answered: one for a client, and as
+    /// many as it forwarded for a replica that hands its clients' changes to the writer (they
+    /// all come from its one connection).
+    private(set) var answered: [Data: Int] = [:]
     /// How long the last grouped commit took.
     private(set) var lastCommit: Duration = .zero
 
-    /// The peers of the last cohort that have not sent again among `peers` (the batch in hand),
-    /// and how long to wait for them at most; nil to commit at once.
-    func missing(from peers: some Sequence<Data>) -> (peers: Set<Data>, wait: Duration)? {
-        guard !answered.isEmpty else { return nil }
-        var missing = answered
-        for peer in peers { missing.remove(peer) }
-        let wait = min(lastCommit / 2, Self.longestWait)
-        guard !missing.isEmpty, wait > .zero else { return nil }
-        return (missing, wait)
+    /// The requests of the last cohort not sent again yet, by peer, and how long to wait for
+    /// them at most.
+    struct Awaited: Equatable {
+        /// The requests still awaited, by peer.
+        private(set) var requests: [Data: Int]
+        /// The longest to wait for them.
+        let wait: Duration
+
+        /// Whether every awaited request came.
+        var isComplete: Bool { requests.isEmpty }
+
+        /// Notes a request from `peer`.
+        mutating func received(from peer: Data) {
+            guard let count = requests[peer] else { return }
+            requests[peer] = count > 1 ? count - 1 : nil
+        }
     }
 
-    /// Records a grouped commit of requests from `peers` that took `duration`.
+    /// The requests of the last cohort not sent again among `peers` (the batch in hand, a peer
+    /// once per request), and how long to wait for them; nil to commit at once.
+    func missing(from peers: some Sequence<Data>) -> Awaited? {
+        guard !answered.isEmpty else { return nil }
+        var awaited = Awaited(requests: answered, wait: min(lastCommit / 2, Self.longestWait))
+        for peer in peers { awaited.received(from: peer) }
+        guard !awaited.isComplete, awaited.wait > .zero else { return nil }
+        return awaited
+    }
+
+    /// Records a grouped commit of requests from `peers` (a peer once per request) that took
+    /// `duration`.
     mutating func committed(peers: some Sequence<Data>, took duration: Duration) {
-        answered = Set(peers)
+        answered = [:]
+        for peer in peers { answered[peer, default: 0] += 1 }
         lastCommit = duration
     }
 }

@@ -344,17 +344,19 @@ public final class StateService {
     /// whose changes go to the writer.
     private func gatherCohort(into batch: inout [IncomingRequest], load: inout BatchLoad) {
         if case .follower = writer?.election.role() { return }
-        guard let found = cohort.missing(from: batch.lazy.map { UnreadReplies.peer(of: $0.envelope) }) else {
+        guard var missing = cohort.missing(from: batch.lazy.map { UnreadReplies.peer(of: $0.envelope) })
+        else {
             return
         }
-        var missing = found.peers
-        let deadline = ContinuousClock.now + found.wait
+        let deadline = ContinuousClock.now + missing.wait
         var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
         while ContinuousClock.now < deadline {
             let before = batch.count
             let full = readBatch(into: &batch, load: &load)
-            for request in batch[before...] { missing.remove(UnreadReplies.peer(of: request.envelope)) }
-            if full || missing.isEmpty { return }
+            for request in batch[before...] {
+                missing.received(from: UnreadReplies.peer(of: request.envelope))
+            }
+            if full || missing.isComplete { return }
             if batch.count == before { nanosleep(&pause, nil) }
         }
     }
