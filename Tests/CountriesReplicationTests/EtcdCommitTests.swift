@@ -264,12 +264,16 @@ import Testing
         let events = moved.map { (layout.event($0.seq), String(decoding: $0.encoded(), as: UTF8.self)) }
         let generation = ("/t/ids-generation", "4 \(started) 1 2 8 3")
         let entry = (layout.idLog(8), "4\nb\n\nR\n")
-        let refused = try commit.refusal(
-            EtcdTxnResponse(
-                succeeded: false, revision: 9,
-                results: [
-                    range([("/t/store", identity)]), range(events), range([generation]), range([entry]),
-                ]))
+        /// The refusal's reads: the store, the events, the generation, the id log.
+        func refusal(
+            _ events: EtcdOperationResult, _ idLog: EtcdOperationResult, store: String? = nil
+        ) throws -> EtcdCommit.Refusal {
+            try commit.refusal(
+                EtcdTxnResponse(
+                    succeeded: false, revision: 9,
+                    results: [range([("/t/store", store ?? identity)]), events, range([generation]), idLog]))
+        }
+        let refused = try refusal(range(events), range([entry]))
         #expect(refused.newer == moved)
         // Two commits' entries, the first of two events (an event a key, as a store from
         // before entries kept them, reads the same: above).
@@ -282,12 +286,7 @@ import Testing
             ),
             (layout.event(10), String(decoding: batched[2].encoded(), as: UTF8.self)),
         ]
-        let refusedByBatches = try commit.refusal(
-            EtcdTxnResponse(
-                succeeded: false, revision: 9,
-                results: [
-                    range([("/t/store", identity)]), range(entries), range([generation]), range([entry]),
-                ]))
+        let refusedByBatches = try refusal(range(entries), range([entry]))
         #expect(refusedByBatches.newer == batched)
         #expect(refused.generation.number == 4 && refused.generation.firstSeq == 8)
         #expect(
@@ -298,28 +297,14 @@ import Testing
             ])
 
         // A page cut short, or an entry that is not what its key says: the replica reads them itself.
-        let cut = try commit.refusal(
-            EtcdTxnResponse(
-                succeeded: false, revision: 9,
-                results: [
-                    range([("/t/store", identity)]), range(events, more: true), range([generation]),
-                    range([entry], more: true),
-                ]))
+        let cut = try refusal(range(events, more: true), range([entry], more: true))
         #expect(cut.newer.isEmpty && cut.idLog == nil)
-        let damaged = try commit.refusal(
-            EtcdTxnResponse(
-                succeeded: false, revision: 9,
-                results: [
-                    range([("/t/store", identity)]), range(events + [(layout.event(10), "{}")]),
-                    range([generation]), range([entry, (layout.idLog(9), "4\nb\n")]),
-                ]))
+        let damaged = try refusal(
+            range(events + [(layout.event(10), "{}")]), range([entry, (layout.idLog(9), "4\nb\n")]))
         #expect(damaged.newer.isEmpty && damaged.idLog == nil)
 
         #expect(throws: StateStoreError.self) {
-            try commit.refusal(
-                EtcdTxnResponse(
-                    succeeded: false, revision: 9,
-                    results: [range([("/t/store", "s-another")]), range(events), range([generation])]))
+            try refusal(range(events), range([entry]), store: "s-another")
         }
         #expect(throws: StateStoreError.self) {
             try commit.refusal(
