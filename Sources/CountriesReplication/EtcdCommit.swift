@@ -12,8 +12,8 @@ struct EtcdCommit {
     /// store, against what it knows up to the basis, and so is the generation: the seq compare
     /// makes that enough, as every commit that opens a generation moves the seq.
     private(set) var compare: [EtcdCompare] = []
-    /// The events (one entry of the log), the new seq, the id log's entry with the ids and their replies, the
-    /// generation when this commit opens one, and the trims.
+    /// The events (one entry of the log), the new seq, the id log's entry with the ids and
+    /// their replies, the generation when this commit opens one, and the trims.
     private(set) var success: [EtcdOperation] = []
     /// What moved the store, read back in the same round trip: the store key (index 0), the
     /// events after the basis (1), the generation (2) and the id log's entries after the basis

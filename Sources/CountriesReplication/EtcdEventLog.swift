@@ -10,7 +10,8 @@ import Foundation
 /// (``EtcdLayout/events(from:before:revision:limit:keysOnly:)``), never at the log's end: etcd
 /// 3.4 counts every key of a range whatever its limit, and walks the deleted events it keeps
 /// until it compacts. Each key is one commit's entry (``EtcdLayout/entries(in:seedRows:)``). A
-/// value that is not the events its key names is recorded as damage and thrown, never skipped. Used from the service's thread only, through ``EtcdStore``.
+/// value that is not the events its key names is recorded as damage and thrown, never skipped.
+/// Used from the service's thread only, through ``EtcdStore``.
 final class EtcdEventLog {
     /// Events per page of a replay: over the 10,000 kept events, one page of 100 ranged to the
     /// log's end took 7.5 ms, and 3.5 ms ranged to its last seq (docs/BENCHMARKS.md, "Stop 29").

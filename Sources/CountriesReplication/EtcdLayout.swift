@@ -150,7 +150,9 @@ struct EtcdLayout: Sendable {
         guard kv.value.contains(0x0A) else {
             return EtcdLayout.entry(kv.value, seq: first, seedRows: seedRows).map { [$0] }
         }
-        let lines = kv.value.split(separator: 0x0A, omittingEmptySubsequences: false)
+        // A piece past the most an entry holds means too many lines, however many more.
+        let lines = kv.value.split(
+            separator: 0x0A, maxSplits: EtcdLayout.eventsPerEntry, omittingEmptySubsequences: false)
         guard lines.count <= EtcdLayout.eventsPerEntry else { return nil }
         var entries: [(event: Event, body: Data)] = []
         entries.reserveCapacity(lines.count)

@@ -9,9 +9,8 @@ import SystemSupport
 /// applies only if the `seq` key still holds the seq the batch was computed from; its request
 /// ids were checked before it against this replica's memory of the remembered ones
 /// (``EtcdIDMemory``), complete up to that seq. It writes the events (one entry of the log),
-/// the new seq, the
-/// remembered requests (one entry of the id log) and, every ``snapshotInterval`` seqs, a
-/// snapshot of the whole list. When another replica moved first, nothing is written, the
+/// the new seq, the remembered requests (one entry of the id log) and, every
+/// ``snapshotInterval`` seqs, a snapshot of the whole list (apart, ``SnapshotWriter``). When another replica moved first, nothing is written, the
 /// replica learns the ids that commit remembered, and the handler catches up and runs the
 /// batch again.
 ///
@@ -40,6 +39,9 @@ public final class EtcdStore: StateStore {
     private var readSnapshotSeq: UInt64 = 0
     /// Started by the first snapshot to write.
     private var snapshotWriter: SnapshotWriter?
+    /// How far apart the snapshot writer starts its writes (set before the first commit; tests
+    /// that count on every snapshot written at once set zero).
+    var snapshotSpacing = SnapshotWriter.spacing
     /// Where this replica's last trim of old events ended: every event before it is gone, so
     /// the next trim deletes from here. A delete from the prefix's start walks every deleted
     /// event etcd still keeps until it compacts (up to 10,000 revisions), which doubled a
@@ -298,7 +300,8 @@ public final class EtcdStore: StateStore {
         let writer =
             snapshotWriter
             ?? SnapshotWriter(
-                configuration: configuration, identity: identity, health: health, logger: logger)
+                configuration: configuration, identity: identity, health: health, logger: logger,
+                spacing: snapshotSpacing)
         snapshotWriter = writer
         writer.submit(state)
     }
