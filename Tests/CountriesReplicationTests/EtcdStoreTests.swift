@@ -164,6 +164,38 @@ struct EtcdStoreTests {
         }
     }
 
+    /// A store from before entries kept an event a key, also for a commit of several changes.
+    /// A replica of this version reads such a log as entries of one (start, catch-up, `history`
+    /// from inside what was one commit), and its own commits then go on as entries.
+    @Test func aLogOfAnEventAKeyReadsAsItIsAndGoesOnInEntries() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let prefix = "/older/"
+        let seed = CountriesState(countries: SeedList.standard)
+        let store = try open(cluster, prefix: prefix)
+        // Five changes committed as a replica before entries did: a key each, then the seq.
+        var state = seed
+        let older = try Self.changing((1...5).map { "old-\($0)" }, on: &state, store: store.identity)
+        let layout = EtcdLayout(prefix: prefix)
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        _ = try client.txn(
+            compare: [],
+            success: older.events.map { .put(layout.event($0.seq), $0.encoded()) } + [
+                .put(layout.seq, Data("5".utf8))
+            ],
+            failure: [])
+        let restarted = try open(cluster, prefix: prefix)
+        #expect(try restarted.loadState() == state)
+        #expect(try restarted.catchUp(seed) == state)
+        #expect(try restarted.events(after: 2, currentSeq: 5, limit: 10)?.map(\.seq) == [3, 4, 5])
+        // Its own commit of three changes is one entry after them.
+        try restarted.commit(
+            try Self.changing(["new-1", "new-2", "new-3"], on: &state, store: store.identity))
+        #expect(try client.range(.prefix(layout.eventsPrefix, countOnly: true)).count == 6)
+        #expect(try open(cluster, prefix: prefix).loadState() == state)
+        #expect(try restarted.events(after: 4, currentSeq: 8, limit: 10)?.map(\.seq) == [5, 6, 7, 8])
+    }
+
     /// The generation's key is written only when one opens; how full it is, each replica counts
     /// from the id log, other replicas' entries included: the commit after another replica
     /// filled it opens the next one.
