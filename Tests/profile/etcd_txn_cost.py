@@ -12,12 +12,14 @@ event and per id; the watchers then follow that key's prefix); with ids `idlog`,
 stop 39 lands it: the events keyed, the batch's ids in one key of the id log, and the
 generation compared and put; with `idlog-ungenerated`, the same without the generation; with
 `idlog-batched`, that with the commit's events in one key, `events/<first seq>`, one event a
-line. Prints changes per second and the
+line; with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
+watcher. Without `watched` (the `-unwatched` rows), no watch stream follows the events. Prints
+changes per second and the
 CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
 that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
-        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched]
+        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched,floor]
 
 Test tooling only: the standard library, no package.
 """
@@ -59,7 +61,7 @@ def commit_body(prefix, seq, changes, ids, run):
     failure = [{"request_range": {"key": b64(prefix + "seq")}}]
     lines = []
     events = []
-    for offset in range(1, changes + 1):
+    for offset in range(1, changes + 1) if ids != "floor" else ():
         event = json.dumps({"country": {"index": 0, "name": "United States", "visited": True},
                             "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
                             "topic": "country.toggled"})
@@ -149,7 +151,8 @@ def main():
               (1, "one-key", True), (8, "one-key", True), (16, "one-key", True),
               (1, "idlog", True), (8, "idlog", True), (16, "idlog", True),
               (1, "idlog-ungenerated", True), (8, "idlog-ungenerated", True), (16, "idlog-ungenerated", True),
-              (1, "idlog-batched", True), (8, "idlog-batched", True), (16, "idlog-batched", True)]
+              (1, "idlog-batched", True), (8, "idlog-batched", True), (16, "idlog-batched", True),
+              (1, "idlog-batched", False), (1, "floor", False)]
     wanted = arguments.ids.split(",") if arguments.ids else None
     unknown = sorted(set(wanted or []) - {ids for _, ids, _ in shapes})
     if unknown:
