@@ -27,18 +27,24 @@ struct JSONStreamSplitter {
     /// Whether bytes of an unfinished object are waiting for the rest.
     var hasPartialObject: Bool { !pending.isEmpty }
 
-    /// Adds `bytes` and returns the objects they complete, in order.
+    /// Adds `bytes` and returns the objects they complete, in order. The bytes are scanned in
+    /// place and copied a span at a time: an event tail reads every commit through here, and a
+    /// copy a byte cost it more than its scan (docs/BENCHMARKS.md, "Stop 41").
     mutating func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [[UInt8]] {
         var objects: [[UInt8]] = []
-        for byte in bytes {
+        var index = 0
+        // Where the bytes not yet in `pending` start, when inside an object.
+        var spanStart = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             if depth == 0 {
                 switch byte {
                 case 0x20, 0x09, 0x0A, 0x0D: continue  // between objects
-                case UInt8(ascii: "{"): break
+                case UInt8(ascii: "{"): spanStart = index - 1
                 default: throw .notAnObject
                 }
             }
-            pending.append(byte)
             if inString {
                 if escaped {
                     escaped = false
@@ -54,14 +60,17 @@ struct JSONStreamSplitter {
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     depth -= 1
                     if depth == 0 {
+                        if pending.count + (index - spanStart) > maximumObjectBytes { throw .tooLarge }
+                        pending.append(contentsOf: bytes[spanStart..<index])
                         objects.append(pending)
                         pending.removeAll(keepingCapacity: true)
                     }
                 default: break
                 }
             }
-            if pending.count > maximumObjectBytes { throw .tooLarge }
+            if depth > 0, pending.count + (index - spanStart) > maximumObjectBytes { throw .tooLarge }
         }
+        if depth > 0 { pending.append(contentsOf: bytes[spanStart..<index]) }
         return objects
     }
 

@@ -35,6 +35,24 @@ import Testing
         #expect(withReset[1].body == marker.event(seedRows: seedRows).encoded())
     }
 
+    /// The cut every entry and id log entry goes through, against the standard library's.
+    @Test func linesAreCutAsSplitCutsThem() {
+        let values = ["", "\n", "\n\n", "a", "a\n", "\na", "a\nb", "a\n\nb\n", "ab\ncd\nef\ngh"]
+        for text in values {
+            let value = Data(text.utf8)
+            for maxSplits in [0, 1, 2, 3, .max] {
+                let expected = value.split(
+                    separator: 0x0A, maxSplits: maxSplits, omittingEmptySubsequences: false)
+                #expect(
+                    EtcdLayout.lines(of: value, maxSplits: maxSplits) == expected.map { Data($0) },
+                    "\(text.debugDescription) at most \(maxSplits) cuts")
+            }
+        }
+        // A slice's indices do not start at 0: the cut is of its bytes.
+        let slice = Data("x\ny\nz".utf8).dropFirst(2)
+        #expect(EtcdLayout.lines(of: slice, maxSplits: .max) == [Data("y".utf8), Data("z".utf8)])
+    }
+
     /// A store from before entries kept an event a key: each reads as an entry of one.
     @Test func anEventAKeyReadsAsAnEntryOfOne() throws {
         let event = toggle(7)

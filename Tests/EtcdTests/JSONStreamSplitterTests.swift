@@ -42,10 +42,24 @@ import Testing
         #expect(throws: JSONStreamSplitter.Failure.notAnObject) { try other.append(Array(#"{} x"#.utf8)) }
     }
 
-    @Test func anObjectLongerThanTheLimitIsRefused() {
+    @Test func anObjectLongerThanTheLimitIsRefused() throws {
         var splitter = JSONStreamSplitter(maximumObjectBytes: 16)
         #expect(throws: JSONStreamSplitter.Failure.tooLarge) {
             try splitter.append(Array(#"{"a":"0123456789abcdef"}"#.utf8))
+        }
+        // Over the limit only with the bytes kept from an earlier chunk.
+        var across = JSONStreamSplitter(maximumObjectBytes: 16)
+        #expect(try across.append(Array(#"{"a":"01234"#.utf8)).isEmpty)
+        #expect(throws: JSONStreamSplitter.Failure.tooLarge) {
+            try across.append(Array(#"56789abcdef"}"#.utf8))
+        }
+        // Objects at the limit are taken, however many together pass it; one byte more is not.
+        var atLimit = JSONStreamSplitter(maximumObjectBytes: 16)
+        let objects = [#"{"a":"01234567"}"#, #"{"b":"01234567"}"#]
+        #expect(objects[0].utf8.count == 16)
+        #expect(text(try atLimit.append(Array(objects.joined(separator: "\n").utf8))) == objects)
+        #expect(throws: JSONStreamSplitter.Failure.tooLarge) {
+            try atLimit.append(Array(#"{"c":"012345678"}"#.utf8))
         }
     }
 }
