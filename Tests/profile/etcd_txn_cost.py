@@ -12,14 +12,19 @@ event and per id; the watchers then follow that key's prefix); with ids `idlog`,
 stop 39 lands it: the events keyed, the batch's ids in one key of the id log, and the
 generation compared and put; with `idlog-ungenerated`, the same without the generation; with
 `idlog-batched`, that with the commit's events in one key, `events/<first seq>`, one event a
-line; with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
-watcher. Without `watched` (the `-unwatched` rows), no watch stream follows the events. Prints
+line; with `idlog-lean` (16 a commit), that with the id log's entry holding each id and its
+request but not its reply (what a commit's bytes cost etcd: the replies repeat the events);
+with `idlog-storeless` (16 a commit), `idlog-batched` with no store id in the events or the
+replies; with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
+watcher. Events are compact JSON, as the service writes them (before stop 41, with the
+spaces of Python's default). Without `watched` (the `-unwatched` rows), no watch stream follows the events. Prints
 changes per second and the
 CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
 that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
-        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched,floor]
+        [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched,
+        idlog-lean,idlog-storeless,floor]
 
 Test tooling only: the standard library, no package.
 """
@@ -62,16 +67,19 @@ def commit_body(prefix, seq, changes, ids, run):
     lines = []
     events = []
     for offset in range(1, changes + 1) if ids != "floor" else ():
-        event = json.dumps({"country": {"index": 0, "name": "United States", "visited": True},
-                            "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
-                            "topic": "country.toggled"})
+        fields = {"country": {"index": 0, "name": "United States", "visited": True},
+                  "seq": seq + offset, "store": "6f4fcf0374f31a4f9b9aa89de63a376b",
+                  "topic": "country.toggled"}
+        if ids == "idlog-storeless":
+            del fields["store"]
+        event = json.dumps(fields, separators=(",", ":"))
         request_id = f"id-{run}-{seq + offset}-0123456789abcdef0123"
         if ids == "one-key":
             lines += [event, request_id, '{"index":0,"op":"toggle"}']
             continue
         if ids.startswith("idlog"):
-            lines += [request_id, '{"index":0,"op":"toggle"}', event]
-        if ids == "idlog-batched":
+            lines += [request_id, '{"index":0,"op":"toggle"}'] + ([] if ids == "idlog-lean" else [event])
+        if ids in ("idlog-batched", "idlog-lean", "idlog-storeless"):
             events.append(event)
             continue
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
@@ -152,7 +160,8 @@ def main():
               (1, "idlog", True), (8, "idlog", True), (16, "idlog", True),
               (1, "idlog-ungenerated", True), (8, "idlog-ungenerated", True), (16, "idlog-ungenerated", True),
               (1, "idlog-batched", True), (8, "idlog-batched", True), (16, "idlog-batched", True),
-              (1, "idlog-batched", False), (1, "floor", False)]
+              (1, "idlog-batched", False), (1, "floor", False),
+              (16, "idlog-lean", True), (16, "idlog-storeless", True)]
     wanted = arguments.ids.split(",") if arguments.ids else None
     unknown = sorted(set(wanted or []) - {ids for _, ids, _ in shapes})
     if unknown:
