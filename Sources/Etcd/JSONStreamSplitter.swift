@@ -45,6 +45,8 @@ struct JSONStreamSplitter {
                 default: throw .notAnObject
                 }
             }
+            // The object so far: what earlier chunks left in `pending` and this chunk's span.
+            if pending.count + (index - spanStart) > maximumObjectBytes { throw .tooLarge }
             if inString {
                 if escaped {
                     escaped = false
@@ -60,7 +62,6 @@ struct JSONStreamSplitter {
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     depth -= 1
                     if depth == 0 {
-                        if pending.count + (index - spanStart) > maximumObjectBytes { throw .tooLarge }
                         pending.append(contentsOf: bytes[spanStart..<index])
                         objects.append(pending)
                         pending.removeAll(keepingCapacity: true)
@@ -68,7 +69,6 @@ struct JSONStreamSplitter {
                 default: break
                 }
             }
-            if depth > 0, pending.count + (index - spanStart) > maximumObjectBytes { throw .tooLarge }
         }
         if depth > 0 { pending.append(contentsOf: bytes[spanStart..<index]) }
         return objects
