@@ -17,10 +17,10 @@ request but not its reply (what a commit's bytes cost etcd: the replies repeat t
 with `idlog-storeless` (16 a commit), `idlog-batched` with no store id in the events or the
 replies; with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
 watcher. Events are compact JSON, as the service writes them (before stop 41, with the
-spaces of Python's default). Without `watched` (the `-unwatched` rows), no watch stream follows the events. Prints
-changes per second and the
-CPU all etcd processes on this machine spent per change (from /proc), so run it on a cluster
-that nothing else uses (scripts/cluster up, then stop the replicas: scripts/cluster kill r1 r2).
+spaces of Python's default). Without `watched` (the `-unwatched` rows), no watch stream
+follows the events. Prints changes per second and the CPU all etcd processes on this machine
+spent per change (from /proc), so run it on a cluster that nothing else uses (scripts/cluster
+up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
         [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched,
