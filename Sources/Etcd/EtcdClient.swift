@@ -53,7 +53,7 @@ public final class EtcdClient {
     /// Reads a range of keys (linearizable unless the request is `serializable`).
     public func range(_ request: EtcdRangeRequest) throws(EtcdError) -> EtcdRangeResponse {
         let (fields, endpoint) = try call(
-            "/v3/kv/range", EtcdWire.range(request), .read, requireLeader: !request.serializable)
+            "/v3/kv/range", encoded: EtcdWire.range(request), .read, requireLeader: !request.serializable)
         return try decoded(endpoint, .read) { () throws(EtcdWire.Malformed) in
             try EtcdWire.rangeResponse(fields)
         }
@@ -95,7 +95,7 @@ public final class EtcdClient {
     /// Sends `request` (a linearizable range) to each member ``memberHealth`` avoids and has not
     /// tried for its recheck interval, at most `timeout` each: one that answers is used again.
     public func recheckAvoided(_ request: EtcdRangeRequest, timeout: Duration) {
-        let body = EtcdWire.encoded(EtcdWire.range(request))
+        let body = EtcdWire.range(request)
         for endpoint in memberHealth.dueForRecheck(among: endpoints) {
             _ = try? attempt(endpoint, "/v3/kv/range", body, .read, true, timeout)
         }

@@ -7,7 +7,7 @@ public struct EtcdEncodedTxn: Sendable {
 
     /// The transaction of these compares and operations.
     public init(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]) {
-        body = EtcdWire.encoded(EtcdWire.txn(compare: compare, success: success, failure: failure))
+        body = EtcdWire.txn(compare: compare, success: success, failure: failure)
     }
 
     /// The bytes sent: what etcd's request limit is checked against (base64 included).

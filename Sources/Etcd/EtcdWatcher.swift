@@ -74,7 +74,7 @@ public final class EtcdWatcher {
         guard let transfer, let authenticator else {
             throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: currentEndpoint)
         }
-        let body = EtcdWire.encoded(EtcdWire.watch(range, startRevision: startRevision))
+        let body = EtcdWire.watch(range, startRevision: startRevision)
         var lastError: EtcdError?
         var tries = 0
         var signedInAgain = false

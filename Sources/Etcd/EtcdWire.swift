@@ -1,8 +1,9 @@
 import Foundation
 import JSON
 
-/// The gateway's JSON, both ways: requests as ``JSON/JSONValue`` and answers decoded into the
-/// module's types. Keys and values are base64 on the wire; 64-bit integers are JSON strings
+/// The gateway's JSON, both ways: the requests of the hot paths (ranges, transactions, watches)
+/// written straight into a ``JSON/JSONWriter``, the rare ones (leases, sign-in) as
+/// ``JSON/JSONValue`` trees, and answers decoded into the module's types. Keys and values are base64 on the wire; 64-bit integers are JSON strings
 /// (the gateway writes them so and reads either); absent fields are 0, false or empty.
 enum EtcdWire {
     /// An answer that is not what the gateway documents.
@@ -13,81 +14,189 @@ enum EtcdWire {
 
     // MARK: Requests
 
-    static func base64(_ key: String) -> JSONValue { .string(Data(key.utf8).base64EncodedString()) }
-    static func base64(_ value: Data) -> JSONValue { .string(value.base64EncodedString()) }
+    // Written member by member into one buffer, keys in sorted order (the bytes
+    // `JSONWriter.value` would write for the same tree): a commit's request built as a tree of
+    // dictionaries first cost about a tenth of the writer's CPU per change at one client
+    // (docs/BENCHMARKS.md, "Stop 42").
+
     static func int64(_ value: Int64) -> JSONValue { .string(String(value)) }
 
-    static func range(_ request: EtcdRangeRequest) -> JSONValue {
-        var fields: [String: JSONValue] = ["key": base64(request.key)]
-        if let end = request.rangeEnd { fields["range_end"] = base64(end) }
-        if request.limit != 0 { fields["limit"] = int64(Int64(request.limit)) }
-        if request.revision != 0 { fields["revision"] = int64(request.revision) }
-        if request.keysOnly { fields["keys_only"] = .bool(true) }
-        if request.countOnly { fields["count_only"] = .bool(true) }
-        if request.sortTarget != .key { fields["sort_target"] = .string(request.sortTarget.rawValue) }
-        if request.sortOrder != .none { fields["sort_order"] = .string(request.sortOrder.rawValue) }
-        if request.serializable { fields["serializable"] = .bool(true) }
-        return .object(fields)
+    /// The body of a range read.
+    static func range(_ request: EtcdRangeRequest) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        write(request, into: &writer)
+        return writer.bytes
     }
 
-    static func compare(_ compare: EtcdCompare) -> JSONValue {
-        let (key, target, result, field, value): (String, String, String, String, JSONValue)
-        switch compare {
-        case .value(let name, let bytes):
-            (key, target, result, field, value) = (name, "VALUE", "EQUAL", "value", base64(bytes))
-        case .createRevision(let name, let revision):
-            (key, target, result, field, value) = (
-                name, "CREATE", "EQUAL", "create_revision", int64(revision)
-            )
-        case .modRevision(let name, let revision):
-            (key, target, result, field, value) = (name, "MOD", "EQUAL", "mod_revision", int64(revision))
-        case .version(let name, let version):
-            (key, target, result, field, value) = (name, "VERSION", "EQUAL", "version", int64(version))
-        case .modRevisionLess(let name, let revision):
-            (key, target, result, field, value) = (name, "MOD", "LESS", "mod_revision", int64(revision))
-        case .modRevisionGreater(let name, let revision):
-            (key, target, result, field, value) = (name, "MOD", "GREATER", "mod_revision", int64(revision))
+    /// The body of a transaction.
+    static func txn(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]) -> [UInt8] {
+        // Room for the values' base64 up front: a commit of 16 changes is about 7 KB.
+        let valueBytes = success.reduce(0) { total, operation in
+            switch operation {
+            case .put(_, let value), .putLeased(_, let value, _): total + value.count
+            default: total
+            }
         }
-        return .object([
-            "key": base64(key), "target": .string(target), "result": .string(result), field: value,
-        ])
-    }
-
-    static func operation(_ operation: EtcdOperation) -> JSONValue {
-        switch operation {
-        case .range(let request): return .object(["request_range": range(request)])
-        case .put(let key, let value):
-            return .object(["request_put": .object(["key": base64(key), "value": base64(value)])])
-        case .putLeased(let key, let value, let lease):
-            return .object([
-                "request_put": .object(["key": base64(key), "value": base64(value), "lease": int64(lease)])
-            ])
-        case .deleteRange(let key, let rangeEnd):
-            var fields: [String: JSONValue] = ["key": base64(key)]
-            if let rangeEnd { fields["range_end"] = base64(rangeEnd) }
-            return .object(["request_delete_range": .object(fields)])
+        var writer = JSONWriter(
+            capacity: 128 * (compare.count + success.count + failure.count + 1) + valueBytes * 4 / 3)
+        writer.raw(#"{"compare":["#)
+        for (offset, item) in compare.enumerated() {
+            if offset > 0 { writer.byte(UInt8(ascii: ",")) }
+            write(item, into: &writer)
         }
+        writer.raw(#"],"failure":["#)
+        write(failure, into: &writer)
+        writer.raw(#"],"success":["#)
+        write(success, into: &writer)
+        writer.raw("]}")
+        return writer.bytes
     }
 
-    static func txn(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]) -> JSONValue {
-        .object([
-            "compare": .array(compare.map(Self.compare)),
-            "success": .array(success.map(operation)),
-            "failure": .array(failure.map(operation)),
-        ])
-    }
-
-    static func watch(_ request: EtcdRangeRequest, startRevision: Int64) -> JSONValue {
-        var fields: [String: JSONValue] = ["key": base64(request.key)]
-        if let end = request.rangeEnd { fields["range_end"] = base64(end) }
-        if startRevision != 0 { fields["start_revision"] = int64(startRevision) }
-        return .object(["create_request": .object(fields)])
+    /// The body of a watch from `startRevision` (0: from now).
+    static func watch(_ request: EtcdRangeRequest, startRevision: Int64) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.raw(#"{"create_request":{"key":"#)
+        writer.base64String(utf8: request.key)
+        if let end = request.rangeEnd {
+            writer.raw(#","range_end":"#)
+            writer.base64String(utf8: end)
+        }
+        if startRevision != 0 {
+            writer.raw(#","start_revision":"#)
+            quoted(startRevision, into: &writer)
+        }
+        writer.raw("}}")
+        return writer.bytes
     }
 
     static func encoded(_ value: JSONValue) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.value(value)
         return writer.bytes
+    }
+
+    /// A 64-bit integer as the gateway takes it: a JSON string.
+    private static func quoted(_ value: Int64, into writer: inout JSONWriter) {
+        writer.byte(UInt8(ascii: "\""))
+        writer.integer(value)
+        writer.byte(UInt8(ascii: "\""))
+    }
+
+    private static func write(_ request: EtcdRangeRequest, into writer: inout JSONWriter) {
+        writer.byte(UInt8(ascii: "{"))
+        if request.countOnly { writer.raw(#""count_only":true,"#) }
+        writer.raw(#""key":"#)
+        writer.base64String(utf8: request.key)
+        if request.keysOnly { writer.raw(#","keys_only":true"#) }
+        if request.limit != 0 {
+            writer.raw(#","limit":"#)
+            quoted(Int64(request.limit), into: &writer)
+        }
+        if let end = request.rangeEnd {
+            writer.raw(#","range_end":"#)
+            writer.base64String(utf8: end)
+        }
+        if request.revision != 0 {
+            writer.raw(#","revision":"#)
+            quoted(request.revision, into: &writer)
+        }
+        if request.serializable { writer.raw(#","serializable":true"#) }
+        if request.sortOrder != .none {
+            writer.raw(#","sort_order":"#)
+            writer.string(request.sortOrder.rawValue)
+        }
+        if request.sortTarget != .key {
+            writer.raw(#","sort_target":"#)
+            writer.string(request.sortTarget.rawValue)
+        }
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    private static func write(_ compare: EtcdCompare, into writer: inout JSONWriter) {
+        let (key, target, result): (String, StaticString, StaticString)
+        // The compared field's name sorts before "key" (create_revision), between "key" and
+        // "result" (mod_revision), or after "target" (value, version).
+        switch compare {
+        case .createRevision(let name, let revision):
+            writer.raw(#"{"create_revision":"#)
+            quoted(revision, into: &writer)
+            writer.raw(#","key":"#)
+            writer.base64String(utf8: name)
+            writer.raw(#","result":"EQUAL","target":"CREATE"}"#)
+            return
+        case .modRevision(let name, let revision), .modRevisionLess(let name, let revision),
+            .modRevisionGreater(let name, let revision):
+            writer.raw(#"{"key":"#)
+            writer.base64String(utf8: name)
+            writer.raw(#","mod_revision":"#)
+            quoted(revision, into: &writer)
+            writer.raw(#","result":"#)
+            if case .modRevisionLess = compare {
+                writer.raw(#""LESS""#)
+            } else if case .modRevisionGreater = compare {
+                writer.raw(#""GREATER""#)
+            } else {
+                writer.raw(#""EQUAL""#)
+            }
+            writer.raw(#","target":"MOD"}"#)
+            return
+        case .value(let name, _): (key, target, result) = (name, "VALUE", "EQUAL")
+        case .version(let name, _): (key, target, result) = (name, "VERSION", "EQUAL")
+        }
+        writer.raw(#"{"key":"#)
+        writer.base64String(utf8: key)
+        writer.raw(#","result":""#)
+        writer.raw(result)
+        writer.raw(#"","target":""#)
+        writer.raw(target)
+        switch compare {
+        case .value(_, let bytes):
+            writer.raw(#"","value":"#)
+            bytes.withUnsafeBytes { writer.base64String($0) }
+        case .version(_, let version):
+            writer.raw(#"","version":"#)
+            quoted(version, into: &writer)
+        default: break
+        }
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    private static func write(_ operations: [EtcdOperation], into writer: inout JSONWriter) {
+        for (offset, operation) in operations.enumerated() {
+            if offset > 0 { writer.byte(UInt8(ascii: ",")) }
+            write(operation, into: &writer)
+        }
+    }
+
+    private static func write(_ operation: EtcdOperation, into writer: inout JSONWriter) {
+        switch operation {
+        case .range(let request):
+            writer.raw(#"{"request_range":"#)
+            write(request, into: &writer)
+            writer.byte(UInt8(ascii: "}"))
+        case .put(let key, let value):
+            writer.raw(#"{"request_put":{"key":"#)
+            writer.base64String(utf8: key)
+            writer.raw(#","value":"#)
+            value.withUnsafeBytes { writer.base64String($0) }
+            writer.raw("}}")
+        case .putLeased(let key, let value, let lease):
+            writer.raw(#"{"request_put":{"key":"#)
+            writer.base64String(utf8: key)
+            writer.raw(#","lease":"#)
+            quoted(lease, into: &writer)
+            writer.raw(#","value":"#)
+            value.withUnsafeBytes { writer.base64String($0) }
+            writer.raw("}}")
+        case .deleteRange(let key, let rangeEnd):
+            writer.raw(#"{"request_delete_range":{"key":"#)
+            writer.base64String(utf8: key)
+            if let rangeEnd {
+                writer.raw(#","range_end":"#)
+                writer.base64String(utf8: rangeEnd)
+            }
+            writer.raw("}}")
+        }
     }
 
     // MARK: Answers

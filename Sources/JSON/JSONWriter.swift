@@ -146,6 +146,50 @@ public struct JSONWriter: ~Copyable {
         byte(UInt8(ascii: "\""))
     }
 
+    /// A string holding the standard base64 of `bytes` (with `=` padding), as
+    /// `Data.base64EncodedString()` writes it; none of its characters needs an escape.
+    public mutating func base64String(_ bytes: UnsafeRawBufferPointer) {
+        let length = bytes.count
+        reserve((length + 2) / 3 * 4 + 2)
+        var out = start + count
+        out.pointee = UInt8(ascii: "\"")
+        out += 1
+        JSONWriter.base64Alphabet.withUTF8Buffer { alphabet in
+            var position = 0
+            while length - position >= 3 {
+                let triple =
+                    UInt32(bytes[position]) << 16 | UInt32(bytes[position + 1]) << 8
+                    | UInt32(bytes[position + 2])
+                out[0] = alphabet[Int(triple >> 18)]
+                out[1] = alphabet[Int(triple >> 12 & 0x3F)]
+                out[2] = alphabet[Int(triple >> 6 & 0x3F)]
+                out[3] = alphabet[Int(triple & 0x3F)]
+                out += 4
+                position += 3
+            }
+            if length - position > 0 {
+                let second = length - position == 2 ? UInt32(bytes[position + 1]) : 0
+                let pair = UInt32(bytes[position]) << 16 | second << 8
+                out[0] = alphabet[Int(pair >> 18)]
+                out[1] = alphabet[Int(pair >> 12 & 0x3F)]
+                out[2] = length - position == 2 ? alphabet[Int(pair >> 6 & 0x3F)] : UInt8(ascii: "=")
+                out[3] = UInt8(ascii: "=")
+                out += 4
+            }
+        }
+        out.pointee = UInt8(ascii: "\"")
+        count = out + 1 - start
+    }
+
+    /// ``base64String(_:)`` of a string's UTF-8.
+    public mutating func base64String(utf8 text: String) {
+        var text = text
+        text.withUTF8 { base64String(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static let base64Alphabet: StaticString =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
     /// Whether any of the eight bytes of `word` is a control character, `"` or `\\`: the
     /// classic test for a zero byte (`(x - 0x01…) & ~x & 0x80…`), on `word` itself for bytes under
     /// 0x20 and on `word` xor each quote for the two others.

@@ -168,6 +168,24 @@ import Testing
         }
     }
 
+    /// Base64 as Foundation writes it, at every length around each padding case and from a
+    /// slice whose bytes do not start at a word boundary, with the writer growing under it.
+    @Test func base64StringsAreFoundationsBase64() {
+        var random = SplitMix64(seed: 42)
+        for length in Array(0...70) + [255, 256, 257, 3_000] {
+            let bytes = (0..<length + 1).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let data = Data(bytes.dropFirst())
+            var writer = JSONWriter(capacity: 1)
+            writer.byte(UInt8(ascii: "["))
+            bytes.withUnsafeBytes { writer.base64String(UnsafeRawBufferPointer(rebasing: $0.dropFirst())) }
+            writer.byte(UInt8(ascii: "]"))
+            #expect(text(writer.finish()) == "[\"" + data.base64EncodedString() + "\"]", "\(length) bytes")
+        }
+        var writer = JSONWriter()
+        writer.base64String(utf8: "Côte d’Ivoire/é")
+        #expect(text(writer.finish()) == "\"" + Data("Côte d’Ivoire/é".utf8).base64EncodedString() + "\"")
+    }
+
     /// Strings are scanned eight bytes at a time: a byte that needs an escape is found at every
     /// offset in and around a word, next to every other byte value.
     @Test func everyByteThatNeedsAnEscapeIsFoundAtEveryOffset() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import Testing
 
 @testable import Etcd
@@ -7,9 +8,7 @@ import Testing
 /// The gateway's JSON both ways, without etcd: base64, 64-bit integers as strings, absent
 /// fields, prefix ends, and which answer becomes which error code.
 @Suite struct EtcdWireTests {
-    private func json(_ value: JSONValue) -> String {
-        String(decoding: EtcdWire.encoded(value), as: UTF8.self)
-    }
+    private func json(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     @Test func keysAndValuesAreBase64AndIntegersStrings() {
         let range = EtcdRangeRequest(
@@ -17,11 +16,169 @@ import Testing
         #expect(
             json(EtcdWire.range(range))
                 == #"{"key":"ay8x","limit":"5","range_end":"ay8y","revision":"7","sort_order":"DESCEND"}"#)
-        let put = EtcdWire.operation(.put("k", Data([0, 1, 2, 0xFF])))
-        #expect(json(put) == #"{"request_put":{"key":"aw==","value":"AAEC/w=="}}"#)
         #expect(
-            json(EtcdWire.compare(.createRevision("k", equals: 0)))
-                == #"{"create_revision":"0","key":"aw==","result":"EQUAL","target":"CREATE"}"#)
+            json(
+                EtcdWire.txn(
+                    compare: [.createRevision("k", equals: 0)], success: [.put("k", Data([0, 1, 2, 0xFF]))],
+                    failure: []))
+                == #"{"compare":[{"create_revision":"0","key":"aw==","result":"EQUAL","target":"CREATE"}],"failure":[],"success":[{"request_put":{"key":"aw==","value":"AAEC/w=="}}]}"#
+        )
+        #expect(
+            json(EtcdWire.watch(.prefix("k/"), startRevision: 12))
+                == #"{"create_request":{"key":"ay8=","range_end":"azA=","start_revision":"12"}}"#)
+    }
+
+    /// Every request body is the tree the gateway documents, written as `JSONWriter.value` writes
+    /// trees (keys sorted): built here from random compares, operations and ranges, and compared
+    /// byte for byte with what ``EtcdWire`` writes member by member.
+    @Test func requestsAreTheGatewaysTreesByteForByte() {
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<2_000 {
+            let compares = (0..<Int.random(in: 0...4, using: &random)).map { _ in Reference.compare(&random) }
+            let success = (0..<Int.random(in: 0...5, using: &random)).map { _ in Reference.operation(&random)
+            }
+            let failure = (0..<Int.random(in: 0...3, using: &random)).map { _ in Reference.operation(&random)
+            }
+            let tree = JSONValue.object([
+                "compare": .array(compares.map(Reference.tree)),
+                "success": .array(success.map(Reference.tree)),
+                "failure": .array(failure.map(Reference.tree)),
+            ])
+            #expect(
+                json(EtcdWire.txn(compare: compares, success: success, failure: failure))
+                    == json(EtcdWire.encoded(tree)))
+            let range = Reference.range(&random)
+            #expect(json(EtcdWire.range(range)) == json(EtcdWire.encoded(Reference.tree(range))))
+            let start = Bool.random(using: &random) ? 0 : Int64.random(in: 1...Int64.max, using: &random)
+            var watch: [String: JSONValue] = ["key": Reference.base64(range.key)]
+            if let end = range.rangeEnd { watch["range_end"] = Reference.base64(end) }
+            if start != 0 { watch["start_revision"] = .string(String(start)) }
+            #expect(
+                json(EtcdWire.watch(range, startRevision: start))
+                    == json(EtcdWire.encoded(.object(["create_request": .object(watch)]))))
+        }
+    }
+
+    /// The gateway's request fields (etcd's `rpc.proto` in JSON), as plain trees.
+    private enum Reference {
+        static let keys = ["", "k", "/countries/events/00000000000000000001", "é/😀", "a\u{0}b", "\"\\"]
+
+        static func base64(_ text: String) -> JSONValue { .string(Data(text.utf8).base64EncodedString()) }
+        static func bytes(_ random: inout SplitMix64) -> Data {
+            Data(
+                (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                })
+        }
+        static func key(_ random: inout SplitMix64) -> String { keys.randomElement(using: &random)! }
+        static func revision(_ random: inout SplitMix64) -> Int64 {
+            [0, 1, -1, Int64.max, Int64.min, Int64.random(in: 0...1_000_000, using: &random)].randomElement(
+                using: &random)!
+        }
+
+        static func compare(_ random: inout SplitMix64) -> EtcdCompare {
+            let name = key(&random)
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0: return .value(name, equals: bytes(&random))
+            case 1: return .createRevision(name, equals: revision(&random))
+            case 2: return .modRevision(name, equals: revision(&random))
+            case 3: return .version(name, equals: revision(&random))
+            case 4: return .modRevisionLess(name, than: revision(&random))
+            default: return .modRevisionGreater(name, than: revision(&random))
+            }
+        }
+
+        static func range(_ random: inout SplitMix64) -> EtcdRangeRequest {
+            EtcdRangeRequest(
+                key: key(&random), rangeEnd: Bool.random(using: &random) ? key(&random) : nil,
+                limit: Bool.random(using: &random) ? 0 : Int.random(in: 1...1_000, using: &random),
+                revision: Bool.random(using: &random) ? 0 : revision(&random),
+                keysOnly: Bool.random(using: &random), countOnly: Bool.random(using: &random),
+                sortTarget: [.key, .version, .createRevision, .modRevision, .value].randomElement(
+                    using: &random)!,
+                sortOrder: [.none, .ascending, .descending].randomElement(using: &random)!,
+                serializable: Bool.random(using: &random))
+        }
+
+        static func operation(_ random: inout SplitMix64) -> EtcdOperation {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: return .range(range(&random))
+            case 1: return .put(key(&random), bytes(&random))
+            case 2: return .putLeased(key(&random), bytes(&random), lease: revision(&random))
+            default:
+                return .deleteRange(
+                    key: key(&random), rangeEnd: Bool.random(using: &random) ? key(&random) : nil)
+            }
+        }
+
+        static func tree(_ compare: EtcdCompare) -> JSONValue {
+            let (name, target, result, field, value): (String, String, String, String, JSONValue)
+            switch compare {
+            case .value(let key, let bytes):
+                (name, target, result, field, value) = (
+                    key, "VALUE", "EQUAL", "value", .string(bytes.base64EncodedString())
+                )
+            case .createRevision(let key, let revision):
+                (name, target, result, field, value) = (
+                    key, "CREATE", "EQUAL", "create_revision", .string(String(revision))
+                )
+            case .modRevision(let key, let revision):
+                (name, target, result, field, value) = (
+                    key, "MOD", "EQUAL", "mod_revision", .string(String(revision))
+                )
+            case .version(let key, let version):
+                (name, target, result, field, value) = (
+                    key, "VERSION", "EQUAL", "version", .string(String(version))
+                )
+            case .modRevisionLess(let key, let revision):
+                (name, target, result, field, value) = (
+                    key, "MOD", "LESS", "mod_revision", .string(String(revision))
+                )
+            case .modRevisionGreater(let key, let revision):
+                (name, target, result, field, value) = (
+                    key, "MOD", "GREATER", "mod_revision", .string(String(revision))
+                )
+            }
+            return .object([
+                "key": base64(name), "target": .string(target), "result": .string(result), field: value,
+            ])
+        }
+
+        static func tree(_ range: EtcdRangeRequest) -> JSONValue {
+            var fields: [String: JSONValue] = ["key": base64(range.key)]
+            if let end = range.rangeEnd { fields["range_end"] = base64(end) }
+            if range.limit != 0 { fields["limit"] = .string(String(range.limit)) }
+            if range.revision != 0 { fields["revision"] = .string(String(range.revision)) }
+            if range.keysOnly { fields["keys_only"] = .bool(true) }
+            if range.countOnly { fields["count_only"] = .bool(true) }
+            if range.sortTarget != .key { fields["sort_target"] = .string(range.sortTarget.rawValue) }
+            if range.sortOrder != .none { fields["sort_order"] = .string(range.sortOrder.rawValue) }
+            if range.serializable { fields["serializable"] = .bool(true) }
+            return .object(fields)
+        }
+
+        static func tree(_ operation: EtcdOperation) -> JSONValue {
+            switch operation {
+            case .range(let request): return .object(["request_range": tree(request)])
+            case .put(let key, let value):
+                return .object([
+                    "request_put": .object([
+                        "key": base64(key), "value": .string(value.base64EncodedString()),
+                    ])
+                ])
+            case .putLeased(let key, let value, let lease):
+                return .object([
+                    "request_put": .object([
+                        "key": base64(key), "value": .string(value.base64EncodedString()),
+                        "lease": .string(String(lease)),
+                    ])
+                ])
+            case .deleteRange(let key, let rangeEnd):
+                var fields: [String: JSONValue] = ["key": base64(key)]
+                if let rangeEnd { fields["range_end"] = base64(rangeEnd) }
+                return .object(["request_delete_range": .object(fields)])
+            }
+        }
     }
 
     @Test func answersWithAbsentFieldsReadAsZeroFalseAndEmpty() throws {
@@ -62,8 +219,10 @@ import Testing
 
     @Test func everyBinaryValueSurvivesBase64() throws {
         let bytes = Data((0...255).map { UInt8($0) })
-        guard case .string(let text) = EtcdWire.base64(bytes) else { return }
-        let kv = try EtcdWire.keyValue(.object(["key": EtcdWire.base64("k"), "value": .string(text)]))
+        var writer = JSONWriter()
+        bytes.withUnsafeBytes { writer.base64String($0) }
+        let text = try #require(String(decoding: writer.bytes, as: UTF8.self).split(separator: "\"").first)
+        let kv = try EtcdWire.keyValue(.object(["key": .string("aw=="), "value": .string(String(text))]))
         #expect(kv.value == bytes)
     }
 
