@@ -113,9 +113,7 @@ enum EtcdWire {
     }
 
     private static func write(_ compare: EtcdCompare, into writer: inout JSONWriter) {
-        let (key, target, result): (String, StaticString, StaticString)
-        // The compared field's name sorts before "key" (create_revision), between "key" and
-        // "result" (mod_revision), or after "target" (value, version).
+        // Sorted: create_revision, key, mod_revision, result, target, value, version.
         switch compare {
         case .createRevision(let name, let revision):
             writer.raw(#"{"create_revision":"#)
@@ -123,42 +121,37 @@ enum EtcdWire {
             writer.raw(#","key":"#)
             writer.base64String(utf8: name)
             writer.raw(#","result":"EQUAL","target":"CREATE"}"#)
-            return
-        case .modRevision(let name, let revision), .modRevisionLess(let name, let revision),
-            .modRevisionGreater(let name, let revision):
+        case .modRevision(let name, let revision):
+            writeModRevision(name, revision, result: #""EQUAL""#, into: &writer)
+        case .modRevisionLess(let name, let revision):
+            writeModRevision(name, revision, result: #""LESS""#, into: &writer)
+        case .modRevisionGreater(let name, let revision):
+            writeModRevision(name, revision, result: #""GREATER""#, into: &writer)
+        case .value(let name, let bytes):
             writer.raw(#"{"key":"#)
             writer.base64String(utf8: name)
-            writer.raw(#","mod_revision":"#)
-            quoted(revision, into: &writer)
-            writer.raw(#","result":"#)
-            if case .modRevisionLess = compare {
-                writer.raw(#""LESS""#)
-            } else if case .modRevisionGreater = compare {
-                writer.raw(#""GREATER""#)
-            } else {
-                writer.raw(#""EQUAL""#)
-            }
-            writer.raw(#","target":"MOD"}"#)
-            return
-        case .value(let name, _): (key, target, result) = (name, "VALUE", "EQUAL")
-        case .version(let name, _): (key, target, result) = (name, "VERSION", "EQUAL")
-        }
-        writer.raw(#"{"key":"#)
-        writer.base64String(utf8: key)
-        writer.raw(#","result":""#)
-        writer.raw(result)
-        writer.raw(#"","target":""#)
-        writer.raw(target)
-        switch compare {
-        case .value(_, let bytes):
-            writer.raw(#"","value":"#)
+            writer.raw(#","result":"EQUAL","target":"VALUE","value":"#)
             bytes.withUnsafeBytes { writer.base64String($0) }
-        case .version(_, let version):
-            writer.raw(#"","version":"#)
+            writer.byte(UInt8(ascii: "}"))
+        case .version(let name, let version):
+            writer.raw(#"{"key":"#)
+            writer.base64String(utf8: name)
+            writer.raw(#","result":"EQUAL","target":"VERSION","version":"#)
             quoted(version, into: &writer)
-        default: break
+            writer.byte(UInt8(ascii: "}"))
         }
-        writer.byte(UInt8(ascii: "}"))
+    }
+
+    private static func writeModRevision(
+        _ name: String, _ revision: Int64, result: StaticString, into writer: inout JSONWriter
+    ) {
+        writer.raw(#"{"key":"#)
+        writer.base64String(utf8: name)
+        writer.raw(#","mod_revision":"#)
+        quoted(revision, into: &writer)
+        writer.raw(#","result":"#)
+        writer.raw(result)
+        writer.raw(#","target":"MOD"}"#)
     }
 
     private static func write(_ operations: [EtcdOperation], into writer: inout JSONWriter) {
