@@ -3,8 +3,9 @@ import JSON
 
 /// The gateway's JSON, both ways: the requests of the hot paths (ranges, transactions, watches)
 /// written straight into a ``JSON/JSONWriter``, the rare ones (leases, sign-in) as
-/// ``JSON/JSONValue`` trees, and answers decoded into the module's types. Keys and values are base64 on the wire; 64-bit integers are JSON strings
-/// (the gateway writes them so and reads either); absent fields are 0, false or empty.
+/// ``JSON/JSONValue`` trees, and answers decoded into the module's types. Keys and values are
+/// base64 on the wire; 64-bit integers are JSON strings (the gateway writes them so and reads
+/// either); absent fields are 0, false or empty.
 enum EtcdWire {
     /// An answer that is not what the gateway documents.
     struct Malformed: Error {
@@ -40,14 +41,11 @@ enum EtcdWire {
         var writer = JSONWriter(
             capacity: 128 * (compare.count + success.count + failure.count + 1) + valueBytes * 4 / 3)
         writer.raw(#"{"compare":["#)
-        for (offset, item) in compare.enumerated() {
-            if offset > 0 { writer.byte(UInt8(ascii: ",")) }
-            write(item, into: &writer)
-        }
+        writeElements(compare, into: &writer, write)
         writer.raw(#"],"failure":["#)
-        write(failure, into: &writer)
+        writeElements(failure, into: &writer, write)
         writer.raw(#"],"success":["#)
-        write(success, into: &writer)
+        writeElements(success, into: &writer, write)
         writer.raw("]}")
         return writer.bytes
     }
@@ -154,10 +152,13 @@ enum EtcdWire {
         writer.raw(#","target":"MOD"}"#)
     }
 
-    private static func write(_ operations: [EtcdOperation], into writer: inout JSONWriter) {
-        for (offset, operation) in operations.enumerated() {
+    /// `items` as a JSON array's elements (its brackets are the caller's), each by `element`.
+    private static func writeElements<Item>(
+        _ items: [Item], into writer: inout JSONWriter, _ element: (Item, inout JSONWriter) -> Void
+    ) {
+        for (offset, item) in items.enumerated() {
             if offset > 0 { writer.byte(UInt8(ascii: ",")) }
-            write(operation, into: &writer)
+            element(item, &writer)
         }
     }
 
