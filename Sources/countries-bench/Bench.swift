@@ -30,7 +30,7 @@ final class Bench {
     var redis: [String: [Int: LoadResult]] = [:]
     var toggles: [String: [Int: LoadResult]] = [:]
     var pairedRatios: [String: [Double]]?
-    var pairedRounds: [PairedRound] = []
+    var pairedRounds: [PairedRound<LoadTarget>] = []
     var replicated: [Int: LoadResult] = [:]
     /// The replicated targets' runs and their etcd-transaction floor (``ReplicatedRun``).
     var replicatedRun: ReplicatedRun?

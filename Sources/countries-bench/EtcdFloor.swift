@@ -32,108 +32,92 @@ struct EtcdTransactionClient: RoundTripper {
     }
 }
 
-/// The three replicated figures and their floors, from one cluster in one run.
+/// The three replicated targets' paired rounds, from one cluster in one run.
 struct ReplicatedRun {
-    /// 1 client on the first replica.
-    var oneClient: LoadResult?
-    /// 16 clients on the first replica.
-    var sixteenOnOne: LoadResult?
-    /// 16 clients spread over both replicas (client i on replica i mod 2).
-    var sixteenSpread: LoadResult?
-    /// Refusals among the spread run's replies, by error code.
+    /// Each target's rounds: the service and the etcd-transaction floor back to back.
+    var rounds: [PairedRound<ReplicatedTarget>] = []
+    /// Refusals among the spread rounds' replies, by error code.
     var refusedSpread: [String: Int] = [:]
-    /// The etcd-transaction floor with 1 and 16 clients.
-    var floor: [Int: LoadResult] = [:]
+    /// The changes the spread rounds completed, refused ones included.
+    var spreadCompleted = 0
 
-    /// The verdicts of the three targets.
+    private var refused: Int { refusedSpread.values.reduce(0, +) }
+
+    /// The verdicts of the three targets, each on the median of its rounds' ratios.
     var verdicts: [Verdict] {
-        let refused = refusedSpread.values.reduce(0, +)
-        let share = sixteenSpread.map { Double(refused) / Double(max(1, $0.completed)) * 100 } ?? 0
-        return [
-            Verdict(
-                "replicated 1-client toggle p50", oneClient?.latency.p50, atMost: true, 1.2,
-                "etcd transaction",
-                floor[1]?.latency.p50),
-            Verdict(
-                "replicated 16 clients on one replica toggles/s", sixteenOnOne?.perSecond, atMost: false, 2.0,
-                "etcd transaction", floor[16]?.perSecond),
-            Verdict(
-                "replicated 16 clients over two replicas toggles/s", sixteenSpread?.perSecond, atMost: false,
-                2.0,
-                "etcd transaction", floor[16]?.perSecond,
-                failedCondition: refused == 0
-                    ? nil
-                    : String(format: "%d refused (%.1f%%: %@)", refused, share, "\(refusedSpread)")),
-        ]
+        let ratios = ratiosByFigure(rounds)
+        let share = Double(refused) / Double(max(1, spreadCompleted)) * 100
+        return ReplicatedTarget.all.map { target in
+            var verdict = Verdict(
+                target.figure, rounds: ratios[target.figure], orElse: nil, atMost: !target.throughput,
+                target.limit, target.baselineName, nil)
+            if target.placement == .spread, refused > 0 {
+                verdict.failedCondition = String(
+                    format: "%d refused (%.1f%%: %@)", refused, share, "\(refusedSpread)")
+            }
+            return verdict
+        }
     }
 }
 
 extension ReplicatedRun {
-    /// The rows: each figure beside its etcd-transaction floor, with its target.
+    /// The rows: each round's figure beside the floor measured next to it, with its target.
     func addRows(to report: inout Report) {
-        let floorName = "etcd transaction"
-        if let result = oneClient {
+        for round in rounds {
+            let target = round.target
             report.add(
-                "toggle replicated, 1 client on the writer", "p50", result.latency.p50, "µs",
-                baseline: floor[1].map { (floorName, $0.latency.p50) }, ratioLimit: 1.2,
-                target: "≤ 1.2× etcd transaction")
+                "\(target.scenario), paired round \(round.round)", target.throughput ? "toggles/s" : "p50",
+                round.service, target.throughput ? "/s" : "µs",
+                baseline: (target.baselineName, round.baseline),
+                ratioLimit: target.limit, lowerIsBetter: !target.throughput, target: target.bound,
+                extraCondition: target.placement != .spread || refused == 0)
         }
-        if let result = sixteenOnOne {
-            report.add(
-                "toggle replicated, 16 clients on the writer", "toggles/s", result.perSecond, "/s",
-                baseline: floor[16].map { (floorName, $0.perSecond) }, ratioLimit: 2.0, lowerIsBetter: false,
-                target: "≥ 2× etcd transaction")
-        }
-        if let result = sixteenSpread {
-            let refused = refusedSpread.values.reduce(0, +)
-            report.add(
-                "toggle replicated, 16 clients over two replicas", "toggles/s", result.perSecond, "/s",
-                baseline: floor[16].map { (floorName, $0.perSecond) }, ratioLimit: 2.0, lowerIsBetter: false,
-                target: "≥ 2× etcd transaction, none refused", extraCondition: refused == 0,
-                note: "\(refused) of \(result.completed) refused")
-        }
-        for (clients, result) in floor.sorted(by: { $0.key < $1.key }) {
-            let name =
-                "etcd transaction floor (libcurl, JSON gateway), \(clients) client\(clients == 1 ? "" : "s")"
-            report.add(name, "p50", result.latency.p50, "µs")
-            report.add(name, "transactions/s", result.perSecond, "/s")
-        }
+        report.notes.append(
+            "replicated: \(refused) of \(spreadCompleted) changes refused in the rounds over two replicas; "
+                + "each round's baseline is as many etcd-transaction clients (libcurl through the JSON gateway, "
+                + "one compare-and-put at a time) on the same cluster, measured beside it")
     }
 }
 
-/// Runs the replicated targets on a cluster already up: 1 and 16 clients on the first of
-/// `endpoints`, 16 spread over all of them (refusals counted), and the etcd-transaction floor
-/// with 1 and 16 clients on the same gateway.
+/// Runs the replicated targets on a cluster already up, in paired rounds
+/// (``runPairedRounds(_:rounds:progress:service:baseline:)``): 1 and 16 clients on the first of
+/// `endpoints`, 16 spread over all of them (refusals counted), each beside the
+/// etcd-transaction floor with as many clients on the same gateway.
 func runReplicatedTargets(
-    plan: (Int) -> LoadPlan, etcd: [String], endpoints: [String], context: Context,
+    plan: (Int) -> LoadPlan, rounds: Int, etcd: [String], endpoints: [String], context: Context,
     check: (LoadResult, String) -> Void
 ) -> ReplicatedRun {
     var run = ReplicatedRun()
-    for clients in [1, 16] {
-        progress("replicated targets: \(clients) client(s) on the writer")
-        let result = runLoad(plan(clients)) { index in
-            try RequestClient(context: context, endpoint: endpoints[0], index: index, body: serviceToggleBody)
-        }
-        check(result, "replicated on the writer")
-        if clients == 1 { run.oneClient = result } else { run.sixteenOnOne = result }
-    }
-    progress("replicated targets: 16 clients over \(endpoints.count) replicas, refusals counted")
     let refused = Locked<[String: Int]>([:])
-    let spread = runLoad(plan(16)) { index in
-        try CheckedRequestClient(
-            context: context, endpoint: endpoints[index % endpoints.count], index: index, refused: refused)
-    }
-    check(spread, "replicated spread")
-    run.sixteenSpread = spread
+    run.rounds = runPairedRounds(
+        ReplicatedTarget.all, rounds: rounds, progress: progress,
+        service: { target in
+            let result: LoadResult
+            switch target.placement {
+            case .writer:
+                result = runLoad(plan(target.clients)) { index in
+                    try RequestClient(
+                        context: context, endpoint: endpoints[0], index: index, body: serviceToggleBody)
+                }
+            case .spread:
+                result = runLoad(plan(target.clients)) { index in
+                    try CheckedRequestClient(
+                        context: context, endpoint: endpoints[index % endpoints.count], index: index,
+                        refused: refused)
+                }
+                run.spreadCompleted += result.completed
+            }
+            check(result, target.scenario)
+            return result
+        },
+        baseline: { target in
+            let result = runLoad(plan(target.clients)) { index in
+                try EtcdTransactionClient(endpoints: etcd, index: index)
+            }
+            check(result, "etcd-transaction floor, \(target.clients) client(s)")
+            return result
+        })
     run.refusedSpread = refused.current
-    for clients in [1, 16] {
-        progress("etcd-transaction floor: \(clients) libcurl client(s), one compare-and-put at a time")
-        let result = runLoad(plan(clients)) { index in
-            try EtcdTransactionClient(endpoints: etcd, index: index)
-        }
-        check(result, "etcd-transaction floor")
-        run.floor[clients] = result
-    }
     return run
 }
 

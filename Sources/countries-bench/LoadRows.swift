@@ -14,7 +14,7 @@ extension Bench {
                 "target \(round.target.figure), paired round \(round.round)",
                 round.target.throughput ? "toggles/s" : "p50", round.service,
                 round.target.throughput ? "/s" : "µs",
-                baseline: (round.target.baseline.rawValue, round.baseline),
+                baseline: (round.target.baselineName, round.baseline),
                 lowerIsBetter: !round.target.throughput)
         }
 

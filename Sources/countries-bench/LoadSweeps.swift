@@ -172,20 +172,20 @@ extension Bench {
             defer { durable.stop() }
             pairedRounds = runPairedRounds(
                 LoadTarget.all, rounds: configuration.pairedRoundCount, progress: progress,
-                service: { which, clients in
-                    serviceLoad(which == .durable ? durable.command : memory.command, clients: clients)
+                service: { target in
+                    serviceLoad(
+                        target.service == .durable ? durable.command : memory.command, clients: target.clients
+                    )
                 },
-                baseline: { which, clients in
-                    switch which {
-                    case .syncingFloor: floorLoad(syncing.command, clients: clients)
-                    case .groupSyncingFloor: floorLoad(groupSyncing.command, clients: clients)
-                    case .publishingFloor: floorLoad(publishing.command, clients: clients)
-                    case .floor: floorLoad(floor.command, clients: clients)
+                baseline: { target in
+                    switch target.baseline {
+                    case .syncingFloor: floorLoad(syncing.command, clients: target.clients)
+                    case .groupSyncingFloor: floorLoad(groupSyncing.command, clients: target.clients)
+                    case .publishingFloor: floorLoad(publishing.command, clients: target.clients)
+                    case .floor: floorLoad(floor.command, clients: target.clients)
                     }
                 })
-            pairedRatios = Dictionary(grouping: pairedRounds, by: \.target.figure).mapValues {
-                $0.compactMap(\.ratio)
-            }
+            pairedRatios = ratiosByFigure(pairedRounds)
         } catch {
             failed("paired target rounds", error)
         }
@@ -240,7 +240,9 @@ extension Bench {
                     replicated[clients] = result
                 }
                 replicatedRun = runReplicatedTargets(
-                    plan: configuration.plan, etcd: cluster.clientURLs, endpoints: endpoints,
+                    plan: configuration.plan, rounds: configuration.pairedRoundCount,
+                    etcd: cluster.clientURLs,
+                    endpoints: endpoints,
                     context: context,
                     check: { self.check($0, $1) })
             } catch {

@@ -1,55 +1,17 @@
 import LoadGeneration
 
-/// One of issue 13's four load targets: the figure, its baseline and its bound. The paired
-/// rounds and the verdicts are both built from ``LoadTarget/all``, so a target's name is written
-/// once.
-struct LoadTarget {
-    /// The service under load.
-    enum Service {
-        case durable
-        case inMemory
-        /// The key of ``toggles`` in the sweeps.
-        var sweepName: String { self == .durable ? "durable" : "in-memory" }
-    }
+/// A target judged on paired rounds: one figure of the service against the same figure of its
+/// baseline, measured back to back (``runPairedRounds(_:rounds:progress:service:baseline:)``).
+protocol PairedTarget {
+    /// What is measured, as its ``Verdict`` names it: `durable 1-client p50`.
+    var figure: String { get }
+    /// The baseline's name, as the rows and the verdict print it.
+    var baselineName: String { get }
+    /// Throughput (toggles/s, at least the limit times the baseline's) or p50 latency (at most).
+    var throughput: Bool { get }
+}
 
-    /// What the service is compared with.
-    enum Baseline: String {
-        /// A bare REP server that appends a page and fdatasyncs it before each reply.
-        case syncingFloor = "floor REQ/REP+fdatasync"
-        /// A bare ROUTER server that shares one fdatasync among every request queued, and
-        /// publishes each: what group commit can reach with libzmq alone.
-        case groupSyncingFloor = "floor ROUTER+group fdatasync+PUB"
-        case publishingFloor = "floor REQ/REP+PUB"
-        case floor = "floor REQ/REP"
-    }
-
-    /// The target's figure, as its ``Verdict`` names it.
-    var figure: String
-    var service: Service
-    var baseline: Baseline
-    var clients: Int
-    /// Throughput (toggles/s, at least `limit` times the baseline's) or p50 latency (at most).
-    var throughput: Bool
-    var limit: Double
-
-    // The durable targets were "≥ 1.0× / ≤ 1.0× Redis appendfsync always" (issue 13) until
-    // issue 23: a bare libzmq server that syncs each request is itself 1.28-1.38× Redis here, so
-    // the durable service is judged against the bare servers that sync as it does.
-    static let all = [
-        LoadTarget(
-            figure: "durable 16-client toggles/s", service: .durable, baseline: .groupSyncingFloor,
-            clients: 16, throughput: true, limit: 0.9),
-        LoadTarget(
-            figure: "durable 1-client p50", service: .durable, baseline: .syncingFloor,
-            clients: 1, throughput: false, limit: 1.1),
-        LoadTarget(
-            figure: "in-memory 16-client toggles/s", service: .inMemory, baseline: .publishingFloor,
-            clients: 16, throughput: true, limit: 0.9),
-        LoadTarget(
-            figure: "in-memory 1-client p50", service: .inMemory, baseline: .floor, clients: 1,
-            throughput: false, limit: 1.1),
-    ]
-
+extension PairedTarget {
     /// The figure this target compares, of one load run.
     func figure(of result: LoadResult) -> Double {
         throughput ? result.perSecond : result.latency.p50
@@ -57,8 +19,8 @@ struct LoadTarget {
 }
 
 /// One paired round of one target: both figures (toggles/s or µs).
-struct PairedRound {
-    var target: LoadTarget
+struct PairedRound<Target: PairedTarget> {
+    var target: Target
     var round: Int
     var service: Double
     var baseline: Double
@@ -69,17 +31,16 @@ struct PairedRound {
 
 /// Runs every target's baseline and service back to back, `rounds` times, the baseline first in
 /// odd rounds and second in even ones; returns every round of every target (a round with failed
-/// requests is left out). `service` and `baseline` each run one load of a client count against
-/// what they are given.
+/// requests is left out). `service` and `baseline` each run one load for a target.
 ///
 /// The sweeps run each contender once, tens of seconds apart, while a shared machine's load
 /// moves; here the two runs of a ratio are seconds apart, and the verdict takes the median of
 /// the rounds' ratios.
-func runPairedRounds(
-    _ targets: [LoadTarget], rounds: Int, progress: (String) -> Void,
-    service: (LoadTarget.Service, Int) -> LoadResult, baseline: (LoadTarget.Baseline, Int) -> LoadResult
-) -> [PairedRound] {
-    var results: [PairedRound] = []
+func runPairedRounds<Target: PairedTarget>(
+    _ targets: [Target], rounds: Int, progress: (String) -> Void,
+    service: (Target) -> LoadResult, baseline: (Target) -> LoadResult
+) -> [PairedRound<Target>] {
+    var results: [PairedRound<Target>] = []
     for round in 1...max(1, rounds) {
         for target in targets {
             progress("targets: \(target.figure), paired round \(round) of \(rounds)")
@@ -87,11 +48,11 @@ func runPairedRounds(
             let baselineResult: LoadResult
             let serviceResult: LoadResult
             if round % 2 == 1 {
-                baselineResult = baseline(target.baseline, target.clients)
-                serviceResult = service(target.service, target.clients)
+                baselineResult = baseline(target)
+                serviceResult = service(target)
             } else {
-                serviceResult = service(target.service, target.clients)
-                baselineResult = baseline(target.baseline, target.clients)
+                serviceResult = service(target)
+                baselineResult = baseline(target)
             }
             guard serviceResult.failures.isEmpty, baselineResult.failures.isEmpty else {
                 progress("targets: \(target.figure), round \(round): requests failed; the round is left out")
@@ -104,4 +65,9 @@ func runPairedRounds(
         }
     }
     return results
+}
+
+/// The ratios of each target's rounds, by the target's figure.
+func ratiosByFigure<Target>(_ rounds: [PairedRound<Target>]) -> [String: [Double]] {
+    Dictionary(grouping: rounds, by: \.target.figure).mapValues { $0.compactMap(\.ratio) }
 }
