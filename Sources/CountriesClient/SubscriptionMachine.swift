@@ -74,7 +74,7 @@ public struct SubscriptionMachine: Sendable {
     /// The longest wait between retries of a failed request, or between probes while silent.
     public let maximumRetryDelay: Duration
     /// How many out-of-order events are kept before giving up on them and resyncing by snapshot.
-    public let bufferLimit: Int
+    public var bufferLimit: Int { buffer.limit }
     /// How many PUB sockets feed the machine: more than one are replicas of one service
     /// (`--events A,B`), each sending every event with the same seq, and heartbeats that may lag.
     public let sources: Int
@@ -92,8 +92,8 @@ public struct SubscriptionMachine: Sendable {
     public private(set) var store: String?
 
     private var started = false
-    /// Events that could not be applied yet, sorted by seq, without duplicates.
-    private var buffer: [Event] = []
+    /// Events that could not be applied yet.
+    private var buffer: PendingEvents
     /// The highest seq the service is known to have reached (from heartbeats and events).
     private var knownSeq: UInt64 = 0
     /// The highest seq seen on the PUB channel: PUB is FIFO, so a heartbeat below it means the
@@ -148,7 +148,7 @@ public struct SubscriptionMachine: Sendable {
         self.heartbeatInterval = heartbeatInterval
         self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
         self.maximumRetryDelay = max(maximumRetryDelay, heartbeatInterval)
-        self.bufferLimit = max(1, bufferLimit)
+        self.buffer = PendingEvents(limit: bufferLimit)
         self.retryDelay = heartbeatInterval
     }
 
@@ -261,7 +261,7 @@ extension SubscriptionMachine {
         restarted = false
         snapshotNeeded = false
         pubBehindSince = nil
-        dropBuffered(through: seq)
+        buffer.drop(through: seq)
         // The snapshot is the service's word at reply time; only buffered events are newer.
         knownSeq = max(seq, buffer.last?.seq ?? 0)
         if let store, let pubStore, pubStore != store {
@@ -432,39 +432,23 @@ extension SubscriptionMachine {
         return true
     }
 
-    /// Adds an event to the buffer in seq order; on overflow forgets the buffer and resyncs.
+    /// Adds an event to the buffer; on overflow the buffer is forgotten and a snapshot is
+    /// needed.
     private mutating func insert(_ event: Event) {
-        if buffer.count >= bufferLimit {
+        if !buffer.insert(event) {
             // Too far behind for history to be worth it; knownSeq keeps what we must reach.
-            buffer.removeAll()
             snapshotNeeded = true
             staleReason = "fell too far behind"
         }
-        guard let last = buffer.last, last.seq >= event.seq else {
-            buffer.append(event)
-            return
-        }
-        var low = 0
-        var high = buffer.count
-        while low < high {
-            let middle = (low + high) / 2
-            if buffer[middle].seq < event.seq { low = middle + 1 } else { high = middle }
-        }
-        if buffer[low].seq != event.seq { buffer.insert(event, at: low) }
-    }
-
-    private mutating func dropBuffered(through seq: UInt64) {
-        let stale = buffer.prefix { $0.seq <= seq }.count
-        buffer.removeFirst(stale)
     }
 
     /// Applies buffered events that follow the replica without a hole.
     private mutating func drain(into out: inout Output) {
         guard !restarted, !snapshotNeeded, var current = replica.take() else { return }
-        dropBuffered(through: current.seq)
+        buffer.drop(through: current.seq)
         var applied = 0
-        while applied < buffer.count, buffer[applied].seq == current.seq + 1 {
-            guard replay(buffer[applied], on: &current, into: &out) else { break }
+        while applied < buffer.events.count, buffer.events[applied].seq == current.seq + 1 {
+            guard replay(buffer.events[applied], on: &current, into: &out) else { break }
             applied += 1
         }
         buffer.removeFirst(applied)
