@@ -15,7 +15,8 @@ generation compared and put; with `idlog-ungenerated`, the same without the gene
 line; with `idlog-lean` (16 a commit), that with the id log's entry holding each id and its
 request but not its reply (what a commit's bytes cost etcd: the replies repeat the events);
 with `idlog-storeless` (16 a commit), `idlog-batched` with no store id in the events or the
-replies; with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
+replies; with `idlog-fenced`, `idlog-batched` without the seq key, fenced instead by the newest
+entry's mod revision and no entry at the next seq (docs/BENCHMARKS.md, "Stop 43"); with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
 watcher. Events are compact JSON, as the service writes them (before stop 41, with the
 spaces of Python's default). Without `watched` (the `-unwatched` rows), no watch stream
 follows the events. Prints changes per second and the CPU all etcd processes on this machine
@@ -24,7 +25,7 @@ up, then stop the replicas: scripts/cluster kill r1 r2).
 
     python3 Tests/profile/etcd_txn_cost.py [--endpoint http://127.0.0.11:2379] [--seconds 3]
         [--rounds R] [--ids compared,compared-unread,put,no,one-key,idlog,idlog-ungenerated,idlog-batched,
-        idlog-lean,idlog-storeless,floor]
+        idlog-lean,idlog-storeless,idlog-fenced,floor]
 
 Test tooling only: the standard library, no package.
 """
@@ -60,9 +61,17 @@ def etcd_cpu_seconds():
     return total / ticks
 
 
-def commit_body(prefix, seq, changes, ids, run):
+def commit_body(prefix, seq, changes, ids, run, previous=None):
     compare = [{"key": b64(prefix + "seq"), "target": "VALUE", "result": "EQUAL", "value": b64(str(seq))}]
     success = [{"request_put": {"key": b64(prefix + "seq"), "value": b64(str(seq + changes))}}]
+    if ids == "idlog-fenced":
+        # No seq key: the newest entry unchanged since it was written, and none after it yet.
+        compare = [{"key": b64(prefix + "events/%020d" % (seq + 1)), "target": "CREATE", "result": "EQUAL",
+                    "create_revision": "0"}]
+        if previous:
+            key, revision = previous
+            compare.append({"key": b64(key), "target": "MOD", "result": "EQUAL", "mod_revision": str(revision)})
+        success = []
     failure = [{"request_range": {"key": b64(prefix + "seq")}}]
     lines = []
     events = []
@@ -79,7 +88,7 @@ def commit_body(prefix, seq, changes, ids, run):
             continue
         if ids.startswith("idlog"):
             lines += [request_id, '{"index":0,"op":"toggle"}'] + ([] if ids == "idlog-lean" else [event])
-        if ids in ("idlog-batched", "idlog-lean", "idlog-storeless"):
+        if ids in ("idlog-batched", "idlog-lean", "idlog-storeless", "idlog-fenced"):
             events.append(event)
             continue
         success.append({"request_put": {"key": b64(prefix + "events/%020d" % (seq + offset)), "value": b64(event)}})
@@ -129,12 +138,14 @@ def measure(endpoint, seconds, changes, ids, watched):
                                                                     "value": b64("1 1700000000000 0 0 1 0")}}],
                         "failure": []}))
         seq = 0
+        previous = None
         cpu = etcd_cpu_seconds()
         started = time.monotonic()
         while time.monotonic() - started < seconds:
-            reply = txn(commit_body(prefix, seq, changes, ids, prefix.strip("/")))
+            reply = txn(commit_body(prefix, seq, changes, ids, prefix.strip("/"), previous))
             if not reply.get("succeeded"):
                 raise SystemExit(f"a commit's compare failed: {reply}")
+            previous = (prefix + "events/%020d" % (seq + 1), int(reply["header"]["revision"]))
             seq += changes
         elapsed = time.monotonic() - started
         cpu = etcd_cpu_seconds() - cpu
@@ -161,7 +172,8 @@ def main():
               (1, "idlog-ungenerated", True), (8, "idlog-ungenerated", True), (16, "idlog-ungenerated", True),
               (1, "idlog-batched", True), (8, "idlog-batched", True), (16, "idlog-batched", True),
               (1, "idlog-batched", False), (1, "floor", False),
-              (16, "idlog-lean", True), (16, "idlog-storeless", True)]
+              (16, "idlog-lean", True), (16, "idlog-storeless", True),
+              (1, "idlog-fenced", True), (16, "idlog-fenced", True)]
     wanted = arguments.ids.split(",") if arguments.ids else None
     unknown = sorted(set(wanted or []) - {ids for _, ids, _ in shapes})
     if unknown:
