@@ -131,10 +131,36 @@ check "demo: the refusal names the port" grep -q "COUNTRIES_DEMO_WEB_PORT=8080 i
 check "demo: nothing left after the refusal" bash -c "! tmux has-session -t '$COUNTRIES_DEMO_SESSION' 2>/dev/null"
 kill "$listener" 2>/dev/null
 
+# scripts/tmux-new-session (the demo's and these tests'): a server on its way out, which makes
+# `tmux new-session` fail with "server exited unexpectedly", is tried again; any other failure
+# is not. A stand-in tmux fails as told, then succeeds, counting its calls.
+mkdir -p "$work/fake-tmux"
+cat >"$work/fake-tmux/tmux" <<'FAKE'
+#!/usr/bin/env bash
+calls=$(($(cat "$FAKE_TMUX_DIR/calls" 2>/dev/null || echo 0) + 1))
+echo "$calls" >"$FAKE_TMUX_DIR/calls"
+if ((calls <= FAKE_TMUX_FAILURES)); then echo "$FAKE_TMUX_MESSAGE" >&2; exit 1; fi
+echo "%7"
+FAKE
+chmod +x "$work/fake-tmux/tmux"
+fake_new_session() {  # $1: failures before success, $2: their message; prints the exit code and the calls
+    rm -f "$work/fake-tmux/calls"
+    PATH="$work/fake-tmux:$PATH" FAKE_TMUX_DIR="$work/fake-tmux" FAKE_TMUX_FAILURES="$1" FAKE_TMUX_MESSAGE="$2" \
+        "$root/scripts/tmux-new-session" -d -P -F '#{pane_id}' >"$work/fake-tmux/out" 2>"$work/fake-tmux/err"
+    echo "$? $(cat "$work/fake-tmux/calls")"
+}
+check "tmux-new-session: tried again while the server exits, then prints the pane" \
+    test "$(fake_new_session 2 'server exited unexpectedly') $(cat "$work/fake-tmux/out")" = "0 3 %7"
+check "tmux-new-session: another failure is not tried again" \
+    test "$(fake_new_session 1 'duplicate session: demo')" = "1 1"
+check "tmux-new-session: and its message is shown" grep -qx "duplicate session: demo" "$work/fake-tmux/err"
+check "tmux-new-session: a server that keeps exiting fails after five tries" \
+    test "$(fake_new_session 9 'server exited unexpectedly')" = "1 5"
+
 # scripts/demo from inside tmux: it moves the client to the demo's session (no nested client),
 # and, with no client to move (a detached session), fails and stops everything it started.
 demo_inside() {  # $1: the outer session; runs scripts/demo in it, its exit code in $work/$1.status
-    tmux new-session -d -s "$1" -x 160 -y 50 \
+    "$root/scripts/tmux-new-session" -d -s "$1" -x 160 -y 50 \
         "env COUNTRIES_DEMO_SESSION=$COUNTRIES_DEMO_SESSION COUNTRIES_DEMO_BINARY=$binary COUNTRIES_DEMO_DIR=$COUNTRIES_DEMO_DIR COUNTRIES_COMMAND=$COUNTRIES_COMMAND COUNTRIES_EVENTS=$COUNTRIES_EVENTS bash -c 'while [ ! -e $work/$1.go ]; do sleep 0.1; done; $root/scripts/demo >$work/$1.out 2>&1; echo \$? >$work/$1.status; sleep 600'"
 }
 demo_status() {  # $1: the outer session; waits (bounded) for its demo to end
