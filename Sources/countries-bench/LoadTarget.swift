@@ -1,5 +1,3 @@
-import LoadGeneration
-
 /// One of issue 13's four load targets: the figure, its baseline and its bound. The paired
 /// rounds and the verdicts are both built from ``LoadTarget/all``, so a target's name is written
 /// once.

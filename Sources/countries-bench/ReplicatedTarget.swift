@@ -1,3 +1,5 @@
+import Foundation
+
 /// One of issue 23's three replicated targets (docs/BENCHMARKS.md, "Targets"): a figure of two
 /// replicas on a 3-member etcd against the etcd-transaction floor on the same cluster, judged on
 /// paired rounds as the single-node targets are.
