@@ -152,6 +152,19 @@ enum EtcdWire {
         writer.raw(#","target":"MOD"}"#)
     }
 
+    private static func writePut(_ key: String, _ value: Data, lease: Int64?, into writer: inout JSONWriter) {
+        // Sorted: key, lease, value.
+        writer.raw(#"{"request_put":{"key":"#)
+        writer.base64String(utf8: key)
+        if let lease {
+            writer.raw(#","lease":"#)
+            quoted(lease, into: &writer)
+        }
+        writer.raw(#","value":"#)
+        value.withUnsafeBytes { writer.base64String($0) }
+        writer.raw("}}")
+    }
+
     /// `items` as a JSON array's elements (its brackets are the caller's), each by `element`.
     private static func writeElements<Item>(
         _ items: [Item], into writer: inout JSONWriter, _ element: (Item, inout JSONWriter) -> Void
@@ -169,19 +182,9 @@ enum EtcdWire {
             write(request, into: &writer)
             writer.byte(UInt8(ascii: "}"))
         case .put(let key, let value):
-            writer.raw(#"{"request_put":{"key":"#)
-            writer.base64String(utf8: key)
-            writer.raw(#","value":"#)
-            value.withUnsafeBytes { writer.base64String($0) }
-            writer.raw("}}")
+            writePut(key, value, lease: nil, into: &writer)
         case .putLeased(let key, let value, let lease):
-            writer.raw(#"{"request_put":{"key":"#)
-            writer.base64String(utf8: key)
-            writer.raw(#","lease":"#)
-            quoted(lease, into: &writer)
-            writer.raw(#","value":"#)
-            value.withUnsafeBytes { writer.base64String($0) }
-            writer.raw("}}")
+            writePut(key, value, lease: lease, into: &writer)
         case .deleteRange(let key, let rangeEnd):
             writer.raw(#"{"request_delete_range":{"key":"#)
             writer.base64String(utf8: key)
