@@ -45,6 +45,15 @@ final class EtcdEventLog {
             let page = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
             // The header's revision is etcd's newest: a read at an older one stays there.
             if revision == 0 { revision = page.revision }
+            // Nothing in the page: the state is the newest, or the log was trimmed past the page
+            // (a replica a page or more behind the kept events). An entry after it tells which.
+            if page.kvs.isEmpty {
+                let later = EtcdRangeRequest.from(
+                    layout.event(end), toPrefixEnd: layout.eventsPrefix, limit: 1, revision: revision,
+                    keysOnly: true)
+                let after = try EtcdStore.read { () throws(EtcdError) in try client.range(later) }
+                return after.kvs.isEmpty
+            }
             for kv in page.kvs {
                 guard let events = layout.events(in: kv, seedRows: seedRows) else {
                     throw damaged(kv, after: state.seq)

@@ -164,6 +164,36 @@ struct EtcdStoreTests {
         }
     }
 
+    /// A replica further behind than the kept events and a page of a replay beyond them finds
+    /// nothing in its first page: that is a log trimmed past it, not the newest state, so it
+    /// catches up from the snapshot. (It once took the empty page for the newest, and a replica
+    /// left behind so lost every commit's compare from then on.)
+    @Test func aReplicaBehindEveryKeptEventCatchesUpFromTheSnapshot() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let behind = try open(cluster, prefix: "/far/")
+        let stale = try behind.loadState()
+        let writer = try open(cluster, prefix: "/far/")
+        var state = try writer.loadState()
+        let layout = EtcdLayout(prefix: "/far/")
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let firstPage = EtcdRangeRequest(
+            key: layout.event(1), rangeEnd: layout.event(UInt64(EtcdEventLog.eventsPerPage) + 1),
+            countOnly: true)
+        var batch = 0
+        // Until the trims (which follow the snapshots, written apart) took the replay's first page.
+        repeat {
+            try #require(batch < 2 * (Limits.retainedEvents + EtcdEventLog.eventsPerPage) / 32)
+            try writer.commit(
+                Self.changing((0..<32).map { "far-\(batch)-\($0)" }, on: &state, store: writer.identity))
+            batch += 1
+        } while try client.range(firstPage).count > 0
+        #expect(state.seq > UInt64(Limits.retainedEvents + EtcdEventLog.eventsPerPage))
+        let caughtUp = try behind.catchUp(stale)
+        #expect(caughtUp.seq == state.seq)
+        #expect(caughtUp == state)
+    }
+
     /// A store from before entries kept an event a key, also for a commit of several changes.
     /// A replica of this version reads such a log as entries of one (start, catch-up, `history`
     /// from inside what was one commit), and its own commits then go on as entries.
