@@ -189,7 +189,8 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         // The etcd client against real etcd members (scripts/bootstrap installs etcd 3.4).
         .testTarget(
-            name: "EtcdTests", dependencies: ["Etcd", "JSON", "TestSupport"], swiftSettings: strictSettings),
+            name: "EtcdTests", dependencies: ["CCurl", "Etcd", "JSON", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "ArgumentParsingTests",
             dependencies: ["ArgumentParsing"],

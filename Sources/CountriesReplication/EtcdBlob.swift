@@ -15,8 +15,8 @@ import Foundation
 /// before writing its chunks and compare its revision: a switch that deletes a slower writer's
 /// chunks also moves the pointer, so that writer's own switch fails and it writes nothing.
 struct EtcdBlob: Sendable {
-    /// Most bytes of the value in one chunk: 384 KiB, 512 KiB in base64, well under the
-    /// per-transaction budget (``EtcdStore/requestBudget``).
+    /// Most bytes of the value in one chunk: 384 KiB (512 KiB in base64 when the gateway reads
+    /// it back), well under the per-transaction budget (``EtcdStore/requestBudget``).
     static let chunkBytes = 384 * 1024
     /// Chunks read per range: a page stays under about 2 MiB of base64.
     static let chunksPerPage = 3

@@ -2,7 +2,7 @@ import CountriesCore
 import Etcd
 
 /// Where a replicated service keeps its state (`countries serve --etcd`): an etcd v3 cluster,
-/// spoken to through its JSON gateway (docs/HA.md).
+/// spoken to in gRPC for transactions and through its JSON gateway for the rest (docs/HA.md).
 ///
 /// `import Etcd` for ``EtcdSecurity``.
 public struct EtcdConfiguration: Sendable, Equatable {
@@ -21,9 +21,9 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// TLS files and the etcd user every connection of the replica uses (docs/SECURITY.md).
     public var security = EtcdSecurity()
 
-    /// Most bytes one etcd transaction may take as sent (the JSON gateway's body, keys and
-    /// values in base64): under etcd's default `--max-request-bytes` (1.5 MiB) with a third to
-    /// spare, since etcd measures the request it decodes, not the JSON (docs/HA.md, "Limits").
+    /// Most bytes one etcd transaction may take as sent (its `TxnRequest` in protobuf): under
+    /// etcd's default `--max-request-bytes` (1.5 MiB), which etcd checks on that message and a
+    /// few bytes of header, with a third to spare (docs/HA.md, "Limits").
     public var requestBudget = EtcdConfiguration.defaultRequestBudget
 
     /// 1 MiB.

@@ -5,12 +5,20 @@ import Foundation
 /// of this constant does it, thread-safely, as Swift initializes globals once).
 private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
-/// One libcurl easy handle that POSTs JSON to the gateway, reused call after call so its
-/// connection is kept alive. The body goes through a read callback, so the transfer knows
+/// One libcurl easy handle that POSTs to etcd, reused call after call so its connection is kept
+/// alive: JSON to the gateway over HTTP/1.1, or a gRPC call over HTTP/2 (``Wire``). The body goes through a read callback, so the transfer knows
 /// whether any of it left: a failure before that is "nothing was sent" (docs/ARCHITECTURE.md,
 /// the etcd classification), and curl cannot quietly send a txn again on a new connection,
 /// as it would with a body it could rewind.
 final class CurlTransfer {
+    /// What the handle speaks. etcd serves both on its client port; a connection carries one.
+    enum Wire {
+        /// JSON to the gateway's `/v3/...` paths.
+        case gatewayJSON
+        /// gRPC (HTTP/2 without TLS by prior knowledge, with TLS by ALPN), to etcd's own API.
+        case grpc
+    }
+
     /// What one POST came to.
     struct Outcome {
         /// libcurl's result; `CURLE_OK` when an HTTP answer came, whatever its status.
@@ -23,6 +31,15 @@ final class CurlTransfer {
         var body: [UInt8]
         /// Whether libcurl took any of the body to send: false means etcd cannot have acted.
         var bodySent: Bool
+        /// A gRPC call's `grpc-status` (a trailer, or a header of an answer without a message);
+        /// nil when none came.
+        var grpcStatus: Int64? = nil
+        /// A gRPC call's `grpc-message`, percent-decoded.
+        var grpcMessage = ""
+        /// The answer's HTTP major version (0 when none came).
+        var httpMajorVersion = 0
+        /// The connections the transfer opened: 0 when it reused one.
+        var newConnections = 0
     }
 
     /// What the callbacks share with the call, behind the pointer libcurl hands back.
@@ -35,26 +52,45 @@ final class CurlTransfer {
         var receiveLimit = 256 << 20
         /// Set for the watcher, which drains `received` as it goes.
         var stopRequested = false
+        var grpcStatus: Int64?
+        var grpcMessage = ""
     }
 
-    let handle: UnsafeMutableRawPointer
+    private(set) var handle: UnsafeMutableRawPointer
     let exchange = Exchange()
+    let wire: Wire
+    /// The endpoints this handle holds an HTTP/2 connection to, as far as it knows (``grpcCall``).
+    private var http2Endpoints: Set<String> = []
     private let baseHeaderLines: [String]
     private var headers: UnsafeMutablePointer<curl_slist>?
     private var leaderHeaders: UnsafeMutablePointer<curl_slist>?
-    /// etcd's auth token, sent as `Authorization` on every call until it changes (nil: none).
+    /// etcd's auth token, sent on every call until it changes (nil: none): as `Authorization` to
+    /// the gateway, as the `token` metadata in gRPC.
     var authorization: String? {
         didSet { if authorization != oldValue { rebuildHeaders() } }
     }
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
-    /// A handle with these headers, connect timeout and TLS files; nil when libcurl cannot make
-    /// one.
-    init?(connectTimeout: Duration, headers extra: [String], security: EtcdSecurity = EtcdSecurity()) {
+    /// A handle for `wire` with these headers, connect timeout and TLS files; nil when libcurl
+    /// cannot make one.
+    init?(
+        connectTimeout: Duration, headers extra: [String], security: EtcdSecurity = EtcdSecurity(),
+        wire: Wire = .gatewayJSON
+    ) {
         guard curlGlobalInit == CURLE_OK, let handle = curl_easy_init() else { return nil }
         self.handle = handle
-        // Expect: off, or curl waits a second for "100 Continue" before a body over 1 KB.
-        baseHeaderLines = ["Content-Type: application/json", "Expect:"] + extra
+        self.wire = wire
+        switch wire {
+        case .gatewayJSON:
+            // Expect: off, or curl waits a second for "100 Continue" before a body over 1 KB.
+            baseHeaderLines = ["Content-Type: application/json", "Expect:"] + extra
+        case .grpc:
+            // The message is not compressed, and none is asked for back.
+            baseHeaderLines = ["Content-Type: application/grpc", "TE: trailers"] + extra
+            _ = ccurl_setopt_pointer(
+                handle, CURLOPT_HEADERDATA, Unmanaged.passUnretained(exchange).toOpaque())
+            _ = ccurl_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, Self.header)
+        }
         rebuildHeaders()
         // libcurl copies the strings; an https:// endpoint is checked against the CA (and its
         // name or IP against the certificate), a plain http:// one ignores these.
@@ -88,7 +124,7 @@ final class CurlTransfer {
     }
 
     /// The header lists from the base lines and the token. etcd's require-leader
-    /// (`Grpc-Metadata-hasleader: true`) makes a member without a leader refuse at once (a txn
+    /// (`hasleader: true` metadata, `Grpc-Metadata-hasleader` through the gateway) makes a member without a leader refuse at once (a txn
     /// is then never proposed) and end a watch instead of going silent. Not on every call: it
     /// refuses serializable reads and status too, which are the calls that work without a leader.
     private func rebuildHeaders() {
@@ -98,12 +134,25 @@ final class CurlTransfer {
         leaderHeaders = nil
         var lines = baseHeaderLines
         // The gateway hands `Authorization` to etcd as the token (its swagger field name).
-        if let authorization { lines.append("Authorization: \(authorization)") }
+        if let authorization {
+            lines.append(wire == .grpc ? "token: \(authorization)" : "Authorization: \(authorization)")
+        }
         for line in lines {
             headers = curl_slist_append(headers, line)
             leaderHeaders = curl_slist_append(leaderHeaders, line)
         }
-        leaderHeaders = curl_slist_append(leaderHeaders, "Grpc-Metadata-hasleader: true")
+        leaderHeaders = curl_slist_append(
+            leaderHeaders, wire == .grpc ? "hasleader: true" : "Grpc-Metadata-hasleader: true")
+    }
+
+    /// The major version of libcurl's `CURLINFO_HTTP_VERSION`.
+    private static func majorVersion(_ version: Int) -> Int {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0), Int(CURL_HTTP_VERSION_1_1): 1
+        case Int(CURL_HTTP_VERSION_2_0): 2
+        case Int(CURL_HTTP_VERSION_3): 3
+        default: 0
+        }
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
@@ -120,6 +169,8 @@ final class CurlTransfer {
         exchange.bodySent = false
         exchange.received.removeAll(keepingCapacity: true)
         exchange.stopRequested = false
+        exchange.grpcStatus = nil
+        exchange.grpcMessage = ""
         errorBuffer[0] = 0
         _ = ccurl_setopt_string(handle, CURLOPT_URL, url)
         _ = ccurl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
@@ -133,15 +184,75 @@ final class CurlTransfer {
         return outcome(result)
     }
 
+    /// Calls gRPC `method` (`/package.Service/Method`) at `endpoint` with the framed message
+    /// `body`, keeping one HTTP/2 connection to each endpoint.
+    ///
+    /// Without TLS, HTTP/2 is spoken by prior knowledge (etcd answers no upgrade from HTTP/1.1).
+    /// libcurl 7.88 (Debian 12's) fails a prior-knowledge transfer on a connection it reuses
+    /// (curl/curl#10634), at once and before sending anything; asking for plain HTTP/2 reuses the
+    /// connection well, but opens a new one with an HTTP/1.1 upgrade, which etcd's gRPC server
+    /// never sees. So each call asks for what the handle's connection to the endpoint calls for,
+    /// and a call that meets the other case is made again. A connection whose stream failed
+    /// (a timeout) fails every later stream at once in that libcurl, so a failure drops the
+    /// handle's connections. Each failure made again proves that etcd did nothing: nothing was
+    /// sent, or only HTTP/1.1 answered.
+    func grpcCall(endpoint: String, method: String, body: [UInt8], requireLeader: Bool, timeout: Duration)
+        -> Outcome
+    {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        let plain = !endpoint.hasPrefix("https://")
+        var reuse = http2Endpoints.contains(endpoint)
+        var tries = 0
+        while true {
+            tries += 1
+            let priorKnowledge = plain && !reuse
+            _ = ccurl_setopt_long(
+                handle, CURLOPT_HTTP_VERSION,
+                Int(priorKnowledge ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2_0))
+            let outcome = post(
+                url: endpoint + method, body: body, requireLeader: requireLeader,
+                timeout: max(.milliseconds(1), deadline - clock.now))
+            let unsent = outcome.result == CURLE_HTTP2 && !outcome.bodySent
+            let upgraded = plain && outcome.result == CURLE_OK && outcome.httpMajorVersion == 1
+            if tries < 3, unsent || upgraded {
+                // Prior knowledge on a live connection: reuse it. Anything else: a new one.
+                reuse = unsent && priorKnowledge
+                if !reuse { dropConnections() }
+                continue
+            }
+            if outcome.result == CURLE_OK && outcome.httpMajorVersion == 2 {
+                http2Endpoints.insert(endpoint)
+            } else if outcome.result != CURLE_OK {
+                dropConnections()
+            }
+            return outcome
+        }
+    }
+
+    /// Closes the handle's connections: a copy of the handle has its options and none of its
+    /// connections.
+    private func dropConnections() {
+        http2Endpoints.removeAll()
+        guard let copy = curl_easy_duphandle(handle) else { return }
+        curl_easy_cleanup(handle)
+        handle = copy
+    }
+
     /// The outcome of the transfer that just ended with `result`.
     func outcome(_ result: CURLcode) -> Outcome {
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var version = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        var connections = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connections)
         var text = String(cString: errorBuffer)
         if text.isEmpty { text = String(cString: curl_easy_strerror(result)) }
         return Outcome(
             result: result, errorText: text, status: status, body: exchange.received,
-            bodySent: exchange.bodySent)
+            bodySent: exchange.bodySent, grpcStatus: exchange.grpcStatus, grpcMessage: exchange.grpcMessage,
+            httpMajorVersion: Self.majorVersion(version), newConnections: connections)
     }
 
     private static let read: ccurl_data_callback = { buffer, size, count, context in
@@ -155,6 +266,25 @@ final class CurlTransfer {
                 from: bytes.baseAddress! + exchange.uploadOffset, byteCount: length)
         }
         exchange.uploadOffset += length
+        return length
+    }
+
+    /// Keeps `grpc-status` and `grpc-message`, which libcurl hands over as header lines whether
+    /// they came as headers or as trailers.
+    private static let header: ccurl_data_callback = { buffer, size, count, context in
+        let length = size * count
+        guard let buffer, let context else { return length }
+        let exchange = Unmanaged<Exchange>.fromOpaque(context).takeUnretainedValue()
+        let line = String(
+            decoding: UnsafeRawBufferPointer(start: UnsafeRawPointer(buffer), count: length), as: UTF8.self)
+        guard let colon = line.firstIndex(of: ":") else { return length }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        if name == "grpc-status" {
+            exchange.grpcStatus = Int64(value) ?? -1
+        } else if name == "grpc-message" {
+            exchange.grpcMessage = GRPCFraming.percentDecoded(value)
+        }
         return length
     }
 

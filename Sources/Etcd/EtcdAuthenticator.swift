@@ -1,9 +1,9 @@
 import CCurl
 import JSON
 
-/// Signs in as an etcd user (`/v3/auth/authenticate`) and keeps the token on one transfer, which
-/// sends it as `Authorization` on every call. Not `Sendable`: it belongs to the client or watcher
-/// that owns the transfer.
+/// Signs in as an etcd user (`/v3/auth/authenticate`) and keeps the token on the transfers of one
+/// client or watcher, which send it on every call. Not `Sendable`: it belongs to the client or
+/// watcher that owns the transfers.
 ///
 /// Tokens end: etcd's simple tokens expire after minutes unused and die with the member that
 /// restarts; a JWT expires. A call etcd answers with a stale token was refused before anything
@@ -12,20 +12,31 @@ import JSON
 final class EtcdAuthenticator {
     /// The user to sign in as; nil: calls carry no token.
     let user: EtcdUser?
+    /// Signs in; the gateway's JSON.
     private let transfer: CurlTransfer
+    /// Carry the token too (the client's gRPC transfer).
+    private let others: [CurlTransfer]
     /// Whether a token (or etcd's word that auth is off) was got since the last ``forget()``.
     private var signedIn = false
 
-    init(user: EtcdUser?, transfer: CurlTransfer) {
+    /// Signs in through `transfer` (which speaks the gateway's JSON), and puts the token on it and
+    /// on `others`.
+    init(user: EtcdUser?, transfer: CurlTransfer, others: [CurlTransfer] = []) {
         self.user = user
         self.transfer = transfer
+        self.others = others
+    }
+
+    private func setToken(_ token: String?) {
+        transfer.authorization = token
+        for other in others { other.authorization = token }
     }
 
     /// Makes sure the transfer carries a token when a user is set: authenticates at `endpoint`
     /// first when it has none. Throws `rejected` when etcd refuses the user or password.
     func signIn(at endpoint: String, timeout: Duration) throws(EtcdError) {
         guard let user, !signedIn else { return }
-        transfer.authorization = nil
+        setToken(nil)
         let body = EtcdWire.encoded(
             .object(["name": .string(user.name), "password": .string(user.password)]))
         let outcome = transfer.post(
@@ -50,14 +61,14 @@ final class EtcdAuthenticator {
         guard case .string(let token)? = fields["token"], !token.isEmpty else {
             throw EtcdError(.badResponse, "etcd's authenticate answer has no token", endpoint: endpoint)
         }
-        transfer.authorization = token
+        setToken(token)
         signedIn = true
     }
 
     /// Drops the token, so the next ``signIn(at:timeout:)`` authenticates again.
     func forget() {
         signedIn = false
-        transfer.authorization = nil
+        setToken(nil)
     }
 
     /// Whether etcd's error `message` says the call's token is no good any more (expired, made

@@ -76,4 +76,37 @@ enum EtcdClassification {
         }
         return fields
     }
+
+    /// The message of a gRPC call's answer, or the error its transfer or `grpc-status` comes to:
+    /// etcd's code and message are the ones the gateway would have put in its JSON.
+    static func grpcAnswer(_ outcome: CurlTransfer.Outcome, _ kind: Kind, endpoint: String) throws(EtcdError)
+        -> ArraySlice<UInt8>
+    {
+        guard outcome.result == CURLE_OK else {
+            throw EtcdError(transport(outcome, kind), outcome.errorText, endpoint: endpoint)
+        }
+        if outcome.httpMajorVersion == 1 {
+            // gRPC is HTTP/2 only: etcd's HTTP/1 handlers answered, and they have no such call.
+            throw EtcdError(
+                .rejected,
+                "HTTP \(outcome.status) over HTTP/1.1 to a gRPC call: is this etcd's client URL? \(EtcdWire.preview(outcome.body))",
+                endpoint: endpoint)
+        }
+        let unclear: EtcdError.Code = kind == .write ? .outcomeUnknown : .badResponse
+        guard let status = outcome.grpcStatus, status >= 0 else {
+            throw EtcdError(
+                unclear, "HTTP \(outcome.status) without a gRPC status: \(EtcdWire.preview(outcome.body))",
+                endpoint: endpoint)
+        }
+        guard status == 0 else {
+            throw EtcdError(
+                grpc(code: status, message: outcome.grpcMessage, kind), outcome.grpcMessage,
+                endpoint: endpoint)
+        }
+        do {
+            return try GRPCFraming.message(in: outcome.body)
+        } catch {
+            throw EtcdError(unclear, error.message, endpoint: endpoint)
+        }
+    }
 }

@@ -1,8 +1,10 @@
 import Foundation
 import JSON
 
-/// One connection to an etcd v3 cluster through its JSON gateway: a libcurl handle reused call
-/// after call (keep-alive), used from one thread (it is not `Sendable`).
+/// A client of an etcd v3 cluster: transactions over etcd's gRPC API, everything else through its
+/// JSON gateway, each on a libcurl handle reused call after call (keep-alive), used from one
+/// thread (it is not `Sendable`). Transactions are the hot path, and decoding a transaction's JSON
+/// cost etcd more CPU than raft's own loop (docs/ARCHITECTURE.md, the etcd client).
 ///
 /// It tries the endpoints in turn: it keeps using the one that last worked and moves to the next
 /// on `unreachable`, `outcomeUnknown` or `noQuorum`. A read (range, member list) is sent again
@@ -28,6 +30,8 @@ public final class EtcdClient {
 
     private var current = 0
     private let transfer: CurlTransfer?
+    /// Transactions' connection: gRPC over HTTP/2.
+    private let grpcTransfer: CurlTransfer?
     private let authenticator: EtcdAuthenticator?
 
     /// A client for the cluster at `endpoints`, with `security`'s TLS files and user; connects
@@ -40,8 +44,13 @@ public final class EtcdClient {
         self.timeout = timeout
         self.memberHealth = memberHealth
         let transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
+        let grpcTransfer = CurlTransfer(
+            connectTimeout: connectTimeout, headers: [], security: security, wire: .grpc)
         self.transfer = transfer
-        authenticator = transfer.map { EtcdAuthenticator(user: security.user, transfer: $0) }
+        self.grpcTransfer = grpcTransfer
+        authenticator = transfer.map {
+            EtcdAuthenticator(user: security.user, transfer: $0, others: grpcTransfer.map { [$0] } ?? [])
+        }
     }
 
     static func normalized(_ endpoint: String) -> String {
@@ -69,9 +78,12 @@ public final class EtcdClient {
 
     /// Sends a transaction encoded before (to budget its size, ``EtcdEncodedTxn/byteCount``).
     public func txn(_ encoded: EtcdEncodedTxn) throws(EtcdError) -> EtcdTxnResponse {
-        let (fields, endpoint) = try call("/v3/kv/txn", encoded: encoded.body, .write, requireLeader: true)
+        let (message, endpoint) = try call(.write) { endpoint, limit throws(EtcdError) in
+            try grpcAttempt(
+                endpoint, "/etcdserverpb.KV/Txn", encoded.body, .write, requireLeader: true, limit)
+        }
         return try decoded(endpoint, .write) { () throws(EtcdWire.Malformed) in
-            try EtcdWire.txnResponse(fields)
+            try EtcdProtobufWire.txnResponse(message)
         }
     }
 
@@ -115,6 +127,17 @@ public final class EtcdClient {
     private func call(
         _ path: String, encoded bytes: [UInt8], _ kind: EtcdClassification.Kind, requireLeader: Bool
     ) throws(EtcdError) -> ([String: JSONValue], String) {
+        try call(kind) { endpoint, limit throws(EtcdError) in
+            try attempt(endpoint, path, bytes, kind, requireLeader, limit)
+        }
+    }
+
+    /// Runs `attempt` (one call to one endpoint, at most the time it is given) at the current
+    /// endpoint, and on to the next ones as `kind` allows, until one answers or `timeout` is
+    /// spent: its answer and the endpoint that gave it.
+    private func call<Answer>(
+        _ kind: EtcdClassification.Kind, _ attempt: (String, Duration) throws(EtcdError) -> Answer
+    ) throws(EtcdError) -> (Answer, String) {
         guard !endpoints.isEmpty else {
             throw EtcdError(.rejected, "no etcd endpoint was given", endpoint: "")
         }
@@ -129,7 +152,7 @@ public final class EtcdClient {
             let endpoint = endpoints[current]
             do {
                 let limit = min(share, deadline - clock.now)
-                return (try attempt(endpoint, path, bytes, kind, requireLeader, limit), endpoint)
+                return (try attempt(endpoint, limit), endpoint)
             } catch {
                 tries += 1
                 let moves =
@@ -148,11 +171,40 @@ public final class EtcdClient {
         }
     }
 
-    /// One POST to one endpoint, its answer's object or the error it comes to.
+    /// One POST to one endpoint's gateway, its answer's object or the error it comes to.
     private func attempt(
         _ endpoint: String, _ path: String, _ body: [UInt8], _ kind: EtcdClassification.Kind,
         _ requireLeader: Bool, _ timeout: Duration
     ) throws(EtcdError) -> [String: JSONValue] {
+        try signedIn(endpoint, timeout, transfer) { transfer throws(EtcdError) in
+            let outcome = transfer.post(
+                url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
+            memberHealth.record(outcome, of: endpoint)
+            return try EtcdClassification.answer(outcome, kind, endpoint: endpoint)
+        }
+    }
+
+    /// One gRPC call (`method`, the framed message `body`) to one endpoint, its answer's message
+    /// or the error it comes to.
+    private func grpcAttempt(
+        _ endpoint: String, _ method: String, _ body: [UInt8], _ kind: EtcdClassification.Kind,
+        requireLeader: Bool, _ timeout: Duration
+    ) throws(EtcdError) -> ArraySlice<UInt8> {
+        try signedIn(endpoint, timeout, grpcTransfer) { transfer throws(EtcdError) in
+            let outcome = transfer.grpcCall(
+                endpoint: endpoint, method: method, body: body, requireLeader: requireLeader, timeout: timeout
+            )
+            memberHealth.record(outcome, of: endpoint)
+            return try EtcdClassification.grpcAnswer(outcome, kind, endpoint: endpoint)
+        }
+    }
+
+    /// Runs `post` on `transfer` once signed in at `endpoint`, and once more after signing in
+    /// again when etcd says the token is stale.
+    private func signedIn<Answer>(
+        _ endpoint: String, _ timeout: Duration, _ transfer: CurlTransfer?,
+        _ post: (CurlTransfer) throws(EtcdError) -> Answer
+    ) throws(EtcdError) -> Answer {
         guard let transfer, let authenticator else {
             throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: endpoint)
         }
@@ -160,10 +212,7 @@ public final class EtcdClient {
         while true {
             do {
                 try authenticator.signIn(at: endpoint, timeout: timeout)
-                let outcome = transfer.post(
-                    url: endpoint + path, body: body, requireLeader: requireLeader, timeout: timeout)
-                memberHealth.record(outcome, of: endpoint)
-                return try EtcdClassification.answer(outcome, kind, endpoint: endpoint)
+                return try post(transfer)
             } catch {
                 // A stale token was refused before anything was proposed: sign in, send once more.
                 guard !signedInAgain, authenticator.isStaleToken(error.message) else { throw error }

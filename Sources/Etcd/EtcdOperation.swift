@@ -11,3 +11,15 @@ public enum EtcdOperation: Sendable {
     /// Deletes a key (`rangeEnd` nil) or the keys in `[key, rangeEnd)`.
     case deleteRange(key: String, rangeEnd: String?)
 }
+
+extension [EtcdOperation] {
+    /// The bytes of the values these operations put: what an encoder reserves room for.
+    var valueBytes: Int {
+        reduce(0) { total, operation in
+            switch operation {
+            case .put(_, let value), .putLeased(_, let value, _): total + value.count
+            default: total
+            }
+        }
+    }
+}

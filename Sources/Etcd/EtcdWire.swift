@@ -32,12 +32,7 @@ enum EtcdWire {
     /// The body of a transaction.
     static func txn(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]) -> [UInt8] {
         // Room for the values' base64 up front: a commit of 16 changes is about 7 KB.
-        let valueBytes = success.reduce(0) { total, operation in
-            switch operation {
-            case .put(_, let value), .putLeased(_, let value, _): total + value.count
-            default: total
-            }
-        }
+        let valueBytes = success.valueBytes
         var writer = JSONWriter(
             capacity: 128 * (compare.count + success.count + failure.count + 1) + valueBytes * 4 / 3)
         writer.raw(#"{"compare":["#)

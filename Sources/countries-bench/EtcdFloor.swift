@@ -5,9 +5,10 @@ import SystemSupport
 import ZeroMQ
 
 /// The etcd-transaction floor of the replicated targets (issue 23, "Speed"): what a user gets by
-/// writing to etcd directly. Each client is a plain libcurl connection to the same JSON gateway
-/// the replicas use (the project's `Etcd` module), doing one compare-and-put transaction at a
-/// time on a key of its own: compare the value it last wrote, put the next.
+/// writing to etcd directly. Each client is the project's `Etcd` client, as the replicas use it:
+/// its transactions over etcd's gRPC API (they went through the JSON gateway until stop 44,
+/// docs/BENCHMARKS.md), one compare-and-put transaction at a time on a key of its own: compare
+/// the value it last wrote, put the next.
 struct EtcdTransactionClient: RoundTripper {
     private let client: EtcdClient
     private let key: String
@@ -74,15 +75,16 @@ extension ReplicatedRun {
         }
         report.notes.append(
             "replicated: \(refused) of \(spreadCompleted) changes refused in the rounds over two replicas; "
-                + "each round's baseline is as many etcd-transaction clients (libcurl through the JSON gateway, "
-                + "one compare-and-put at a time) on the same cluster, measured beside it")
+                + "each round's baseline is as many etcd-transaction clients (the Etcd module over etcd's gRPC "
+                + "API, as the replicas use it; one compare-and-put at a time) on the same cluster, measured beside it"
+        )
     }
 }
 
 /// Runs the replicated targets on a cluster already up, in paired rounds
 /// (``runPairedRounds(_:rounds:progress:service:baseline:)``): 1 and 16 clients on the first of
 /// `endpoints`, 16 spread over all of them (refusals counted), each beside the
-/// etcd-transaction floor with as many clients on the same gateway.
+/// etcd-transaction floor with as many clients on the same cluster.
 func runReplicatedTargets(
     plan: (Int) -> LoadPlan, rounds: Int, etcd: [String], endpoints: [String], context: Context,
     check: (LoadResult, String) -> Void

@@ -60,7 +60,7 @@ import Testing
     }
 
     /// The gateway's request fields (etcd's `rpc.proto` in JSON), as plain trees.
-    private enum Reference {
+    enum Reference {
         static let keys = ["", "k", "/countries/events/00000000000000000001", "é/😀", "a\u{0}b", "\"\\"]
 
         static func base64(_ text: String) -> JSONValue { .string(Data(text.utf8).base64EncodedString()) }

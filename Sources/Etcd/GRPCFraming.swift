@@ -1,0 +1,69 @@
+/// gRPC over HTTP/2's framing of one unary call
+/// (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): a message is a byte that
+/// says whether it is compressed, its length in four bytes (big-endian), then the message. The
+/// call's outcome is the `grpc-status` trailer, with `grpc-message` percent-encoded.
+enum GRPCFraming {
+    /// The prefix's length.
+    static let prefixBytes = 5
+
+    /// `message` behind its prefix, uncompressed.
+    static func framed(_ message: [UInt8]) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(prefixBytes + message.count)
+        body.append(0)
+        let length = UInt32(message.count)
+        for shift in stride(from: 24, through: 0, by: -8) {
+            body.append(UInt8(truncatingIfNeeded: length >> shift))
+        }
+        body.append(contentsOf: message)
+        return body
+    }
+
+    /// The one message of a unary call's answer `body`: it must be the whole body, uncompressed
+    /// (the client asks for no compression).
+    static func message(in body: [UInt8]) throws(EtcdWire.Malformed) -> ArraySlice<UInt8> {
+        guard body.count >= prefixBytes else {
+            throw EtcdWire.Malformed("a gRPC answer of \(body.count) bytes, shorter than a message's prefix")
+        }
+        guard body[0] == 0 else {
+            throw EtcdWire.Malformed("a compressed gRPC message, which was not asked for")
+        }
+        let length = body[1..<5].reduce(0) { $0 << 8 | Int($1) }
+        guard length == body.count - prefixBytes else {
+            throw EtcdWire.Malformed(
+                "a gRPC message of \(length) bytes in an answer of \(body.count - prefixBytes) bytes after its prefix"
+            )
+        }
+        return body[prefixBytes...]
+    }
+
+    /// `grpc-message`'s text: `%XX` escapes are the bytes of UTF-8; anything not well formed is
+    /// kept as it came.
+    static func percentDecoded(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        var bytes: [UInt8] = []
+        let source = Array(text.utf8)
+        var index = 0
+        while index < source.count {
+            if source[index] == UInt8(ascii: "%"), index + 2 < source.count,
+                let high = hexValue(source[index + 1]), let low = hexValue(source[index + 2])
+            {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(source[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
