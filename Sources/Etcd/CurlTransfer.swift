@@ -6,10 +6,10 @@ import Foundation
 private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
 /// One libcurl easy handle that POSTs to etcd, reused call after call so its connection is kept
-/// alive: JSON to the gateway over HTTP/1.1, or a gRPC call over HTTP/2 (``Wire``). The body goes through a read callback, so the transfer knows
-/// whether any of it left: a failure before that is "nothing was sent" (docs/ARCHITECTURE.md,
-/// the etcd classification), and curl cannot quietly send a txn again on a new connection,
-/// as it would with a body it could rewind.
+/// alive: JSON to the gateway over HTTP/1.1, or a gRPC call over HTTP/2 (``Wire``). The body
+/// goes through a read callback, so the transfer knows whether any of it left: a failure before
+/// that is "nothing was sent" (docs/ARCHITECTURE.md, the etcd classification), and curl cannot
+/// quietly send a txn again on a new connection, as it would with a body it could rewind.
 final class CurlTransfer {
     /// What the handle speaks. etcd serves both on its client port; a connection carries one.
     enum Wire {
@@ -123,10 +123,11 @@ final class CurlTransfer {
         errorBuffer.deallocate()
     }
 
-    /// The header lists from the base lines and the token. etcd's require-leader
-    /// (`hasleader: true` metadata, `Grpc-Metadata-hasleader` through the gateway) makes a member without a leader refuse at once (a txn
-    /// is then never proposed) and end a watch instead of going silent. Not on every call: it
-    /// refuses serializable reads and status too, which are the calls that work without a leader.
+    /// The header lists from the base lines and the token. etcd's require-leader (`hasleader:
+    /// true` metadata, `Grpc-Metadata-hasleader` through the gateway) makes a member without a
+    /// leader refuse at once (a txn is then never proposed) and end a watch instead of going
+    /// silent. Not on every call: it refuses serializable reads and status too, which are the
+    /// calls that work without a leader.
     private func rebuildHeaders() {
         curl_slist_free_all(headers)
         curl_slist_free_all(leaderHeaders)

@@ -61,8 +61,21 @@ final class EtcdAuthenticator {
         guard case .string(let token)? = fields["token"], !token.isEmpty else {
             throw EtcdError(.badResponse, "etcd's authenticate answer has no token", endpoint: endpoint)
         }
+        guard Self.canBeSent(token) else {
+            throw EtcdError(
+                .badResponse,
+                "etcd's authenticate answer holds a token a header cannot carry (\(token.utf8.count) bytes, not all visible ASCII)",
+                endpoint: endpoint)
+        }
         setToken(token)
         signedIn = true
+    }
+
+    /// Whether `token` can go in a header line as it is: visible ASCII only. etcd's simple tokens
+    /// and JWTs are; anything else (a line break above all) would end the header early over
+    /// HTTP/1.1 and write headers of its own.
+    static func canBeSent(_ token: String) -> Bool {
+        token.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
     /// Drops the token, so the next ``signIn(at:timeout:)`` authenticates again.

@@ -6,8 +6,18 @@ import Testing
 @testable import Etcd
 
 /// The gateway's JSON both ways, without etcd: base64, 64-bit integers as strings, absent
-/// fields, prefix ends, and which answer becomes which error code.
+/// fields, prefix ends, which answer becomes which error code, and which token can go in a header.
 @Suite struct EtcdWireTests {
+    /// etcd's simple tokens and JWTs go as they are; a token that could end the header line (or
+    /// is not ASCII at all) is refused before it is sent anywhere.
+    @Test func onlyATokenOfVisibleASCIIIsSent() {
+        #expect(EtcdAuthenticator.canBeSent("yqLMcFMhZbbbQNmP.12"))
+        #expect(EtcdAuthenticator.canBeSent("eyJhbGciOiJSUzI1NiJ9.eyJ1c2VybmFtZSI6InJvb3QifQ.c2ln-_"))
+        for bad in ["abc\r\nX-Evil: 1", "a b", "tab\there", "caf\u{E9}", "nul\u{0}", "del\u{7F}"] {
+            #expect(!EtcdAuthenticator.canBeSent(bad), "\(bad.debugDescription)")
+        }
+    }
+
     private func json(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     @Test func keysAndValuesAreBase64AndIntegersStrings() {
