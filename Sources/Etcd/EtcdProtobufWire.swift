@@ -32,22 +32,38 @@ enum EtcdProtobufWire {
             writer.string(3, key)
             writer.int64(5, revision)
         case .modRevision(let key, let revision):
-            writer.int64(2, 2)
-            writer.string(3, key)
-            writer.int64(6, revision)
+            writeModRevision(key, revision, result: 0, into: &writer)
         case .modRevisionLess(let key, let revision):
-            writer.int64(1, 2)
-            writer.int64(2, 2)
-            writer.string(3, key)
-            writer.int64(6, revision)
+            writeModRevision(key, revision, result: 2, into: &writer)
         case .modRevisionGreater(let key, let revision):
-            writer.int64(1, 1)
-            writer.int64(2, 2)
-            writer.string(3, key)
-            writer.int64(6, revision)
+            writeModRevision(key, revision, result: 1, into: &writer)
         case .version(let key, let version):
             writer.string(3, key)
             writer.int64(4, version)
+        }
+    }
+
+    /// A `Compare` of the key's mod_revision (target MOD 2) by `result` (EQUAL 0 is left out).
+    private static func writeModRevision(
+        _ key: String, _ revision: Int64, result: Int64, into writer: inout ProtobufWriter
+    ) {
+        if result != 0 { writer.int64(1, result) }
+        writer.int64(2, 2)
+        writer.string(3, key)
+        writer.int64(6, revision)
+    }
+
+    /// A `RequestOp` of a `PutRequest` in `field`: key 1, value 2, and lease 3 when given.
+    private static func writePut(
+        _ key: String, _ value: Data, lease: Int64?, field: Int, into writer: inout ProtobufWriter
+    ) {
+        let capacity = value.count + key.utf8.count + 24
+        writer.message(field, capacity: capacity) { operation in
+            operation.message(2, capacity: capacity) { put in
+                put.string(1, key)
+                put.bytes(2, value)
+                if let lease { put.int64(3, lease) }
+            }
         }
     }
 
@@ -57,20 +73,9 @@ enum EtcdProtobufWire {
         case .range(let request):
             writer.message(field) { operation in operation.message(1) { write(request, into: &$0) } }
         case .put(let key, let value):
-            writer.message(field, capacity: value.count + key.utf8.count + 16) { operation in
-                operation.message(2, capacity: value.count + key.utf8.count + 8) { put in
-                    put.string(1, key)
-                    put.bytes(2, value)
-                }
-            }
+            writePut(key, value, lease: nil, field: field, into: &writer)
         case .putLeased(let key, let value, let lease):
-            writer.message(field, capacity: value.count + key.utf8.count + 24) { operation in
-                operation.message(2, capacity: value.count + key.utf8.count + 16) { put in
-                    put.string(1, key)
-                    put.bytes(2, value)
-                    put.int64(3, lease)
-                }
-            }
+            writePut(key, value, lease: lease, field: field, into: &writer)
         case .deleteRange(let key, let rangeEnd):
             writer.message(field) { operation in
                 operation.message(3) { delete in
@@ -114,12 +119,20 @@ enum EtcdProtobufWire {
 
     /// `ResponseHeader`'s revision (3).
     private static func revision(_ header: ArraySlice<UInt8>) throws(EtcdWire.Malformed) -> Int64 {
-        var revision: Int64 = 0
-        var reader = ProtobufReader(header)
+        try int64(field: 3, "revision", of: header)
+    }
+
+    /// The `int64` field `number` of `message` (its last, as proto3 reads a repeated scalar),
+    /// 0 when it is left out.
+    private static func int64(field number: Int, _ name: String, of message: ArraySlice<UInt8>)
+        throws(EtcdWire.Malformed) -> Int64
+    {
+        var found: Int64 = 0
+        var reader = ProtobufReader(message)
         while let (field, value) = try reader.next() {
-            if field == 3 { revision = try value.int64("revision") }
+            if field == number { found = try value.int64(name) }
         }
-        return revision
+        return found
     }
 
     /// A `ResponseOp`: exactly one of response_range 1, response_put 2, response_delete_range 3.
@@ -132,7 +145,10 @@ enum EtcdProtobufWire {
             switch field {
             case 1: next = .range(try rangeResponse(value.bytes("response_range")))
             case 2: next = .put
-            case 3: next = .deleteRange(deleted: try deleted(value.bytes("response_delete_range")))
+            case 3:
+                // `DeleteRangeResponse`'s deleted (2).
+                let response = try value.bytes("response_delete_range")
+                next = .deleteRange(deleted: try int64(field: 2, "deleted", of: response))
             default: throw EtcdWire.Malformed("a txn response of an unknown kind: field \(field)")
             }
             guard result == nil else { throw EtcdWire.Malformed("a txn response of more than one operation") }
@@ -140,16 +156,6 @@ enum EtcdProtobufWire {
         }
         guard let result else { throw EtcdWire.Malformed("a txn response of no operation") }
         return result
-    }
-
-    /// `DeleteRangeResponse`'s deleted (2).
-    private static func deleted(_ message: ArraySlice<UInt8>) throws(EtcdWire.Malformed) -> Int64 {
-        var deleted: Int64 = 0
-        var reader = ProtobufReader(message)
-        while let (field, value) = try reader.next() {
-            if field == 2 { deleted = try value.int64("deleted") }
-        }
-        return deleted
     }
 
     /// A `RangeResponse`: header 1, kvs 2, more 3, count 4.
