@@ -172,7 +172,7 @@ let package = Package(
         // The one harness every test suite shares: the binary under test, child processes, scratch
         // directories, tmux, bounded waits, a seeded generator (Tests/TestSupport).
         .target(
-            name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["SystemSupport", "ZeroMQ"], path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(

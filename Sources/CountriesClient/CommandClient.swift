@@ -54,7 +54,9 @@ public final class CommandClient {
         self.timeout = timeout
         self.tries = max(1, tries, endpoints.count)
         self.security = security
-        sockets = endpoints.map { LazyRequestSocket(context: context, endpoint: $0, security: security) }
+        sockets = endpoints.map {
+            LazyRequestSocket(context: context, endpoint: $0, security: security, watchesConnect: true)
+        }
     }
 
     /// The endpoint the next request goes to first (the one that answered last).
@@ -191,6 +193,7 @@ public final class CommandClient {
                 }
                 guard ready.isReadable(item) else { continue }
                 if let frames = try socket.receive(dontWait: true) {
+                    lazy.answered()
                     return .answered(frames.last ?? Data())
                 }
             }
@@ -205,50 +208,3 @@ public final class CommandClient {
 }
 
 @available(*, unavailable) extension CommandClient: Sendable {}
-
-/// The REQ socket of a Lazy Pirate client: made and connected on first use, thrown away after a
-/// timeout (REQ cannot send again before it receives), closed with its owner.
-final class LazyRequestSocket {
-    private let context: Context
-    private let endpoint: String
-    private let security: ClientSecurity?
-    /// The socket and the watch on its connect, if one is open.
-    private(set) var current: (socket: Socket, watch: ConnectionWatch?)?
-
-    init(context: Context, endpoint: String, security: ClientSecurity?) {
-        self.context = context
-        self.endpoint = endpoint
-        self.security = security
-    }
-
-    deinit {
-        discard()
-    }
-
-    /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with
-    /// an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if given; with a
-    /// watch on its connect where a refusal proves nothing listens (ipc, loopback tcp), so that
-    /// one is seen at once. Elsewhere a failed connect may be a network down for a moment, which
-    /// the tries and their timeout are there to wait out.
-    func connected() throws(ZMQError) -> (socket: Socket, watch: ConnectionWatch?) {
-        if let current { return current }
-        let socket = try context.makeSocket(.req)
-        try socket.setOption(.linger, 0)
-        try socket.setOption(.maxMessageSize, 64 << 20)
-        if let security { try security.apply(to: socket) }
-        let watch =
-            Endpoint.refusalIsConclusive(endpoint) ? try ConnectionWatch(socket, context: context) : nil
-        try socket.connect(endpoint)
-        current = (socket, watch)
-        return (socket, watch)
-    }
-
-    /// Closes the socket; the next ``connected()`` makes a fresh one.
-    func discard() {
-        current?.socket.close()
-        current?.watch?.close()
-        current = nil
-    }
-}
-
-@available(*, unavailable) extension LazyRequestSocket: Sendable {}

@@ -61,7 +61,10 @@ public final class PendingRequests<Tag> {
         self.endpoints = endpoints
         self.timeout = timeout
         self.tries = max(1, tries, endpoints.count)
-        sockets = endpoints.map { LazyRequestSocket(context: context, endpoint: $0, security: security) }
+        // The deadline alone ends a try here: nothing would read a watch on the connect.
+        sockets = endpoints.map {
+            LazyRequestSocket(context: context, endpoint: $0, security: security, watchesConnect: false)
+        }
     }
 
     /// The endpoint in use.

@@ -325,7 +325,8 @@ public final class ServerSockets {
     public func close() {
         guard !closed else { return }
         closed = true
-        // The watched sockets before their monitors, the ZAP handler last.
+        // The watched sockets before their monitors' readers (closing one stops its monitor
+        // first), the ZAP handler last.
         for socket in sockets + monitors.map(\.socket) { socket.close() }
         zap?.socket.close()
         sockets = []

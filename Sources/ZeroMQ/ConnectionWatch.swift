@@ -8,6 +8,10 @@ import Foundation
 /// that retries before it was ever connected has found nothing there (``State/refused``). A
 /// socket that was connected once stays ``State/connected`` (a CURVE handshake that fails also
 /// reconnects, and is not a refusal).
+///
+/// Once connected, the watch stops the socket's monitor: libzmq would otherwise queue an event
+/// for every later reconnect, and past the queue's limit its I/O thread would wait for a reader.
+/// ``close()`` stops it too before the reading socket goes (see ``Socket/startMonitor(_:kinds:)``).
 public final class ConnectionWatch {
     /// What the watched socket's connect has come to.
     public enum State: Sendable, Equatable {
@@ -24,24 +28,28 @@ public final class ConnectionWatch {
     public let events: Socket
     /// What the events read so far say.
     public private(set) var state = State.connecting
+    /// The socket watched; its monitor is stopped through it.
+    private let watched: Socket
 
     /// Starts watching `watched`. Call it before `watched.connect(_:)`: libzmq drops the events
     /// that come before the watcher is attached.
     public init(_ watched: Socket, context: Context) throws(ZMQError) {
         // A name of its own per watch: inproc names are per context, and watches come and go.
         let endpoint = "inproc://countries.connection-watch.\(UUID().uuidString)"
+        self.watched = watched
         try watched.startMonitor(endpoint, kinds: [.connected, .connectRetried])
         events = try context.makeSocket(.pair)
         do {
             try events.connect(endpoint)
         } catch {
+            watched.stopMonitor()
             events.close()
             throw error
         }
     }
 
     deinit {
-        events.close()
+        close()
     }
 
     /// Reads the events that have arrived (without waiting) and returns the state they lead to.
@@ -51,6 +59,8 @@ public final class ConnectionWatch {
             guard let event = MonitorEvent(frames: frames) else { continue }
             state = Self.next(state, after: event.kind)
         }
+        // Connected is for good: nothing later changes the answer, so nothing more is told.
+        if state == .connected { watched.stopMonitor() }
         return state
     }
 
@@ -70,8 +80,9 @@ public final class ConnectionWatch {
         }
     }
 
-    /// Stops reading events (idempotent); the watched socket's own close ends its monitor.
+    /// Stops the watched socket's monitor, then stops reading events (idempotent).
     public func close() {
+        watched.stopMonitor()
         events.close()
     }
 }

@@ -19,6 +19,8 @@ public final class Socket {
     /// pending commands and so consume the wake-up on its `ZMQ_FD`; a ``Poller`` asks
     /// `ZMQ_EVENTS` again only for the sockets whose count moved (see ``Poller``).
     private(set) var activity: UInt64 = 0
+    /// Whether ``startMonitor(_:kinds:)`` is in effect: ``close()`` stops it first.
+    var isMonitored = false
 
     init(handle: UnsafeMutableRawPointer, type: SocketType, context: Context) {
         self.handle = handle
@@ -357,9 +359,12 @@ public final class Socket {
     /// Closes the socket (idempotent); `deinit` closes too. Later calls throw `ENOTSOCK`.
     ///
     /// Sets linger 0 first unless ``SocketOption/linger`` was set explicitly, so queued
-    /// messages are dropped rather than holding up ``Context/terminate()``.
+    /// messages are dropped rather than holding up ``Context/terminate()``. Stops a monitor
+    /// first (``stopMonitor()``): the reaper tears the socket down later, and an event it tells
+    /// then must not find the monitor's reader gone.
     public func close() {
         guard let handle else { return }
+        stopMonitor()
         if !lingerWasSet {
             var zero: Int32 = 0
             zmq_setsockopt(handle, ZMQ_LINGER, &zero, MemoryLayout<Int32>.size)

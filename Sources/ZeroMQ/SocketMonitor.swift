@@ -51,10 +51,26 @@ public struct MonitorEvent: Sendable, Equatable {
 extension Socket {
     /// Publishes this socket's events of the given kinds on a PAIR socket bound at `endpoint`
     /// (an `inproc://` name); connect a `.pair` socket there and read ``MonitorEvent``s.
+    ///
+    /// libzmq's I/O thread sends each event with a blocking send. Until ``stopMonitor()`` (or
+    /// ``close()``, which calls it), the reading socket must stay open and be read: an event
+    /// with no reader left, or past the high-water mark, stops that thread for good, and every
+    /// socket of the context with it.
     public func startMonitor(_ endpoint: String, kinds: MonitorEvent.Kinds) throws(ZMQError) {
         let handle = try openHandle("monitor(\(endpoint))")
         if zmq_socket_monitor(handle, endpoint, kinds.rawValue) != 0 {
             throw ZMQError.last("monitor(\(endpoint))")
         }
+        isMonitored = true
+    }
+
+    /// Stops the monitor (idempotent; nothing on a closed socket). Call it before the reading
+    /// socket closes.
+    public func stopMonitor() {
+        guard isMonitored, let handle else { return }
+        // Takes the lock the I/O thread holds while it sends an event, so no event is under way
+        // once this returns.
+        zmq_socket_monitor(handle, nil, 0)
+        isMonitored = false
     }
 }

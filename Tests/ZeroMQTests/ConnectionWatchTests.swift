@@ -56,4 +56,68 @@ struct ConnectionWatchTests {
         request.close()
         reply.close()
     }
+
+    /// libzmq's I/O thread sends each monitor event with a blocking send: once the reading end
+    /// is gone and the socket still has events to tell (a connect retried every 100 ms), that
+    /// thread waits for good, and every other socket of the context goes silent with it.
+    @Test("Closing a watch while its socket still retries leaves the context's other sockets working")
+    func closingAWatchLeavesTheContextWorking() throws {
+        let context = try Context()
+        let directory = try ScratchDirectory()
+        let retrying = try context.makeSocket(.req)
+        try retrying.setOption(.linger, 0)
+        let watch = try ConnectionWatch(retrying, context: context)
+        try retrying.connect("ipc://\(directory.path)/nobody.sock")
+        #expect(try settle(watch) == .refused)
+        watch.close()
+        // Several retries, each an event with nobody left to read it.
+        Thread.sleep(forTimeInterval: 0.5)
+        guard try carriesMessages(context) else {
+            Issue.record("the context's I/O thread stopped")
+            return abandon(context, retrying, watch)
+        }
+        retrying.close()
+    }
+
+    /// A closed socket that lingers to deliver a message goes on retrying in libzmq's reaper,
+    /// after the one that closed it has closed the watch's reader too.
+    @Test("A lingering socket closed before its watch leaves the context's other sockets working")
+    func closingALingeringSocketFirstLeavesTheContextWorking() throws {
+        let context = try Context()
+        let directory = try ScratchDirectory()
+        let retrying = try context.makeSocket(.req)
+        try retrying.setOption(.linger, 1_500)
+        let watch = try ConnectionWatch(retrying, context: context)
+        try retrying.connect("ipc://\(directory.path)/nobody.sock")
+        #expect(try settle(watch) == .refused)
+        #expect(try retrying.send([Data("never delivered".utf8)], dontWait: true))
+        retrying.close()
+        watch.close()
+        Thread.sleep(forTimeInterval: 0.5)
+        guard try carriesMessages(context) else {
+            Issue.record("the context's I/O thread stopped")
+            return abandon(context, retrying, watch)
+        }
+    }
+
+    @Test("Once connected, the watch stops the socket's monitor: reconnects queue no events")
+    func connectedStopsTheMonitor() throws {
+        let context = try Context()
+        let reply = try context.makeSocket(.rep)
+        try reply.setOption(.linger, 0)
+        try reply.bind("tcp://127.0.0.1:*")
+        let endpoint = try reply.lastEndpoint
+        let request = try context.makeSocket(.req)
+        try request.setOption(.linger, 0)
+        let watch = try ConnectionWatch(request, context: context)
+        try request.connect(endpoint)
+        #expect(try settle(watch) == .connected)
+        // The peer goes and the socket retries every 100 ms: events a running monitor would queue.
+        reply.close()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try watch.events.receive(dontWait: true) == nil, "no event after the watch was decided")
+        #expect(watch.state == .connected)
+        watch.close()
+        request.close()
+    }
 }
