@@ -1,9 +1,10 @@
 import Foundation
 import JSON
 
-/// The gateway's JSON, both ways: the requests of the hot paths (ranges, transactions, watches)
-/// written straight into a ``JSON/JSONWriter``, the rare ones (leases, sign-in) as
-/// ``JSON/JSONValue`` trees, and answers decoded into the module's types. Keys and values are
+/// The gateway's JSON, both ways: the requests of the hot paths (ranges, watches) written
+/// straight into a ``JSON/JSONWriter``, the rare ones (leases, sign-in) as ``JSON/JSONValue``
+/// trees, and answers decoded into the module's types. Transactions go over gRPC
+/// (``EtcdProtobufWire``). Keys and values are
 /// base64 on the wire; 64-bit integers are JSON strings (the gateway writes them so and reads
 /// either); absent fields are 0, false or empty.
 enum EtcdWire {
@@ -16,9 +17,9 @@ enum EtcdWire {
     // MARK: Requests
 
     // Written member by member into one buffer, keys in sorted order (the bytes
-    // `JSONWriter.value` would write for the same tree): a commit's request built as a tree of
-    // dictionaries first cost about a tenth of the writer's CPU per change at one client
-    // (docs/BENCHMARKS.md, "Stop 42").
+    // `JSONWriter.value` would write for the same tree): a commit's request, when it still went
+    // through the gateway, cost about a tenth of the writer's CPU per change at one client as a
+    // tree of dictionaries (docs/BENCHMARKS.md, "Stop 42").
 
     static func int64(_ value: Int64) -> JSONValue { .string(String(value)) }
 
@@ -26,22 +27,6 @@ enum EtcdWire {
     static func range(_ request: EtcdRangeRequest) -> [UInt8] {
         var writer = JSONWriter(capacity: 128)
         write(request, into: &writer)
-        return writer.bytes
-    }
-
-    /// The body of a transaction.
-    static func txn(compare: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation]) -> [UInt8] {
-        // Room for the values' base64 up front: a commit of 16 changes is about 7 KB.
-        let valueBytes = success.valueBytes
-        var writer = JSONWriter(
-            capacity: 128 * (compare.count + success.count + failure.count + 1) + valueBytes * 4 / 3)
-        writer.raw(#"{"compare":["#)
-        writeElements(compare, into: &writer, write)
-        writer.raw(#"],"failure":["#)
-        writeElements(failure, into: &writer, write)
-        writer.raw(#"],"success":["#)
-        writeElements(success, into: &writer, write)
-        writer.raw("]}")
         return writer.bytes
     }
 
@@ -103,92 +88,6 @@ enum EtcdWire {
             writer.string(request.sortTarget.rawValue)
         }
         writer.byte(UInt8(ascii: "}"))
-    }
-
-    private static func write(_ compare: EtcdCompare, into writer: inout JSONWriter) {
-        // Sorted: create_revision, key, mod_revision, result, target, value, version.
-        switch compare {
-        case .createRevision(let name, let revision):
-            writer.raw(#"{"create_revision":"#)
-            quoted(revision, into: &writer)
-            writer.raw(#","key":"#)
-            writer.base64String(utf8: name)
-            writer.raw(#","result":"EQUAL","target":"CREATE"}"#)
-        case .modRevision(let name, let revision):
-            writeModRevision(name, revision, result: #""EQUAL""#, into: &writer)
-        case .modRevisionLess(let name, let revision):
-            writeModRevision(name, revision, result: #""LESS""#, into: &writer)
-        case .modRevisionGreater(let name, let revision):
-            writeModRevision(name, revision, result: #""GREATER""#, into: &writer)
-        case .value(let name, let bytes):
-            writer.raw(#"{"key":"#)
-            writer.base64String(utf8: name)
-            writer.raw(#","result":"EQUAL","target":"VALUE","value":"#)
-            bytes.withUnsafeBytes { writer.base64String($0) }
-            writer.byte(UInt8(ascii: "}"))
-        case .version(let name, let version):
-            writer.raw(#"{"key":"#)
-            writer.base64String(utf8: name)
-            writer.raw(#","result":"EQUAL","target":"VERSION","version":"#)
-            quoted(version, into: &writer)
-            writer.byte(UInt8(ascii: "}"))
-        }
-    }
-
-    private static func writeModRevision(
-        _ name: String, _ revision: Int64, result: StaticString, into writer: inout JSONWriter
-    ) {
-        writer.raw(#"{"key":"#)
-        writer.base64String(utf8: name)
-        writer.raw(#","mod_revision":"#)
-        quoted(revision, into: &writer)
-        writer.raw(#","result":"#)
-        writer.raw(result)
-        writer.raw(#","target":"MOD"}"#)
-    }
-
-    private static func writePut(_ key: String, _ value: Data, lease: Int64?, into writer: inout JSONWriter) {
-        // Sorted: key, lease, value.
-        writer.raw(#"{"request_put":{"key":"#)
-        writer.base64String(utf8: key)
-        if let lease {
-            writer.raw(#","lease":"#)
-            quoted(lease, into: &writer)
-        }
-        writer.raw(#","value":"#)
-        value.withUnsafeBytes { writer.base64String($0) }
-        writer.raw("}}")
-    }
-
-    /// `items` as a JSON array's elements (its brackets are the caller's), each by `element`.
-    private static func writeElements<Item>(
-        _ items: [Item], into writer: inout JSONWriter, _ element: (Item, inout JSONWriter) -> Void
-    ) {
-        for (offset, item) in items.enumerated() {
-            if offset > 0 { writer.byte(UInt8(ascii: ",")) }
-            element(item, &writer)
-        }
-    }
-
-    private static func write(_ operation: EtcdOperation, into writer: inout JSONWriter) {
-        switch operation {
-        case .range(let request):
-            writer.raw(#"{"request_range":"#)
-            write(request, into: &writer)
-            writer.byte(UInt8(ascii: "}"))
-        case .put(let key, let value):
-            writePut(key, value, lease: nil, into: &writer)
-        case .putLeased(let key, let value, let lease):
-            writePut(key, value, lease: lease, into: &writer)
-        case .deleteRange(let key, let rangeEnd):
-            writer.raw(#"{"request_delete_range":{"key":"#)
-            writer.base64String(utf8: key)
-            if let rangeEnd {
-                writer.raw(#","range_end":"#)
-                writer.base64String(utf8: rangeEnd)
-            }
-            writer.raw("}}")
-        }
     }
 
     // MARK: Answers
@@ -309,24 +208,6 @@ enum EtcdWire {
         return EtcdRangeResponse(
             kvs: kvs, count: try int64(fields, "count"), more: try bool(fields, "more"),
             revision: try revision(fields))
-    }
-
-    static func txnResponse(_ fields: [String: JSONValue]) throws(Malformed) -> EtcdTxnResponse {
-        var results: [EtcdOperationResult] = []
-        for element in try array(fields, "responses") {
-            guard case .object(let response) = element, response.count == 1,
-                let (kind, body) = response.first,
-                case .object(let inner) = body
-            else { throw Malformed("a txn response is not an object of one operation") }
-            switch kind {
-            case "response_range": results.append(.range(try rangeResponse(inner)))
-            case "response_put": results.append(.put)
-            case "response_delete_range": results.append(.deleteRange(deleted: try int64(inner, "deleted")))
-            default: throw Malformed("a txn response of an unknown kind: \(kind)")
-            }
-        }
-        return EtcdTxnResponse(
-            succeeded: try bool(fields, "succeeded"), revision: try revision(fields), results: results)
     }
 
     static func members(_ fields: [String: JSONValue]) throws(Malformed) -> [EtcdMember] {

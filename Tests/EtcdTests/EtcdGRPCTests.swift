@@ -15,13 +15,34 @@ import Testing
 @Suite(.enabled(if: EtcdCluster.isAvailable, "etcd is not installed (scripts/bootstrap)"))
 struct EtcdGRPCTests {
     /// `compare`, `success` and `failure` through the gateway's JSON, as the client sent every
-    /// transaction before gRPC.
+    /// transaction before gRPC: the request as `EtcdWireTests.Reference` writes it.
     private func gatewayTxn(
         _ client: EtcdClient, _ compare: [EtcdCompare], _ success: [EtcdOperation], _ failure: [EtcdOperation]
     ) throws -> EtcdTxnResponse {
-        let body = try EtcdWire.parse(EtcdWire.txn(compare: compare, success: success, failure: failure))
-        let (fields, _) = try client.call("/v3/kv/txn", .object(body), .read, requireLeader: true)
-        return try EtcdWire.txnResponse(fields)
+        let body = EtcdWireTests.Reference.txn(compare: compare, success: success, failure: failure)
+        let (fields, _) = try client.call("/v3/kv/txn", body, .read, requireLeader: true)
+        return try Self.txnResponse(fields)
+    }
+
+    /// The gateway's answer to a transaction, read as the client read it before gRPC.
+    private static func txnResponse(_ fields: [String: JSONValue]) throws -> EtcdTxnResponse {
+        var results: [EtcdOperationResult] = []
+        for element in try EtcdWire.array(fields, "responses") {
+            guard case .object(let response) = element, response.count == 1,
+                let (kind, body) = response.first,
+                case .object(let inner) = body
+            else { throw EtcdWire.Malformed("a txn response is not an object of one operation") }
+            switch kind {
+            case "response_range": results.append(.range(try EtcdWire.rangeResponse(inner)))
+            case "response_put": results.append(.put)
+            case "response_delete_range":
+                results.append(.deleteRange(deleted: try EtcdWire.int64(inner, "deleted")))
+            default: throw EtcdWire.Malformed("a txn response of an unknown kind: \(kind)")
+            }
+        }
+        return EtcdTxnResponse(
+            succeeded: try EtcdWire.bool(fields, "succeeded"), revision: try EtcdWire.revision(fields),
+            results: results)
     }
 
     @Test func aReadOnlyTxnAnswersTheSameOverGRPCAndTheGateway() throws {
