@@ -23,10 +23,7 @@ struct LazyRequestSocketTests {
         lazy.connectOptions = [(.reconnectInterval, 1)]
         #expect(try lazy.connected().watch == nil)
         Thread.sleep(forTimeInterval: Self.retriesAtTheLimit)
-        guard try carriesMessages(context) else {
-            Issue.record("the context's I/O thread stopped")
-            return abandon(context, lazy)
-        }
+        guard try expectCarriesMessages(context, abandoning: lazy) else { return }
         lazy.discard()
     }
 
@@ -54,10 +51,7 @@ struct LazyRequestSocketTests {
         // The service goes; the socket retries for good.
         service.close()
         Thread.sleep(forTimeInterval: Self.retriesAtTheLimit)
-        guard try carriesMessages(context) else {
-            Issue.record("the context's I/O thread stopped")
-            return abandon(context, lazy)
-        }
+        guard try expectCarriesMessages(context, abandoning: lazy) else { return }
         lazy.discard()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SystemSupport
+import Testing
 import ZeroMQ
 
 /// Whether `context`'s I/O thread still carries messages: a REQ and a REP over tcp in it
@@ -21,13 +22,18 @@ public func carriesMessages(_ context: Context) throws -> Bool {
     return try reply.receive() == [Data("ping".utf8)]
 }
 
-/// Keeps `objects` (a context, its sockets, their owners) alive until the process ends.
-///
-/// A context whose I/O thread has stopped cannot be closed: stopping a monitor or terminating
-/// the context waits for that thread for good. A test that finds one records the failure and
-/// abandons it, rather than hang in its cleanup.
-public func abandon(_ objects: AnyObject...) {
-    abandoned.withLock { $0.append(contentsOf: objects) }
+/// Whether `context` still carries messages (``carriesMessages(_:)``). When it does not, the
+/// failure is recorded, and the context and `objects` (its sockets, their owners) are kept alive
+/// until the process ends: a context whose I/O thread has stopped cannot be closed, since
+/// stopping a monitor or terminating the context waits for that thread for good, and the test
+/// would hang in its cleanup instead of failing.
+public func expectCarriesMessages(
+    _ context: Context, abandoning objects: AnyObject..., sourceLocation: SourceLocation = #_sourceLocation
+) throws -> Bool {
+    if try carriesMessages(context) { return true }
+    Issue.record("the context's I/O thread stopped", sourceLocation: sourceLocation)
+    abandoned.withLock { $0.append(contentsOf: [context] + objects) }
+    return false
 }
 
 private let abandoned = Locked<[AnyObject]>([])

@@ -17,6 +17,19 @@ struct ConnectionWatchTests {
         return watch.state
     }
 
+    /// A REQ socket in `context`, watched, connecting to an ipc path in `directory` with no
+    /// socket file: libzmq retries it every 100 ms. Returned once the watch has said refused.
+    private func refusedIPCSocket(_ context: Context, in directory: ScratchDirectory, linger: Int32? = nil)
+        throws -> (socket: Socket, watch: ConnectionWatch)
+    {
+        let socket = try context.makeSocket(.req)
+        if let linger { try socket.setOption(.linger, linger) }
+        let watch = try ConnectionWatch(socket, context: context)
+        try socket.connect("ipc://\(directory.path)/nobody.sock")
+        #expect(try settle(watch) == .refused)
+        return (socket, watch)
+    }
+
     @Test("A tcp port nobody listens on is refused at once")
     func refusedTCP() throws {
         let context = try Context()
@@ -35,10 +48,7 @@ struct ConnectionWatchTests {
     func refusedIPC() throws {
         let context = try Context()
         let directory = try ScratchDirectory()
-        let request = try context.makeSocket(.req)
-        let watch = try ConnectionWatch(request, context: context)
-        try request.connect("ipc://\(directory.path)/nobody.sock")
-        #expect(try settle(watch) == .refused)
+        let (request, watch) = try refusedIPCSocket(context, in: directory)
         watch.close()
         request.close()
     }
@@ -64,18 +74,11 @@ struct ConnectionWatchTests {
     func closingAWatchLeavesTheContextWorking() throws {
         let context = try Context()
         let directory = try ScratchDirectory()
-        let retrying = try context.makeSocket(.req)
-        try retrying.setOption(.linger, 0)
-        let watch = try ConnectionWatch(retrying, context: context)
-        try retrying.connect("ipc://\(directory.path)/nobody.sock")
-        #expect(try settle(watch) == .refused)
+        let (retrying, watch) = try refusedIPCSocket(context, in: directory, linger: 0)
         watch.close()
         // Several retries, each an event with nobody left to read it.
         Thread.sleep(forTimeInterval: 0.5)
-        guard try carriesMessages(context) else {
-            Issue.record("the context's I/O thread stopped")
-            return abandon(context, retrying, watch)
-        }
+        guard try expectCarriesMessages(context, abandoning: retrying, watch) else { return }
         retrying.close()
     }
 
@@ -85,19 +88,12 @@ struct ConnectionWatchTests {
     func closingALingeringSocketFirstLeavesTheContextWorking() throws {
         let context = try Context()
         let directory = try ScratchDirectory()
-        let retrying = try context.makeSocket(.req)
-        try retrying.setOption(.linger, 1_500)
-        let watch = try ConnectionWatch(retrying, context: context)
-        try retrying.connect("ipc://\(directory.path)/nobody.sock")
-        #expect(try settle(watch) == .refused)
+        let (retrying, watch) = try refusedIPCSocket(context, in: directory, linger: 1_500)
         #expect(try retrying.send([Data("never delivered".utf8)], dontWait: true))
         retrying.close()
         watch.close()
         Thread.sleep(forTimeInterval: 0.5)
-        guard try carriesMessages(context) else {
-            Issue.record("the context's I/O thread stopped")
-            return abandon(context, retrying, watch)
-        }
+        _ = try expectCarriesMessages(context, abandoning: retrying, watch)
     }
 
     @Test("Once connected, the watch stops the socket's monitor: reconnects queue no events")
