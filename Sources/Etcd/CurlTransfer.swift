@@ -185,6 +185,23 @@ final class CurlTransfer {
         return outcome(result)
     }
 
+    /// Sets up a gRPC stream of `method` at `endpoint` with the framed messages `body`, for a
+    /// multi handle to drive: with the require-leader metadata, no time limit, and a connection
+    /// of its own that is closed after.
+    /// A fresh connection needs no guess about reuse (``grpcCall``), and a stream that ends or is
+    /// stopped leaves nothing behind that libcurl 7.88 would fail the next one on. The request
+    /// body ends after `body`: etcd's watch goes on after its client stops sending.
+    func prepareStream(endpoint: String, method: String, body: [UInt8]) {
+        let plain = !endpoint.hasPrefix("https://")
+        _ = ccurl_setopt_long(
+            handle, CURLOPT_HTTP_VERSION,
+            Int(plain ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2_0))
+        _ = ccurl_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1)
+        _ = ccurl_setopt_long(handle, CURLOPT_FORBID_REUSE, 1)
+        _ = ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, 0)
+        prepare(url: endpoint + method, body: body, requireLeader: true)
+    }
+
     /// Calls gRPC `method` (`/package.Service/Method`) at `endpoint` with the framed message
     /// `body`, keeping one HTTP/2 connection to each endpoint.
     ///

@@ -49,6 +49,28 @@ enum EtcdClassification {
         }
     }
 
+    /// gRPC's status codes by the names Go's `status` writes (`codes.Code.String()`).
+    private static let codeNames: [String: Int64] = [
+        "OK": 0, "Canceled": 1, "Unknown": 2, "InvalidArgument": 3, "DeadlineExceeded": 4, "NotFound": 5,
+        "AlreadyExists": 6, "PermissionDenied": 7, "ResourceExhausted": 8, "FailedPrecondition": 9,
+        "Aborted": 10, "OutOfRange": 11, "Unimplemented": 12, "Internal": 13, "Unavailable": 14,
+        "DataLoss": 15, "Unauthenticated": 16,
+    ]
+
+    /// The gRPC code and message of a watch's `cancel_reason`: etcd writes a refusal there as Go
+    /// prints a status error (`rpc error: code = PermissionDenied desc = etcdserver: permission
+    /// denied`); anything else is taken for Unavailable (14), as a stream that broke off.
+    static func cancelReason(_ reason: String) -> (code: Int64, message: String) {
+        let prefix = "rpc error: code = "
+        guard reason.hasPrefix(prefix), let separator = reason.range(of: " desc = ") else {
+            return (14, reason)
+        }
+        let name = String(
+            reason[reason.index(reason.startIndex, offsetBy: prefix.count)..<separator.lowerBound])
+        guard let code = codeNames[name] else { return (14, reason) }
+        return (code, String(reason[separator.upperBound...]))
+    }
+
     /// The fields of a call's answer, or the error its transfer, status or body comes to: one
     /// reading of every answer, for the calls and for signing in.
     static func answer(_ outcome: CurlTransfer.Outcome, _ kind: Kind, endpoint: String) throws(EtcdError)

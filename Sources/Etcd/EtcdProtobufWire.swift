@@ -1,7 +1,7 @@
 import Foundation
 
-/// etcd's gRPC messages for a transaction, both ways: a `TxnRequest` written from the module's
-/// types, and a `TxnResponse` read into them. The field numbers are etcd's
+/// etcd's gRPC messages, both ways: a `TxnRequest` and a watch's `WatchRequest` written from the
+/// module's types, and a `TxnResponse` and the stream's `WatchResponse`s read into them. The field numbers are etcd's
 /// (`etcdserverpb/rpc.proto`, `mvccpb/kv.proto`); docs/ARCHITECTURE.md says why transactions go
 /// over gRPC. Fields left out read as 0, false or empty, as in ``EtcdWire``'s JSON.
 enum EtcdProtobufWire {
@@ -100,7 +100,63 @@ enum EtcdProtobufWire {
         if request.countOnly { writer.bool(9, true) }
     }
 
+    /// The `WatchRequest` that creates a watch of `request`'s key or range from `startRevision`
+    /// (0: from now): create_request 1, a `WatchCreateRequest` of key 1, range_end 2 and
+    /// start_revision 3.
+    static func watchCreate(_ request: EtcdRangeRequest, startRevision: Int64) -> [UInt8] {
+        var writer = ProtobufWriter(
+            capacity: request.key.utf8.count + (request.rangeEnd?.utf8.count ?? 0) + 24)
+        writer.message(1) { create in
+            create.string(1, request.key)
+            if let end = request.rangeEnd { create.string(2, end) }
+            if startRevision != 0 { create.int64(3, startRevision) }
+        }
+        return writer.bytes
+    }
+
     // MARK: Answers
+
+    /// A `WatchResponse`: header 1, watch_id 2, created 3, canceled 4, compact_revision 5,
+    /// cancel_reason 6, fragment 7, events 11.
+    static func watchResponse(_ message: ArraySlice<UInt8>) throws(EtcdWire.Malformed) -> EtcdWatchResponse {
+        var response = EtcdWatchResponse()
+        var reader = ProtobufReader(message)
+        while let (field, value) = try reader.next() {
+            switch field {
+            case 1: response.revision = try revision(value.bytes("header"))
+            case 3: response.created = try value.bool("created")
+            case 4: response.canceled = try value.bool("canceled")
+            case 5: response.compactRevision = try value.int64("compact_revision")
+            case 6: response.cancelReason = String(decoding: try value.bytes("cancel_reason"), as: UTF8.self)
+            case 7:
+                // Asked for by a create request's fragment flag, which this client never sets.
+                if try value.bool("fragment") { throw EtcdWire.Malformed("a fragment of a watch answer") }
+            case 11: response.events.append(try event(value.bytes("events")))
+            default: break
+            }
+        }
+        return response
+    }
+
+    /// An `Event` (`mvccpb/kv.proto`): type 1 (PUT 0, DELETE 1), kv 2, prev_kv 3.
+    private static func event(_ message: ArraySlice<UInt8>) throws(EtcdWire.Malformed) -> EtcdWatchEvent {
+        var kind = EtcdWatchEvent.Kind.put
+        var kv = EtcdKeyValue(key: "", value: Data(), createRevision: 0, modRevision: 0, version: 0)
+        var reader = ProtobufReader(message)
+        while let (field, value) = try reader.next() {
+            switch field {
+            case 1:
+                switch try value.int64("type") {
+                case 0: kind = .put
+                case 1: kind = .delete
+                case let other: throw EtcdWire.Malformed("a watch event of an unknown type: \(other)")
+                }
+            case 2: kv = try keyValue(value.bytes("kv"))
+            default: break
+            }
+        }
+        return EtcdWatchEvent(kind: kind, kv: kv)
+    }
 
     /// A `TxnResponse`: header 1, succeeded 2, responses 3.
     static func txnResponse(_ message: ArraySlice<UInt8>) throws(EtcdWire.Malformed) -> EtcdTxnResponse {

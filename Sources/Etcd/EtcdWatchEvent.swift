@@ -1,7 +1,7 @@
 /// One change a watch saw.
-public struct EtcdWatchEvent: Sendable {
+public struct EtcdWatchEvent: Equatable, Sendable {
     /// Whether the key was written or deleted.
-    public enum Kind: Sendable {
+    public enum Kind: Equatable, Sendable {
         case put
         case delete
     }

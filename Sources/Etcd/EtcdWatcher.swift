@@ -1,11 +1,15 @@
 import CCurl
 import Foundation
-import JSON
 
 /// A watch stream on its own connection (not `Sendable`: one thread at a time). ``watch(_:startRevision:shouldStop:onEvents:)``
 /// blocks the calling thread and hands over each batch of changes as it arrives.
 ///
-/// It sends etcd's require-leader header (`Grpc-Metadata-hasleader: true`), so a member cut off
+/// The stream is etcd's gRPC `Watch` call over HTTP/2, its answers in protobuf: through the
+/// gateway, etcd wrote every event again as JSON with its value in base64, and each replica's
+/// event tail read every commit that way (docs/BENCHMARKS.md, "Stop 45"). Signing in still goes
+/// through the gateway.
+///
+/// It sends etcd's require-leader metadata (`hasleader: true`), so a member cut off
 /// from the leader ends the stream (`noQuorum`) instead of going silent while the others go on.
 /// A member that does not even answer the watch's creation in ``answerTimeout`` (a hung process
 /// still accepts the connection) is left and recorded in the shared ``EtcdMemberHealth``; a
@@ -46,9 +50,14 @@ public final class EtcdWatcher {
         current = endpoints.isEmpty ? 0 : preferred % endpoints.count
         self.answerTimeout = answerTimeout
         self.memberHealth = memberHealth
-        let transfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
+        let transfer = CurlTransfer(
+            connectTimeout: connectTimeout, headers: [], security: security, wire: .grpc)
         self.transfer = transfer
-        authenticator = transfer.map { EtcdAuthenticator(user: security.user, transfer: $0) }
+        // Signing in is the gateway's; the stream is gRPC's and carries the token.
+        let signInTransfer = CurlTransfer(connectTimeout: connectTimeout, headers: [], security: security)
+        authenticator = signInTransfer.flatMap { signIn in
+            transfer.map { EtcdAuthenticator(user: security.user, transfer: signIn, others: [$0]) }
+        }
         signInTimeout = connectTimeout * 4
     }
 
@@ -74,7 +83,7 @@ public final class EtcdWatcher {
         guard let transfer, let authenticator else {
             throw EtcdError(.unreachable, "libcurl could not make a handle", endpoint: currentEndpoint)
         }
-        let body = EtcdWire.watch(range, startRevision: startRevision)
+        let body = GRPCFraming.framed(EtcdProtobufWire.watchCreate(range, startRevision: startRevision))
         var lastError: EtcdError?
         var tries = 0
         var signedInAgain = false
@@ -111,14 +120,13 @@ public final class EtcdWatcher {
         guard let multi = curl_multi_init() else {
             throw EtcdError(.unreachable, "libcurl could not make a multi handle", endpoint: endpoint)
         }
-        transfer.prepare(url: endpoint + "/v3/watch", body: body, requireLeader: true)
-        _ = ccurl_setopt_long(transfer.handle, CURLOPT_TIMEOUT_MS, 0)  // a stream has no end
+        transfer.prepareStream(endpoint: endpoint, method: "/etcdserverpb.Watch/Watch", body: body)
         curl_multi_add_handle(multi, transfer.handle)
         defer {
             curl_multi_remove_handle(multi, transfer.handle)
             curl_multi_cleanup(multi)
         }
-        var splitter = JSONStreamSplitter()
+        var splitter = GRPCMessageSplitter()
         var answered = false
         var finished = false
         let started = ContinuousClock.now
@@ -127,16 +135,16 @@ public final class EtcdWatcher {
             curl_multi_perform(multi, &running)
             if !transfer.exchange.received.isEmpty {
                 answered = true
-                let objects: [[UInt8]]
+                let messages: [ArraySlice<UInt8>]
                 do {
-                    objects = try splitter.append(transfer.exchange.received)
+                    messages = try splitter.append(transfer.exchange.received)
                 } catch {
                     throw EtcdError(
-                        .badResponse, "the watch stream is not JSON objects (\(error))", endpoint: endpoint)
+                        .badResponse, "the watch stream is not gRPC messages (\(error))", endpoint: endpoint)
                 }
                 transfer.exchange.received.removeAll(keepingCapacity: true)
-                for object in objects {
-                    guard try handle(object, endpoint, onEvents) else { return }
+                for message in messages {
+                    guard try handle(message, endpoint, onEvents) else { return }
                 }
             }
             if running == 0 {
@@ -161,8 +169,23 @@ public final class EtcdWatcher {
                 code == .rejected ? .rejected : (code == .unreachable ? .unreachable : .outcomeUnknown),
                 "the watch stream broke: \(outcome.errorText)", endpoint: endpoint)
         }
+        if outcome.httpMajorVersion == 1 {
+            // gRPC is HTTP/2 only: etcd's HTTP/1 handlers answered, and they have no such call.
+            throw EtcdError(
+                .rejected,
+                "HTTP \(outcome.status) over HTTP/1.1 to a gRPC watch: is this etcd's client URL? \(EtcdWire.preview(outcome.body))",
+                endpoint: endpoint)
+        }
+        if let status = outcome.grpcStatus, status != 0 {
+            // A refusal (no leader, a stale token) or a stream etcd broke off.
+            throw EtcdError(
+                EtcdClassification.grpc(code: status, message: outcome.grpcMessage, .read),
+                "etcd ended the watch: \(outcome.grpcMessage.isEmpty ? "gRPC status \(status)" : outcome.grpcMessage)",
+                endpoint: endpoint)
+        }
         throw EtcdError(
-            .outcomeUnknown, "the watch stream ended without a reason (HTTP \(outcome.status))",
+            .outcomeUnknown,
+            "the watch stream ended without a reason (HTTP \(outcome.status), gRPC status \(outcome.grpcStatus.map(String.init) ?? "none"))",
             endpoint: endpoint)
     }
 
@@ -174,40 +197,31 @@ public final class EtcdWatcher {
         return CURLE_OK
     }
 
-    /// Reads one object of the stream; false when `onEvents` asked to stop.
+    /// Reads one answer of the stream; false when `onEvents` asked to stop.
     private func handle(
-        _ object: [UInt8], _ endpoint: String, _ onEvents: ([EtcdWatchEvent], Int64) -> Bool
+        _ message: ArraySlice<UInt8>, _ endpoint: String, _ onEvents: ([EtcdWatchEvent], Int64) -> Bool
     ) throws(EtcdError) -> Bool {
+        let response: EtcdWatchResponse
         do {
-            let fields = try EtcdWire.parse(object)
-            if let (code, message) = EtcdWire.errorAnswer(fields) {
-                throw EtcdError(
-                    EtcdClassification.grpc(code: code, message: message, .read), message, endpoint: endpoint)
-            }
-            let result = try EtcdWire.object(fields, "result")
-            if try EtcdWire.bool(result, "canceled") {
-                let compactRevision = try EtcdWire.int64(result, "compact_revision")
-                if compactRevision > 0 {
-                    throw EtcdError(
-                        .compacted, "the start revision was compacted", endpoint: endpoint,
-                        compactRevision: compactRevision)
-                }
-                let reason = try EtcdWire.string(result, "cancel_reason")
-                throw EtcdError(
-                    EtcdClassification.grpc(code: 14, message: reason, .read),
-                    "etcd canceled the watch: \(reason.isEmpty ? "no reason given" : reason)",
-                    endpoint: endpoint)
-            }
-            let events = try EtcdWire.watchEvents(result)
-            // The `created` answer and progress notifications have no events.
-            if events.isEmpty { return true }
-            return onEvents(events, try EtcdWire.revision(result))
-        } catch let error as EtcdError {
-            throw error
-        } catch let error as EtcdWire.Malformed {
-            throw EtcdError(.badResponse, error.message, endpoint: endpoint)
+            response = try EtcdProtobufWire.watchResponse(message)
         } catch {
-            throw EtcdError(.badResponse, "\(error)", endpoint: endpoint)
+            throw EtcdError(.badResponse, error.message, endpoint: endpoint)
         }
+        if response.canceled {
+            if response.compactRevision > 0 {
+                throw EtcdError(
+                    .compacted, "the start revision was compacted", endpoint: endpoint,
+                    compactRevision: response.compactRevision)
+            }
+            let reason = response.cancelReason
+            let (code, message) = EtcdClassification.cancelReason(reason)
+            throw EtcdError(
+                EtcdClassification.grpc(code: code, message: message, .read),
+                "etcd canceled the watch: \(reason.isEmpty ? "no reason given" : reason)",
+                endpoint: endpoint)
+        }
+        // The `created` answer and progress notifications have no events.
+        if response.events.isEmpty { return true }
+        return onEvents(response.events, response.revision)
     }
 }

@@ -1,12 +1,11 @@
 import Foundation
 import JSON
 
-/// The gateway's JSON, both ways: the requests of the hot paths (ranges, watches) written
-/// straight into a ``JSON/JSONWriter``, the rare ones (leases, sign-in) as ``JSON/JSONValue``
-/// trees, and answers decoded into the module's types. Transactions go over gRPC
-/// (``EtcdProtobufWire``). Keys and values are
-/// base64 on the wire; 64-bit integers are JSON strings (the gateway writes them so and reads
-/// either); absent fields are 0, false or empty.
+/// The gateway's JSON, both ways: ranges, the hot path's requests, written straight into a
+/// ``JSON/JSONWriter``, the rare ones (leases, sign-in) as ``JSON/JSONValue`` trees, and answers
+/// decoded into the module's types. Transactions and watches go over gRPC
+/// (``EtcdProtobufWire``). Keys and values are base64 on the wire; 64-bit integers are JSON
+/// strings (the gateway writes them so and reads either); absent fields are 0, false or empty.
 enum EtcdWire {
     /// An answer that is not what the gateway documents.
     struct Malformed: Error {
@@ -27,23 +26,6 @@ enum EtcdWire {
     static func range(_ request: EtcdRangeRequest) -> [UInt8] {
         var writer = JSONWriter(capacity: 128)
         write(request, into: &writer)
-        return writer.bytes
-    }
-
-    /// The body of a watch from `startRevision` (0: from now).
-    static func watch(_ request: EtcdRangeRequest, startRevision: Int64) -> [UInt8] {
-        var writer = JSONWriter(capacity: 128)
-        writer.raw(#"{"create_request":{"key":"#)
-        writer.base64String(utf8: request.key)
-        if let end = request.rangeEnd {
-            writer.raw(#","range_end":"#)
-            writer.base64String(utf8: end)
-        }
-        if startRevision != 0 {
-            writer.raw(#","start_revision":"#)
-            quoted(startRevision, into: &writer)
-        }
-        writer.raw("}}")
         return writer.bytes
     }
 
@@ -231,21 +213,6 @@ enum EtcdWire {
         status.revision = try revision(fields)
         status.raftAppliedIndex = try uint64(fields, "raftAppliedIndex")
         return status
-    }
-
-    static func watchEvents(_ result: [String: JSONValue]) throws(Malformed) -> [EtcdWatchEvent] {
-        var events: [EtcdWatchEvent] = []
-        for element in try array(result, "events") {
-            guard case .object(let event) = element else { throw Malformed("a watch event is not an object") }
-            let kind: EtcdWatchEvent.Kind
-            switch try string(event, "type") {
-            case "", "PUT": kind = .put
-            case "DELETE": kind = .delete
-            case let other: throw Malformed("a watch event of an unknown type: \(other)")
-            }
-            events.append(EtcdWatchEvent(kind: kind, kv: try keyValue(event["kv"] ?? .object([:]))))
-        }
-        return events
     }
 
     /// An error answer's message and gRPC code: `{"error":"...","message":"...","code":N}` for

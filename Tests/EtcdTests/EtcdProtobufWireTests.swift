@@ -5,9 +5,10 @@ import Testing
 
 @testable import Etcd
 
-/// etcd's protobuf messages for a transaction, without etcd: each request is the tree the
-/// gateway documents for it, read back through a schema typed from etcd's `rpc.proto`; the wire
-/// format's own cases; and answers cut short or made up throw, never crash.
+/// etcd's protobuf messages for a transaction and a watch, without etcd: each request is the
+/// tree the gateway documents for it, read back through a schema typed from etcd's `rpc.proto`;
+/// the wire format's own cases; a stream cut into its messages wherever its chunks end; and
+/// answers cut short or made up throw, never crash.
 @Suite struct EtcdProtobufWireTests {
     /// How a field of the schema reads.
     private enum Kind {
@@ -44,6 +45,18 @@ import Testing
         ],
         "PutRequest": [1: ("key", .bytes), 2: ("value", .bytes), 3: ("lease", .int64)],
         "DeleteRangeRequest": [1: ("key", .bytes), 2: ("range_end", .bytes)],
+        "WatchRequest": [
+            1: ("create_request", .message("WatchCreateRequest")),
+            2: ("cancel_request", .message("WatchCancelRequest")),
+            3: ("progress_request", .message("WatchProgressRequest")),
+        ],
+        "WatchCreateRequest": [
+            1: ("key", .bytes), 2: ("range_end", .bytes), 3: ("start_revision", .int64),
+            4: ("progress_notify", .bool), 5: ("filters", .enumeration(["NOPUT", "NODELETE"])),
+            6: ("prev_kv", .bool), 7: ("watch_id", .int64), 8: ("fragment", .bool),
+        ],
+        "WatchCancelRequest": [1: ("watch_id", .int64)],
+        "WatchProgressRequest": [:],
     ]
 
     /// `bytes` as the gateway's JSON tree of `message`: proto3's defaults as the gateway's
@@ -99,6 +112,137 @@ import Testing
             let bytes = EtcdProtobufWire.txn(compare: compares, success: success, failure: failure)
             let read = try Self.tree(bytes[...], as: "TxnRequest")
             #expect(EtcdWire.encoded(read) == EtcdWire.encoded(expected))
+        }
+    }
+
+    @Test func watchRequestsAreTheGatewaysTreesInEtcdsFieldNumbers() throws {
+        var random = SplitMix64(seed: 13)
+        typealias Reference = EtcdWireTests.Reference
+        for _ in 0..<2_000 {
+            let range = Reference.range(&random)
+            let start = Bool.random(using: &random) ? 0 : Int64.random(in: 1...Int64.max, using: &random)
+            var create: [String: JSONValue] = ["key": Reference.base64(range.key)]
+            if let end = range.rangeEnd { create["range_end"] = Reference.base64(end) }
+            if start != 0 { create["start_revision"] = .string(String(start)) }
+            let expected = JSONValue.object(["create_request": .object(create)])
+            let bytes = EtcdProtobufWire.watchCreate(range, startRevision: start)
+            let read = try Self.tree(bytes[...], as: "WatchRequest")
+            #expect(EtcdWire.encoded(read) == EtcdWire.encoded(expected))
+        }
+    }
+
+    /// A `WatchResponse` as etcd writes one: a header, the watch's id, and a put and a delete.
+    private static func watchAnswer() -> ProtobufWriter {
+        var answer = ProtobufWriter()
+        answer.message(1) { header in
+            header.int64(1, 77)
+            header.int64(3, 12)
+        }
+        answer.int64(2, 0)
+        answer.message(11) { event in
+            event.message(2) { kv in
+                kv.string(1, "/e/1")
+                kv.int64(2, 11)
+                kv.int64(3, 11)
+                kv.int64(4, 1)
+                kv.bytes(5, Data([0xFF, 0, 7]))
+            }
+        }
+        answer.message(11) { event in
+            event.int64(1, 1)
+            event.message(2) { kv in
+                kv.string(1, "/e/0")
+                kv.int64(3, 12)
+            }
+        }
+        return answer
+    }
+
+    @Test func watchAnswersAreReadAndMadeUpOnesThrowNeverCrash() throws {
+        let answer = Self.watchAnswer().bytes
+        let decoded = try EtcdProtobufWire.watchResponse(answer[...])
+        #expect(
+            decoded
+                == EtcdWatchResponse(
+                    revision: 12,
+                    events: [
+                        EtcdWatchEvent(
+                            kind: .put,
+                            kv: EtcdKeyValue(
+                                key: "/e/1", value: Data([0xFF, 0, 7]), createRevision: 11, modRevision: 11,
+                                version: 1)),
+                        EtcdWatchEvent(
+                            kind: .delete,
+                            kv: EtcdKeyValue(
+                                key: "/e/0", value: Data(), createRevision: 0, modRevision: 12, version: 0)),
+                    ]))
+        // The creation, and a cancellation for a compacted start.
+        var created = ProtobufWriter()
+        created.message(1) { $0.int64(3, 5) }
+        created.bool(3, true)
+        #expect(
+            try EtcdProtobufWire.watchResponse(created.bytes[...])
+                == EtcdWatchResponse(revision: 5, created: true))
+        var canceled = ProtobufWriter()
+        canceled.bool(4, true)
+        canceled.int64(5, 40)
+        canceled.string(6, "etcdserver: mvcc: required revision has been compacted")
+        #expect(
+            try EtcdProtobufWire.watchResponse(canceled.bytes[...])
+                == EtcdWatchResponse(
+                    canceled: true, compactRevision: 40,
+                    cancelReason: "etcdserver: mvcc: required revision has been compacted"))
+        // Every cut, every byte changed and random bytes are a whole answer or an error.
+        for length in 0..<answer.count { _ = try? EtcdProtobufWire.watchResponse(answer[..<length]) }
+        var random = SplitMix64(seed: 5)
+        for _ in 0..<5_000 {
+            var bytes = answer
+            bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            _ = try? EtcdProtobufWire.watchResponse(bytes[...])
+            let noise = (0..<Int.random(in: 0...64, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
+            _ = try? EtcdProtobufWire.watchResponse(noise[...])
+        }
+        // What etcd never sends is named: an event of a third type, a fragment (never asked
+        // for), events that are not a message.
+        #expect(throws: EtcdWire.Malformed.self) {
+            try EtcdProtobufWire.watchResponse([0x5A, 0x02, 0x08, 0x02][...])
+        }
+        #expect(throws: EtcdWire.Malformed.self) { try EtcdProtobufWire.watchResponse([0x38, 0x01][...]) }
+        #expect(throws: EtcdWire.Malformed.self) { try EtcdProtobufWire.watchResponse([0x58, 0x01][...]) }
+    }
+
+    /// A stream of messages is cut into them whatever its chunks: every split of three messages
+    /// into two chunks, and one byte at a time.
+    @Test func aStreamIsCutIntoItsMessagesWhereverItsChunksEnd() throws {
+        let messages: [[UInt8]] = [Self.watchAnswer().bytes, [], Array(repeating: 9, count: 300)]
+        let stream = messages.flatMap(GRPCFraming.framed)
+        for cut in 0...stream.count {
+            var splitter = GRPCMessageSplitter()
+            let read = try splitter.append(stream[..<cut]) + splitter.append(stream[cut...])
+            #expect(read.map(Array.init) == messages, "cut at \(cut)")
+            #expect(!splitter.hasPartialMessage)
+        }
+        // Between messages nothing waits; inside one, its bytes do.
+        let boundaries = Set(messages.indices.map { messages[...$0].reduce(0) { $0 + 5 + $1.count } })
+        var splitter = GRPCMessageSplitter()
+        var read: [[UInt8]] = []
+        for (index, byte) in stream.enumerated() {
+            read += try splitter.append([byte]).map(Array.init)
+            #expect(splitter.hasPartialMessage == !boundaries.contains(index + 1), "after byte \(index)")
+        }
+        #expect(read == messages)
+        // A compressed message, which was not asked for; a length over the limit, refused from
+        // its prefix alone, before its bytes are waited for.
+        var compressed = GRPCMessageSplitter()
+        #expect(throws: GRPCMessageSplitter.Failure.compressed) { try compressed.append([1, 0, 0, 0, 1, 7]) }
+        var small = GRPCMessageSplitter(maximumMessageBytes: 16)
+        #expect(try small.append(GRPCFraming.framed(Array(repeating: 1, count: 16))).count == 1)
+        #expect(throws: GRPCMessageSplitter.Failure.tooLarge(17)) { try small.append([0, 0, 0, 0, 17]) }
+        var huge = GRPCMessageSplitter()
+        #expect(throws: GRPCMessageSplitter.Failure.tooLarge(Int(UInt32.max))) {
+            try huge.append([0, 0xFF, 0xFF, 0xFF, 0xFF])
         }
     }
 
