@@ -19,7 +19,9 @@ replies; with `idlog-fenced`, `idlog-batched` without the seq key, fenced instea
 entry's mod revision and no entry at the next seq (docs/BENCHMARKS.md, "Stop 43"); with `floor`, the bench's etcd floor: the seq compared and put, nothing else, and no
 watcher. Events are compact JSON, as the service writes them (before stop 41, with the
 spaces of Python's default). Without `watched` (the `-unwatched` rows), no watch stream
-follows the events. Prints changes per second and the CPU all etcd processes on this machine
+follows the events. The transactions and watches all go through the JSON gateway, as the
+replicas' did until stops 44 and 45 moved them to gRPC: the shapes compare with each other, and
+the absolute costs are the gateway's. Prints changes per second and the CPU all etcd processes on this machine
 spent per change (from /proc), so run it on a cluster that nothing else uses (scripts/cluster
 up, then stop the replicas: scripts/cluster kill r1 r2).
 
