@@ -99,6 +99,16 @@ enum EtcdClassification {
         return fields
     }
 
+    /// The refusal an answer over HTTP/1.1 to a gRPC `call` (or stream) is, nil for one over
+    /// HTTP/2: gRPC is HTTP/2 only, so etcd's HTTP/1 handlers answered, and they have no such call.
+    static func notGRPC(_ outcome: CurlTransfer.Outcome, _ call: String, endpoint: String) -> EtcdError? {
+        guard outcome.httpMajorVersion == 1 else { return nil }
+        return EtcdError(
+            .rejected,
+            "HTTP \(outcome.status) over HTTP/1.1 to a gRPC \(call): is this etcd's client URL? \(EtcdWire.preview(outcome.body))",
+            endpoint: endpoint)
+    }
+
     /// The message of a gRPC call's answer, or the error its transfer or `grpc-status` comes to:
     /// etcd's code and message are the ones the gateway would have put in its JSON.
     static func grpcAnswer(_ outcome: CurlTransfer.Outcome, _ kind: Kind, endpoint: String) throws(EtcdError)
@@ -107,13 +117,7 @@ enum EtcdClassification {
         guard outcome.result == CURLE_OK else {
             throw EtcdError(transport(outcome, kind), outcome.errorText, endpoint: endpoint)
         }
-        if outcome.httpMajorVersion == 1 {
-            // gRPC is HTTP/2 only: etcd's HTTP/1 handlers answered, and they have no such call.
-            throw EtcdError(
-                .rejected,
-                "HTTP \(outcome.status) over HTTP/1.1 to a gRPC call: is this etcd's client URL? \(EtcdWire.preview(outcome.body))",
-                endpoint: endpoint)
-        }
+        if let refusal = notGRPC(outcome, "call", endpoint: endpoint) { throw refusal }
         let unclear: EtcdError.Code = kind == .write ? .outcomeUnknown : .badResponse
         guard let status = outcome.grpcStatus, status >= 0 else {
             throw EtcdError(

@@ -1,9 +1,10 @@
 import Foundation
 
 /// etcd's gRPC messages, both ways: a `TxnRequest` and a watch's `WatchRequest` written from the
-/// module's types, and a `TxnResponse` and the stream's `WatchResponse`s read into them. The field numbers are etcd's
-/// (`etcdserverpb/rpc.proto`, `mvccpb/kv.proto`); docs/ARCHITECTURE.md says why transactions go
-/// over gRPC. Fields left out read as 0, false or empty, as in ``EtcdWire``'s JSON.
+/// module's types, and a `TxnResponse` and the stream's `WatchResponse`s read into them. The
+/// field numbers are etcd's (`etcdserverpb/rpc.proto`, `mvccpb/kv.proto`); docs/ARCHITECTURE.md
+/// says why transactions and watches go over gRPC. Fields left out read as 0, false or empty,
+/// as in ``EtcdWire``'s JSON.
 enum EtcdProtobufWire {
     // MARK: Requests
 

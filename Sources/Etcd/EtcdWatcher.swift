@@ -169,13 +169,7 @@ public final class EtcdWatcher {
                 code == .rejected ? .rejected : (code == .unreachable ? .unreachable : .outcomeUnknown),
                 "the watch stream broke: \(outcome.errorText)", endpoint: endpoint)
         }
-        if outcome.httpMajorVersion == 1 {
-            // gRPC is HTTP/2 only: etcd's HTTP/1 handlers answered, and they have no such call.
-            throw EtcdError(
-                .rejected,
-                "HTTP \(outcome.status) over HTTP/1.1 to a gRPC watch: is this etcd's client URL? \(EtcdWire.preview(outcome.body))",
-                endpoint: endpoint)
-        }
+        if let refusal = EtcdClassification.notGRPC(outcome, "watch", endpoint: endpoint) { throw refusal }
         if let status = outcome.grpcStatus, status != 0 {
             // A refusal (no leader, a stale token) or a stream etcd broke off.
             throw EtcdError(

@@ -19,16 +19,22 @@ enum GRPCFraming {
         return body
     }
 
+    /// What the prefix at `start` of `bytes` says: whether the message is compressed, and its
+    /// length. `bytes` must hold the whole prefix from `start`.
+    static func prefix(at start: Int, of bytes: [UInt8]) -> (compressed: Bool, length: Int) {
+        (bytes[start] != 0, bytes[(start + 1)..<(start + prefixBytes)].reduce(0) { $0 << 8 | Int($1) })
+    }
+
     /// The one message of a unary call's answer `body`: it must be the whole body, uncompressed
     /// (the client asks for no compression).
     static func message(in body: [UInt8]) throws(EtcdWire.Malformed) -> ArraySlice<UInt8> {
         guard body.count >= prefixBytes else {
             throw EtcdWire.Malformed("a gRPC answer of \(body.count) bytes, shorter than a message's prefix")
         }
-        guard body[0] == 0 else {
+        let (compressed, length) = prefix(at: 0, of: body)
+        guard !compressed else {
             throw EtcdWire.Malformed("a compressed gRPC message, which was not asked for")
         }
-        let length = body[1..<5].reduce(0) { $0 << 8 | Int($1) }
         guard length == body.count - prefixBytes else {
             throw EtcdWire.Malformed(
                 "a gRPC message of \(length) bytes in an answer of \(body.count - prefixBytes) bytes after its prefix"

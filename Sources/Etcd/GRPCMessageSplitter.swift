@@ -30,8 +30,8 @@ struct GRPCMessageSplitter {
         var messages: [ArraySlice<UInt8>] = []
         var start = 0
         while pending.count - start >= GRPCFraming.prefixBytes {
-            guard pending[start] == 0 else { throw .compressed }
-            let length = pending[(start + 1)..<(start + 5)].reduce(0) { $0 << 8 | Int($1) }
+            let (compressed, length) = GRPCFraming.prefix(at: start, of: pending)
+            guard !compressed else { throw .compressed }
             guard length <= maximumMessageBytes else { throw .tooLarge(length) }
             let end = start + GRPCFraming.prefixBytes + length
             guard end <= pending.count else { break }
