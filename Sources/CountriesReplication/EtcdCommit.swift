@@ -114,7 +114,8 @@ struct EtcdCommit {
         full.count += known.logged.count
         full.bytes += known.logged.bytes
         let firstSeq = batch.events.first?.seq ?? batch.basis + 1
-        let entries = batch.requests.map { ($0, resetReference(of: $0, in: batch)) }
+        // Labeled as the encoder takes them: an unlabeled array is converted by a cast per commit.
+        let entries = batch.requests.map { (request: $0, reference: resetReference(of: $0, in: batch)) }
         var entry = EtcdLayout.encodeIDLogEntry(generation: generation.number, entries)
         // Sized with the current generation's number: a digit more when it opens the next is
         // nothing to the window, and every replica counts the entry as stored.

@@ -293,15 +293,11 @@ final class CurlTransfer {
         let length = size * count
         guard let buffer, let context else { return length }
         let exchange = Unmanaged<Exchange>.fromOpaque(context).takeUnretainedValue()
-        let line = String(
-            decoding: UnsafeRawBufferPointer(start: UnsafeRawPointer(buffer), count: length), as: UTF8.self)
-        guard let colon = line.firstIndex(of: ":") else { return length }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        if name == "grpc-status" {
-            exchange.grpcStatus = Int64(value) ?? -1
-        } else if name == "grpc-message" {
-            exchange.grpcMessage = GRPCFraming.percentDecoded(value)
+        switch GRPCFraming.statusLine(UnsafeRawBufferPointer(start: UnsafeRawPointer(buffer), count: length))
+        {
+        case .status(let code): exchange.grpcStatus = code
+        case .message(let text): exchange.grpcMessage = text
+        case nil: break
         }
         return length
     }

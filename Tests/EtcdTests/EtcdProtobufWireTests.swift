@@ -278,6 +278,40 @@ import Testing
                 == "etcdserver: too % large ✓ %zz %4")
     }
 
+    @Test func statusLinesAreReadFromHeaderBytesInAnyCase() {
+        func read(_ line: String) -> GRPCFraming.StatusLine? {
+            Array(line.utf8).withUnsafeBytes { GRPCFraming.statusLine($0) }
+        }
+        #expect(read("grpc-status: 0\r\n") == .status(0))
+        #expect(read("Grpc-Status:14\r\n") == .status(14))
+        #expect(read("GRPC-STATUS: \t 7 \r\n") == .status(7))
+        #expect(read("grpc-status: 1x\r\n") == .status(-1))
+        #expect(read("grpc-status: \r\n") == .status(-1))
+        #expect(read("grpc-status: 99999999999999999999\r\n") == .status(-1))
+        #expect(
+            read("grpc-message: etcdserver: request is too large%E2%9C%93\r\n")
+                == .message("etcdserver: request is too large✓"))
+        #expect(read("grpc-message:\r\n") == .message(""))
+        // Other lines, and names that only look alike.
+        for other in [
+            "HTTP/2 200\r\n", "\r\n", "", "content-type: application/grpc\r\n",
+            "grpc-status-details-bin: AA\r\n",
+            "grpc-statu: 0\r\n", "grpc\rstatus: 0\r\n", "grpc-status 0\r\n", " grpc-status: 0\r\n",
+            "grpc-encoding: gzip\r\n",
+        ] {
+            #expect(read(other) == nil, "\(other.debugDescription)")
+        }
+        // Any bytes: read or refused, never a crash.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            var bytes = Array("grpc-status: 0\r\n".utf8)
+            bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                in: 0...255, using: &generator)
+            bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &generator)))
+            _ = bytes.withUnsafeBytes { GRPCFraming.statusLine($0) }
+        }
+    }
+
     @Test func answersCutShortOrMadeUpThrowAndNeverCrash() throws {
         // A TxnResponse as etcd writes one: a header, succeeded, a range of one kv and a put.
         var kv = ProtobufWriter()
