@@ -77,7 +77,11 @@ final class ZAPHandler {
     func handlePending() {
         while let frames = try? socket.receive(dontWait: true) {
             let reply = answer(frames)
-            _ = try? socket.send(reply)
+            // A blocking send says no only when a signal cut its first frame short, and then
+            // nothing went: a REP socket that has not answered takes no request again, and every
+            // later CURVE handshake would wait. A throw (the context ending) stops it.
+            var sent = false
+            while !sent { sent = (try? socket.send(reply)) ?? true }
         }
     }
 
