@@ -140,6 +140,19 @@ struct ClusterScriptTests {
         ])
         #expect(back.exitCode == 0 && back.stdout.contains("France"), "\(back)")
 
+        // r1.args changed while r1 runs (an operator adding --metrics): kill says so rather than
+        // "not running", and start refuses the taken port rather than taking the running
+        // replica's answer for the one it launched (which exited at once).
+        let arguments = "\(run.directory)/r1.args"
+        let saved = try String(contentsOfFile: arguments, encoding: .utf8)
+        try (saved + "--metrics\n\(n).21:9101\n").write(toFile: arguments, atomically: true, encoding: .utf8)
+        let mismatch = try run.script(["kill", "r1"])
+        #expect(mismatch.exitCode == 69 && mismatch.stderr.contains("another command line"), "\(mismatch)")
+        let occupied = try run.script(["start", "r1"])
+        #expect(occupied.exitCode == 69 && occupied.stderr.contains("\(n).21:5555 is taken"), "\(occupied)")
+        try saved.write(toFile: arguments, atomically: true, encoding: .utf8)
+        #expect(run.pid("r1").map(Self.isAlive) == true)
+
         let everyone = run.recorded
         let down = try run.script(["down"])
         #expect(down.exitCode == 0 && down.stdout.contains("cluster: down"), "\(down)")
