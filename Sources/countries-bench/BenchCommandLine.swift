@@ -40,15 +40,15 @@ enum BenchCommandLine {
         }
     }
 
-    /// The modes exclude each other; the positional values belong to `--summarize` or
-    /// `--floor-server`.
+    /// The modes exclude each other; the positional values belong to `--summarize`,
+    /// `--floor-server` or `--etcd-shapes`.
     private static func invocation(_ command: ParsedValues<BenchOptions>) throws(UsageError)
         -> BenchInvocation
     {
         let values = command[\.values]
         let measuring = command[\.quick] || command[\.json] || command[\.svg] != nil || command[\.only] != nil
         if command[\.floorServer] {
-            guard !command[\.summarize], !measuring else {
+            guard !command[\.summarize], !command[\.etcdShapes], !measuring else {
                 throw command.usageError("--floor-server takes no other option")
             }
             guard values.count == 3 else {
@@ -56,13 +56,27 @@ enum BenchCommandLine {
             }
             return .floorServer(command: values[0], events: values[1], mode: values[2])
         }
+        if command[\.etcdShapes] {
+            guard !command[\.summarize], !measuring else {
+                throw command.usageError("--etcd-shapes takes no other option")
+            }
+            guard (1...2).contains(values.count) else {
+                throw command.usageError("--etcd-shapes needs URLS and at most SECONDS")
+            }
+            let seconds = values.count == 2 ? Double(values[1]) : 5
+            guard let seconds, seconds > 0, seconds <= 600 else {
+                throw command.usageError("--etcd-shapes: SECONDS must be a number above 0, at most 600")
+            }
+            return .etcdShapes(endpoints: values[0].split(separator: ",").map(String.init), seconds: seconds)
+        }
         if command[\.summarize] {
             guard !measuring else { throw command.usageError("--summarize takes only the files of runs") }
             return .summarize(values)
         }
         guard values.isEmpty else {
             throw command.usageError(
-                "Unexpected argument '\(values[0])' (arguments go with --summarize or --floor-server)")
+                "Unexpected argument '\(values[0])' (arguments go with --summarize, --floor-server or --etcd-shapes)"
+            )
         }
         let only = command[\.only].map { Set($0.split(separator: ",").map(String.init)) }
         // A misspelt name would otherwise run nothing for it and print a table without its rows.

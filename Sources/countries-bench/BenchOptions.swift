@@ -29,10 +29,18 @@ struct BenchOptions: OptionGroup {
         help:
             "Serve as a bare libzmq floor on the arguments COMMAND EVENTS MODE (MODE: reply, publish, "
             + "sync:FILE or group-sync:FILE) until SIGTERM: how the bench starts its floors.")
+    let etcdShapes = Option(
+        flag: "etcd-shapes",
+        help:
+            "Measure what etcd takes for a replica's commit and the shapes it could have, on the cluster at the "
+            + "arguments URLS [SECONDS] (SECONDS per measurement, default 5; docs/BENCHMARKS.md, \"Stop 46\"). "
+            + "Run it on a cluster nothing else uses; exits 1 when a transaction failed.")
     let values = Argument<[String]>(
         ArgumentSpec(
             name: "value",
-            help: "With --summarize: the JSON files of runs. With --floor-server: COMMAND EVENTS MODE.",
+            help:
+                "With --summarize: the JSON files of runs. With --floor-server: COMMAND EVENTS MODE. With "
+                + "--etcd-shapes: URLS [SECONDS].",
             isRepeating: true, isOptional: true)
     ) { command in command.arguments("value") }
 }

@@ -136,7 +136,11 @@ final class Child {
 
     /// CPU time used so far, user and system, every thread, in µs (/proc/PID/stat; the clock
     /// tick is 10 ms, so take it over a run of many requests).
-    func cpuMicroseconds() -> Double? {
+    func cpuMicroseconds() -> Double? { Self.cpuMicroseconds(ofProcess: pid) }
+
+    /// The CPU time, user and system, every thread, in µs, of any process (an etcd member the
+    /// bench did not start); nil when it is gone.
+    static func cpuMicroseconds(ofProcess pid: pid_t) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }

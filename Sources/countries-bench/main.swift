@@ -7,6 +7,8 @@ import Foundation
 switch BenchCommandLine.invocation(Array(CommandLine.arguments.dropFirst())) {
 case .floorServer(let command, let events, let mode):
     serveFloor(command: command, events: events, mode: mode)
+case .etcdShapes(let endpoints, let seconds):
+    EtcdShapes.run(endpoints: endpoints, seconds: seconds)
 case .summarize(let files):
     summarizeFiles(files)
 case .run(let configuration):
