@@ -17,6 +17,8 @@ enum EtcdShapes {
         /// The same without the seq key, fenced instead by no entry at the next seq and the
         /// last entry's mod revision: one put fewer.
         case unsequenced
+        /// The bench's etcd floor: one key compared and put, nothing else, and no watch.
+        case floor
     }
 
     /// One measurement: `clients` writers at once, each on a store of its own, `changes` per
@@ -27,14 +29,15 @@ enum EtcdShapes {
         var changes: Int
     }
 
-    /// What to compare: the seq key's put (whole batches, and one change), and two half batches
-    /// in flight against one whole batch at a time.
+    /// What to compare: the seq key's put (whole batches, and one change), two half batches in
+    /// flight against one whole batch at a time, and a commit of one change against the floor.
     static let settings = [
         Setting(shape: .commit, clients: 1, changes: 16),
         Setting(shape: .unsequenced, clients: 1, changes: 16),
         Setting(shape: .commit, clients: 2, changes: 8),
         Setting(shape: .commit, clients: 1, changes: 1),
         Setting(shape: .unsequenced, clients: 1, changes: 1),
+        Setting(shape: .floor, clients: 1, changes: 1),
     ]
 
     /// Measures every setting `rounds` times, `seconds` each, and prints a line per measurement.
@@ -74,7 +77,7 @@ enum EtcdShapes {
         let prefix = "/countries-bench-shapes/\(UUID().uuidString)/"
         let stopWatching = Locked(false)
         let watching = DispatchGroup()
-        for preferred in 0..<2 {
+        for preferred in 0..<(setting.shape == .floor ? 0 : 2) {
             watching.enter()
             Thread.detachNewThread {
                 defer { watching.leave() }
@@ -151,7 +154,17 @@ enum EtcdShapes {
             ]
             var compare: [EtcdCompare] = [.value(prefix + "store", equals: store)]
             var success = entries
+            var failure: [EtcdOperation] = [
+                .range(EtcdRangeRequest(key: prefix + "store")),
+                .range(.from(prefix + "events/" + key(first), toPrefixEnd: prefix + "events/", limit: 100)),
+                .range(EtcdRangeRequest(key: prefix + "generation")),
+                .range(.from(prefix + "idlog/" + key(first), toPrefixEnd: prefix + "idlog/", limit: 64)),
+            ]
             switch setting.shape {
+            case .floor:
+                compare = [.value(prefix + "seq", equals: Data(String(seq).utf8))]
+                success = [.put(prefix + "seq", Data(String(last).utf8))]
+                failure = []
             case .commit:
                 compare.append(.value(prefix + "seq", equals: Data(String(seq).utf8)))
                 success.insert(.put(prefix + "seq", Data(String(last).utf8)), at: 0)
@@ -162,12 +175,6 @@ enum EtcdShapes {
                         .modRevision(prefix + "events/" + key(lastEntry.seq), equals: lastEntry.revision))
                 }
             }
-            let failure: [EtcdOperation] = [
-                .range(EtcdRangeRequest(key: prefix + "store")),
-                .range(.from(prefix + "events/" + key(first), toPrefixEnd: prefix + "events/", limit: 100)),
-                .range(EtcdRangeRequest(key: prefix + "generation")),
-                .range(.from(prefix + "idlog/" + key(first), toPrefixEnd: prefix + "idlog/", limit: 64)),
-            ]
             let began = Date()
             do {
                 let result = try client.txn(compare: compare, success: success, failure: failure)
