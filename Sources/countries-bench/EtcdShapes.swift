@@ -19,6 +19,9 @@ enum EtcdShapes {
         case unsequenced
         /// The bench's etcd floor: one key compared and put, nothing else, and no watch.
         case floor
+
+        /// How many watch streams follow the keys: a replica's two event tails, none for the floor.
+        var watchers: Int { self == .floor ? 0 : 2 }
     }
 
     /// One measurement: `clients` writers at once, each on a store of its own, `changes` per
@@ -77,7 +80,7 @@ enum EtcdShapes {
         let prefix = "/countries-bench-shapes/\(UUID().uuidString)/"
         let stopWatching = Locked(false)
         let watching = DispatchGroup()
-        for preferred in 0..<(setting.shape == .floor ? 0 : 2) {
+        for preferred in 0..<setting.shape.watchers {
             watching.enter()
             Thread.detachNewThread {
                 defer { watching.leave() }
