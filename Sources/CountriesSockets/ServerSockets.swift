@@ -48,6 +48,10 @@ public final class ServerSockets {
     /// Heartbeats on every connection: dead peers are noticed without traffic of our own.
     static let heartbeatIntervalMilliseconds: Int32 = 5_000
     static let heartbeatTimeoutMilliseconds: Int32 = 15_000
+    /// Monitor events queued unread before libzmq's I/O thread waits for the loop: 126 bytes
+    /// each as measured (two 64-byte message slots, the endpoint inside them), so about 6.3 MB
+    /// at most, past what strangers can make in the longest pass (docs/SECURITY.md, "Limits").
+    static let monitorBacklog: Int32 = 50_000
 
     /// Reads the allow-lists and starts the ZAP handler (with `security`), which must exist
     /// before any CURVE socket binds, or libzmq would admit any key.
@@ -138,6 +142,11 @@ public final class ServerSockets {
             let endpoint = "inproc://countries.monitor.\(role)"
             let monitor = try context.makeSocket(.pair)
             monitors.append(Monitor(socket: monitor, counts: countsConnections, watchesEvents: watchesEvents))
+            // libzmq's I/O thread sends each event with a blocking send: with the default queue
+            // (2,000 events) strangers connecting while a loop pass waits on etcd would hold that
+            // thread, and every connection of the context, until the loop came back. An inproc
+            // queue's mark is the sum of both ends' (libzmq's side keeps its 1,000).
+            try monitor.setOption(.receiveHighWaterMark, Self.monitorBacklog)
             try socket.startMonitor(endpoint, kinds: kinds)
             try monitor.connect(endpoint)
         }
