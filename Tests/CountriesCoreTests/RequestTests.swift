@@ -184,6 +184,13 @@ private let badRequests: [Bad] = [
     Bad(#"{"op":"list","id":"caf\u00e9"}"#, .badRequest, idRule + "; byte 3 is 0xC3"),
     Bad(#"{"op":"list","id":"a\tb"}"#, .badRequest, idRule + "; byte 1 is 0x09"),
     Bad(#"{"op":"list","id":"\u007f"}"#, .badRequest, idRule + "; byte 0 is 0x7F"),
+    // The last byte the rule allows is checked; past it, the length is what is wrong.
+    Bad(
+        #"{"op":"list","id":"\#(String(repeating: "x", count: 63))\u007f"}"#, .badRequest,
+        idRule + "; byte 63 is 0x7F"),
+    Bad(
+        #"{"op":"list","id":"x\u007f\#(String(repeating: "x", count: 63))"}"#, .badRequest,
+        idRule + "; it has 65 bytes"),
     // Numbers that are not exactly integers in range: JSON parsers read them differently.
     Bad(#"{"op":"toggle","index":0.99999999999999999999}"#, .badRequest, notExact("index", roundsTo: "1.0")),
     Bad(#"{"op":"toggle","index":1e-400}"#, .badRequest, notExact("index", roundsTo: "0.0")),
