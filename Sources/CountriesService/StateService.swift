@@ -406,11 +406,8 @@ public final class StateService {
                     // has not taken is counted until libzmq lets it go.
                     let peer = UnreadReplies.peer(of: envelope)
                     let bytes = body.count
-                    let unread = unreadReplies
-                    unread.add(bytes, for: peer)
-                    try commands.send(envelope, then: body, dontWait: true) {
-                        unread.release(bytes, for: peer)
-                    }
+                    let counted = unreadReplies.add(bytes, for: peer)
+                    try commands.send(envelope, then: body, dontWait: true) { counted.release(bytes) }
                 } catch {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }
