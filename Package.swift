@@ -218,7 +218,10 @@ let package = Package(
         // relay's forwarding window, dropping one connection.
         .testTarget(
             name: "CountriesSocketsTests",
-            dependencies: ["CountriesSockets", "CountriesRelay", "CountriesCore", "ZeroMQ", "TestSupport"],
+            dependencies: [
+                "CountriesSockets", "CountriesRelay", "CountriesCore", "ZeroMQ", "SystemSupport",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
