@@ -1,5 +1,6 @@
 import Etcd
 import Foundation
+import LoadGeneration
 import SystemSupport
 
 /// `--etcd-shapes URLS [SECONDS]`: what etcd itself takes for the transactions a replica's
@@ -71,8 +72,9 @@ enum EtcdShapes {
         var transactions = 0
         var changes = 0
         var failures = 0
-        var latencies: [Double] = []
-        var p50Microseconds: Double { latencies.isEmpty ? 0 : latencies.sorted()[latencies.count / 2] * 1e6 }
+        /// Each transaction's time, in ns of the monotonic clock.
+        var latencies: [UInt64] = []
+        var p50Microseconds: Double { latencies.isEmpty ? 0 : Percentiles(nanos: latencies).p50 }
         var etcdCPU: Double?
     }
 
@@ -92,7 +94,7 @@ enum EtcdShapes {
             }
         }
         let before = etcdCPUMicroseconds()
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        let deadline = nowNanos() + UInt64(seconds * 1e9)
         let total = Locked(Measured())
         let writing = DispatchGroup()
         for index in 0..<setting.clients {
@@ -125,7 +127,7 @@ enum EtcdShapes {
 
     /// One writer's transactions until `deadline`, each on the state the last one left.
     private static func write(
-        _ setting: Setting, under prefix: String, endpoints: [String], until deadline: Date
+        _ setting: Setting, under prefix: String, endpoints: [String], until deadline: UInt64
     )
         -> Measured
     {
@@ -146,7 +148,7 @@ enum EtcdShapes {
         let remembered = Data(repeating: UInt8(ascii: "i"), count: 180)
         var seq: UInt64 = 0
         var lastEntry: (seq: UInt64, revision: Int64)?
-        while Date() < deadline {
+        while nowNanos() < deadline {
             let first = seq + 1
             let last = seq + UInt64(setting.changes)
             let events = Data((0..<setting.changes).map { _ in event }.joined(separator: [0x0A]))
@@ -178,10 +180,10 @@ enum EtcdShapes {
                         .modRevision(prefix + "events/" + key(lastEntry.seq), equals: lastEntry.revision))
                 }
             }
-            let began = Date()
+            let began = nowNanos()
             do {
                 let result = try client.txn(compare: compare, success: success, failure: failure)
-                measured.latencies.append(Date().timeIntervalSince(began))
+                measured.latencies.append(nowNanos() - began)
                 guard result.succeeded else {
                     measured.failures += 1
                     return measured
