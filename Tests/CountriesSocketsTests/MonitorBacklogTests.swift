@@ -1,6 +1,5 @@
 import CountriesCore
 import Foundation
-@preconcurrency import Glibc
 import SystemSupport
 import TestSupport
 import Testing
@@ -23,7 +22,7 @@ import ZeroMQ
         let publisher = try sockets.makeEventSocket(
             role: "events", countsConnections: true, bounds: SubscriberBounds())
         let endpoint = try sockets.bind(publisher, to: "tcp://127.0.0.1:*", role: "events")
-        let port = try #require(UInt16(endpoint.split(separator: ":").last ?? ""))
+        let port = try #require(Int(endpoint.split(separator: ":").last ?? ""))
         var poller = Poller()
         sockets.register(in: &poller)
         // A failed run must not leave the I/O thread waiting on a monitor: closing would wait too.
@@ -70,25 +69,9 @@ import ZeroMQ
 
     /// Opens `count` plain TCP connections to `port` one after another and closes each at once;
     /// how many were accepted. A connect the listener does not take within its timeout stops it.
-    static func openAndClose(_ count: Int, port: UInt16) -> Int {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let limit = timeval(tv_sec: 2 * testSlowdown, tv_usec: 0)
+    static func openAndClose(_ count: Int, port: Int) -> Int {
         for made in 0..<count {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { return made }
-            defer { close(descriptor) }
-            // On Linux a connect's timeout is the send timeout.
-            var timeout = limit
-            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let result = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if result != 0 { return made }
+            guard (try? RawConnection(port: port, connectTimeout: .seconds(2))) != nil else { return made }
         }
         return count
     }

@@ -9,8 +9,21 @@ public final class RawConnection {
     public let fd: Int32
 
     /// Connects to 127.0.0.1:`port` from `source` (any 127.x.y.z address is this machine's).
-    public init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
+    /// With `connectTimeout` (scaled by ``testSlowdown``), a listener that does not take the
+    /// connection in time throws instead of leaving the caller in the kernel's retries.
+    public init(
+        port: Int, from source: String = "127.0.0.1", receiveBuffer: Int32? = nil,
+        connectTimeout: Duration? = nil
+    ) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let connectTimeout {
+            // On Linux a connect's timeout is the send timeout.
+            let limit = connectTimeout * testSlowdown
+            var timeout = timeval(
+                tv_sec: Int(limit.components.seconds),
+                tv_usec: Int(limit.components.attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
         if var size = receiveBuffer {
             // A small receive buffer, so the kernel holds little of what the page does not read.
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
