@@ -30,61 +30,88 @@ struct IncomingRequest {
     /// A message off the ROUTER: split into envelope and body; when clients are
     /// `authenticated`, the access the ZAP handler wrote in the User-Id ("rw:KEY" or "ro:KEY"),
     /// anything else getting the least.
-    init(_ message: ReceivedMessage, authenticated: Bool, received: ContinuousClock.Instant? = nil) {
-        self = Self.split(message.frames)
+    init(_ message: consuming ReceivedMessage, authenticated: Bool, received: ContinuousClock.Instant? = nil)
+    {
+        // Taken out of the message, not copied: the envelope then keeps their storage.
+        var frames: [Data] = []
+        swap(&frames, &message.frames)
+        self = Self.split(frames)
+        let properties = message.properties
         if let received {
             trace = RequestTrace(received: received)
-            trace.peer = message.properties[Self.peerAddressProperty]
+            trace.peer = properties[Self.peerAddressProperty]
         }
         if authenticated {
             access =
-                message.properties[Self.userIDProperty]?.hasPrefix("rw:") == true ? .readWrite : .readOnly
+                properties[Self.userIDProperty]?.hasPrefix("rw:") == true ? .readWrite : .readOnly
         }
     }
 
     /// Splits a ROUTER message into its envelope (routing id(s) and the empty delimiter a REQ
     /// peer adds) and its body. A DEALER peer sends no delimiter: then the first frame alone is
     /// the envelope.
-    static func split(_ frames: [Data]) -> IncomingRequest {
+    static func split(_ frames: consuming [Data]) -> IncomingRequest {
         // A closure, not the key path `\.isEmpty`: that is applied through the runtime's
         // key-path machinery, about 1,400 instructions per request.
+        var bodyStart = min(1, frames.count)
         if let delimiter = frames.firstIndex(where: { $0.isEmpty }), delimiter > 0 {
-            return IncomingRequest(
-                envelope: Array(frames[...delimiter]), body: Array(frames[(delimiter + 1)...]))
+            bodyStart = delimiter + 1
         }
-        return IncomingRequest(envelope: Array(frames.prefix(1)), body: Array(frames.dropFirst()))
+        // The envelope keeps the frames' own storage (the message's, not shared): one array
+        // made per request, for the body, instead of two copies.
+        guard bodyStart != frames.count - 1 else {
+            // One body frame, as every valid request has: moved out, not copied.
+            let body = [frames.removeLast()]
+            return IncomingRequest(envelope: frames, body: body)
+        }
+        let body = Array(frames[bodyStart...])
+        frames.removeSubrange(bodyStart...)
+        return IncomingRequest(envelope: frames, body: body)
     }
 
-    /// Whether the body may be a `history` request, without decoding it: the op's name is in
-    /// it. A false positive (a country called "history") only ends a batch early.
+    /// What a request's reply may take, guessed from its body's bytes before it is decoded.
+    enum LikelyReply: Equatable {
+        /// The body names `history`: a page of events.
+        case historyPage
+        /// The body names `list` or `reset`: the whole list.
+        case wholeList
+        /// Anything else: nothing worth counting.
+        case small
+    }
+
+    /// What the reply may take, without decoding the body: the op's name is in it. A false
+    /// positive (a country called "history") only ends a batch early.
     ///
-    /// It runs on every request the loop reads: `memchr` and `memcmp` over the frame's bytes,
-    /// not the generic `Data.firstRange(of:)`, which was 6 % of a durable service's CPU samples.
-    var mayBeHistory: Bool { mayContain(IncomingRequest.historyNeedle) }
+    /// It runs on every request the loop reads: one pass of `memchr` and `memcmp` over each
+    /// frame's bytes, not the generic `Data.firstRange(of:)`, which was 6 % of a durable
+    /// service's CPU samples, nor one pass per word (docs/BENCHMARKS.md, "Stop 48").
+    var likelyReply: LikelyReply {
+        var likely = LikelyReply.small
+        for frame in body {
+            let found = frame.withUnsafeBytes { bytes -> LikelyReply in
+                if IncomingRequest.contains(IncomingRequest.historyNeedle, in: bytes) { return .historyPage }
+                if IncomingRequest.contains(IncomingRequest.listNeedle, in: bytes)
+                    || IncomingRequest.contains(IncomingRequest.resetNeedle, in: bytes)
+                {
+                    return .wholeList
+                }
+                return .small
+            }
+            if found == .historyPage { return found }
+            if found == .wholeList { likely = found }
+        }
+        return likely
+    }
+
+    /// Whether the body may be a `history` request (``likelyReply``).
+    var mayBeHistory: Bool { likelyReply == .historyPage }
 
     /// What the reply may take, estimated without decoding the body, for the batch's byte
     /// budget: a page of `history`, a whole list (`list`, `reset`: `listBytes`), or nothing
     /// worth counting; the list's size is asked only for those. A false positive only ends a
     /// batch early.
     func estimatedReplyBytes(listBytes: @autoclosure () -> Int) -> Int {
-        estimatedReplyBytes(mayBeHistory: mayBeHistory, listBytes: listBytes())
-    }
-
-    /// ``estimatedReplyBytes(listBytes:)`` with ``mayBeHistory`` already asked (the loop asks
-    /// it first, to count the batch's costly requests): each scan of the body is made once.
-    func estimatedReplyBytes(mayBeHistory: Bool, listBytes: @autoclosure () -> Int) -> Int {
-        if mayBeHistory { return Limits.historyPageBytes }
-        if mayContain(IncomingRequest.listNeedle) || mayContain(IncomingRequest.resetNeedle) {
-            return listBytes()
-        }
-        return 0
-    }
-
-    /// Whether a body frame holds `needle`.
-    private func mayContain(_ needle: [UInt8]) -> Bool {
-        body.contains { frame in
-            frame.withUnsafeBytes { bytes in IncomingRequest.contains(needle, in: bytes) }
-        }
+        likelyReply.estimatedBytes(listBytes: listBytes())
     }
 
     /// Whether `bytes` hold `needle` (glibc's `memmem` is a GNU extension Swift does not import).
@@ -107,4 +134,15 @@ struct IncomingRequest {
     private static let historyNeedle: [UInt8] = Array("history".utf8)
     private static let listNeedle: [UInt8] = Array("list".utf8)
     private static let resetNeedle: [UInt8] = Array("reset".utf8)
+}
+
+extension IncomingRequest.LikelyReply {
+    /// The bytes to count for the batch's budget; `listBytes` is asked only for a whole list.
+    func estimatedBytes(listBytes: @autoclosure () -> Int) -> Int {
+        switch self {
+        case .historyPage: Limits.historyPageBytes
+        case .wholeList: listBytes()
+        case .small: 0
+        }
+    }
 }

@@ -388,10 +388,9 @@ public final class StateService {
             }
             guard let message else { return false }
             let request = IncomingRequest(message, authenticated: authenticated, received: received)
-            let mayBeHistory = request.mayBeHistory
-            if mayBeHistory { load.costly += 1 }
-            load.replyBytes += request.estimatedReplyBytes(
-                mayBeHistory: mayBeHistory, listBytes: handler.estimatedListBytes)
+            let likely = request.likelyReply
+            if likely == .historyPage { load.costly += 1 }
+            load.replyBytes += likely.estimatedBytes(listBytes: handler.estimatedListBytes)
             batch.append(request)
         }
         return true

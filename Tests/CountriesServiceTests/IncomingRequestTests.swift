@@ -1,6 +1,7 @@
 import CountriesCore
 import Foundation
 import Testing
+import ZeroMQ
 
 @testable import CountriesService
 
@@ -47,5 +48,74 @@ import Testing
                 == Limits.historyPageBytes)
         #expect(request([#"{"op":"toggle","index":1}"#]).estimatedReplyBytes(listBytes: 9_000) == 0)
         #expect(request([#"{"op":"count"}"#]).estimatedReplyBytes(listBytes: 9_000) == 0)
+    }
+
+    /// One pass over each frame decides the guess: `history` in any frame wins over a list in
+    /// an earlier one, and the list's size is asked only for a whole list.
+    @Test func theLikelyReplyIsDecidedInOnePassAndAsksTheListOnlyForAList() {
+        #expect(request([#"{"op":"list"}"#]).likelyReply == .wholeList)
+        #expect(request(["x", #"{"op":"reset"}"#]).likelyReply == .wholeList)
+        #expect(request([#"{"op":"list"}"#, #"{"op":"history"}"#]).likelyReply == .historyPage)
+        #expect(request([#"{"op":"history"}"#, #"{"op":"list"}"#]).likelyReply == .historyPage)
+        #expect(request([#"{"op":"toggle","name":"lis"}"#]).likelyReply == .small)
+        #expect(request([]).likelyReply == .small)
+        var asked = 0
+        func listBytes() -> Int {
+            asked += 1
+            return 7
+        }
+        #expect(IncomingRequest.LikelyReply.small.estimatedBytes(listBytes: listBytes()) == 0)
+        #expect(
+            IncomingRequest.LikelyReply.historyPage.estimatedBytes(listBytes: listBytes())
+                == Limits.historyPageBytes)
+        #expect(asked == 0)
+        #expect(IncomingRequest.LikelyReply.wholeList.estimatedBytes(listBytes: listBytes()) == 7)
+        #expect(asked == 1)
+    }
+
+    /// A message off the ROUTER keeps its frames: the routing id and a REQ peer's delimiter are
+    /// the envelope, the rest the body; a DEALER peer (no delimiter) has its first frame alone
+    /// as the envelope.
+    @Test func aMessageIsSplitIntoEnvelopeAndBody() {
+        func split(_ frames: [String], properties: [String: String] = [:], authenticated: Bool = false)
+            -> IncomingRequest
+        {
+            IncomingRequest(
+                ReceivedMessage(frames: frames.map { Data($0.utf8) }, properties: properties),
+                authenticated: authenticated)
+        }
+        func text(_ frames: [Data]) -> [String] { frames.map { String(decoding: $0, as: UTF8.self) } }
+
+        let fromREQ = split(["id", "", "body"])
+        #expect(text(fromREQ.envelope) == ["id", ""] && text(fromREQ.body) == ["body"])
+        let fromDEALER = split(["id", "body", "more"])
+        #expect(text(fromDEALER.envelope) == ["id"] && text(fromDEALER.body) == ["body", "more"])
+        let twoHops = split(["relay", "id", "", "body"])
+        #expect(text(twoHops.envelope) == ["relay", "id", ""] && text(twoHops.body) == ["body"])
+        let leadingEmpty = split(["", "body"])
+        #expect(text(leadingEmpty.envelope) == [""] && text(leadingEmpty.body) == ["body"])
+        let delimiterLast = split(["id", ""])
+        #expect(text(delimiterLast.envelope) == ["id", ""] && delimiterLast.body.isEmpty)
+        let nothing = split([])
+        #expect(nothing.envelope.isEmpty && nothing.body.isEmpty)
+
+        #expect(split(["id", "", "b"]).access == .readWrite, "without authentication")
+        #expect(
+            split(["id", "", "b"], properties: ["User-Id": "rw:K"], authenticated: true).access == .readWrite)
+        #expect(
+            split(["id", "", "b"], properties: ["User-Id": "ro:K"], authenticated: true).access == .readOnly)
+        #expect(split(["id", "", "b"], authenticated: true).access == .readOnly, "no User-Id: the least")
+    }
+
+    /// The trace is read when the service was told when the request came, with the peer's
+    /// address; otherwise it is a trace of nothing.
+    @Test func theTraceCarriesThePeerOnlyWhenTimed() {
+        let message = ReceivedMessage(
+            frames: [Data("id".utf8), Data(), Data("{}".utf8)], properties: ["Peer-Address": "10.0.0.7"])
+        let untimed = IncomingRequest(message, authenticated: false)
+        #expect(untimed.trace.peer == nil && untimed.trace.received == nil)
+        let now = ContinuousClock.now
+        let timed = IncomingRequest(message, authenticated: false, received: now)
+        #expect(timed.trace.peer == "10.0.0.7" && timed.trace.received == now)
     }
 }
