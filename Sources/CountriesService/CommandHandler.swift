@@ -230,13 +230,15 @@ final class CommandHandler {
                         break
                     }
                 }
-                var next = stager.stage(
-                    change, id: request.id, asked: asked, ifStore: request.ifStore,
-                    envelope: incoming.envelope, on: &working)
-                next.trace = trace
-                // Counted before it is appended: `staged.last` copied the whole staged change.
-                stagedEventBytes += next.event.map(CommandHandler.estimatedBytes) ?? 0
-                staged.append(next)
+                // Made in place and read by index: a staged change in a local, appended after,
+                // was copied whole (a dozen reference counts), and so was `staged.last`.
+                staged.append(
+                    stager.stage(
+                        change, id: request.id, asked: asked, ifStore: request.ifStore,
+                        envelope: incoming.envelope, on: &working))
+                let last = staged.count - 1
+                staged[last].trace = trace
+                stagedEventBytes += staged[last].event.map(CommandHandler.estimatedBytes) ?? 0
                 if staged.count >= store.maximumChangesPerCommit
                     || stagedEventBytes >= store.maximumEventBytesPerCommit
                 {
