@@ -381,7 +381,8 @@ public final class StateService {
         {
             let message: ReceivedMessage?
             do {
-                message = try commands.receiveMessage(dontWait: true, properties: properties)
+                message = try commands.receiveMessage(
+                    dontWait: true, properties: properties, sourceDescriptor: false)
             } catch {
                 logger.log(.error, "receiving a request failed: \(error)")
                 return true

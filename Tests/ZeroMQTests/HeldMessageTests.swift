@@ -51,6 +51,11 @@ struct HeldMessageTests {
         let message = try #require(try server.receiveMessage(properties: ["Peer-Address"]))
         let descriptor = try #require(message.sourceDescriptor)
         #expect(descriptor > 2)
+        try client.send([frame("again")])
+        let unasked = try #require(
+            try server.receiveMessage(properties: ["Peer-Address"], sourceDescriptor: false))
+        #expect(unasked.sourceDescriptor == nil, "not asked for")
+        #expect(unasked.properties["Peer-Address"] == message.properties["Peer-Address"])
         #expect(message.properties["Peer-Address"]?.hasSuffix(":\(getpid())") == true)
 
         let local = try context.testSocket(.pull)
