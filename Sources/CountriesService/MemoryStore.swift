@@ -88,8 +88,14 @@ final class MemoryStore: StateStore {
             retention.remember(ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
         }
         let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
-        for entry in retention.forget(forgettable) where remembered[entry.id]?.ordinal == entry.ordinal {
-            remembered[entry.id] = nil
+        // One look-up per id forgotten: once the store holds its most ids, every commit forgets
+        // one, and looking it up twice (compare, then remove) hashed it twice.
+        for entry in retention.forget(forgettable) {
+            if let index = remembered.index(forKey: entry.id),
+                remembered[index].value.ordinal == entry.ordinal
+            {
+                remembered.remove(at: index)
+            }
         }
     }
 }

@@ -314,8 +314,11 @@ extension SQLiteStore {
             throw StateStoreError("commit failed: \(error)")
         }
         // Committed: memory follows the file.
-        for entry in retention.forget(forgetting.count) where ordinals[entry.id] == entry.ordinal {
-            ordinals[entry.id] = nil
+        for entry in retention.forget(forgetting.count) {
+            // One look-up per id, as in ``MemoryStore``.
+            if let index = ordinals.index(forKey: entry.id), ordinals[index].value == entry.ordinal {
+                ordinals.remove(at: index)
+            }
         }
         resetReferences.removeFirst(inlined)
         if let through = forgetting.through { resetReferences.removeAll { $0.ordinal <= through } }
