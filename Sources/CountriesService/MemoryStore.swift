@@ -11,25 +11,17 @@ final class MemoryStore: StateStore {
     let identity = StoreIdentity.make()
     var sizeOnDisk: Int { 0 }
 
-    /// The rows and seq as committed (a ``CountriesState`` is made only when asked).
-    private var countries: [Country]
-    private var seq: UInt64 = 0
-    /// The retained events, oldest first; `events[head...]` are live.
-    private var events: [Event] = []
-    private var eventsHead = 0
-    /// Remembered requests by id, with the ordinal they were remembered at.
-    private var remembered: [String: (ordinal: Int64, request: RememberedRequest)] = [:]
-    private var lastOrdinal: Int64 = 0
-    /// Which ids are kept, by count and age (the same rule as ``SQLiteStore``).
-    private var retention: RequestIDRetention
+    /// Everything committed, in one value: a commit changes it through one access, where seven
+    /// stored properties changed one by one cost a runtime exclusivity check each (about 75
+    /// instructions apiece, docs/BENCHMARKS.md, "Stop 48").
+    private var contents: Contents
     private let clock: @Sendable () -> Int64
 
     init(
         seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
         clock: @escaping @Sendable () -> Int64 = { RequestIDWindow.nowMilliseconds }
     ) {
-        countries = seed
-        self.retention = retention
+        contents = Contents(countries: seed, retention: retention)
         self.clock = clock
     }
 
@@ -38,63 +30,103 @@ final class MemoryStore: StateStore {
     var groupsCommits: Bool { false }
 
     func loadState() throws(StoreOpenError) -> CountriesState {
-        CountriesState(countries: countries, seq: seq)
+        CountriesState(countries: contents.countries, seq: contents.seq)
     }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        guard let found = remembered[id], retention.keeps(ordinal: found.ordinal, nowMilliseconds: clock())
-        else { return nil }
-        return found.request
+        contents.rememberedRequest(for: id, nowMilliseconds: clock())
     }
 
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
-        if since > currentSeq { return nil }
-        if since == currentSeq { return [] }
-        let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
-        guard since + 1 >= oldest else { return nil }
-        // Seqs are consecutive, so the position of `since + 1` is known.
-        let start = eventsHead + Int(since + 1 - oldest)
-        return Array(events[start...].prefix(max(0, limit)))
+        contents.events(after: since, currentSeq: currentSeq, limit: limit)
     }
 
     func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
-        eventsHead < events.count ? events[eventsHead].seq : currentSeq + 1
+        contents.oldestRetainedSeq(currentSeq: currentSeq)
     }
 
     func commit(_ batch: StoreBatch) throws(StateStoreError) {
-        for event in batch.events {
-            // The handler made these events from a valid state: they apply as they are.
-            switch event.kind {
-            case .changed(let row): countries[row.index].visited = row.visited
-            case .added(let row): countries.append(row.country)
-            case .removed(let row): countries.remove(at: row.index)
-            case .reset(let rows): countries = rows.map(\.country)
+        contents.commit(batch, nowMilliseconds: clock())
+    }
+}
+
+@available(*, unavailable) extension MemoryStore: Sendable {}
+
+extension MemoryStore {
+    /// The rows, seq, retained events and remembered requests of a ``MemoryStore``.
+    private struct Contents {
+        /// The rows and seq as committed (a ``CountriesState`` is made only when asked).
+        var countries: [Country]
+        var seq: UInt64 = 0
+        /// The retained events, oldest first; `events[eventsHead...]` are live.
+        var events: [Event] = []
+        var eventsHead = 0
+        /// Remembered requests by id, with the ordinal they were remembered at.
+        var remembered: [String: (ordinal: Int64, request: RememberedRequest)] = [:]
+        var lastOrdinal: Int64 = 0
+        /// Which ids are kept, by count and age (the same rule as ``SQLiteStore``).
+        var retention: RequestIDRetention
+
+        init(countries: [Country], retention: RequestIDRetention) {
+            self.countries = countries
+            self.retention = retention
+        }
+
+        func rememberedRequest(for id: String, nowMilliseconds now: Int64) -> RememberedRequest? {
+            guard let found = remembered[id], retention.keeps(ordinal: found.ordinal, nowMilliseconds: now)
+            else { return nil }
+            return found.request
+        }
+
+        func events(after since: UInt64, currentSeq: UInt64, limit: Int) -> [Event]? {
+            if since > currentSeq { return nil }
+            if since == currentSeq { return [] }
+            let oldest = oldestRetainedSeq(currentSeq: currentSeq)
+            guard since + 1 >= oldest else { return nil }
+            // Seqs are consecutive, so the position of `since + 1` is known.
+            let start = eventsHead + Int(since + 1 - oldest)
+            return Array(events[start...].prefix(max(0, limit)))
+        }
+
+        func oldestRetainedSeq(currentSeq: UInt64) -> UInt64 {
+            eventsHead < events.count ? events[eventsHead].seq : currentSeq + 1
+        }
+
+        mutating func commit(_ batch: StoreBatch, nowMilliseconds now: Int64) {
+            for event in batch.events {
+                // The handler made these events from a valid state: they apply as they are.
+                switch event.kind {
+                case .changed(let row): countries[row.index].visited = row.visited
+                case .added(let row): countries.append(row.country)
+                case .removed(let row): countries.remove(at: row.index)
+                case .reset(let rows): countries = rows.map(\.country)
+                }
+                seq = event.seq
+                events.append(event)
             }
-            seq = event.seq
-            events.append(event)
-        }
-        if let last = batch.events.last {
-            let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
-            while eventsHead < events.count, Int64(events[eventsHead].seq) <= keepFrom { eventsHead += 1 }
-            if eventsHead > Limits.retainedEvents {
-                events.removeFirst(eventsHead)
-                eventsHead = 0
+            if let last = batch.events.last {
+                let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
+                while eventsHead < events.count, Int64(events[eventsHead].seq) <= keepFrom { eventsHead += 1 }
+                if eventsHead > Limits.retainedEvents {
+                    events.removeFirst(eventsHead)
+                    eventsHead = 0
+                }
             }
-        }
-        let now = clock()
-        for request in batch.requests {
-            lastOrdinal += 1
-            remembered[request.id] = (lastOrdinal, request)
-            retention.remember(ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
-        }
-        let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
-        // One look-up per id forgotten: once the store holds its most ids, every commit forgets
-        // one, and looking it up twice (compare, then remove) hashed it twice.
-        for entry in retention.forget(forgettable) {
-            if let index = remembered.index(forKey: entry.id),
-                remembered[index].value.ordinal == entry.ordinal
-            {
-                remembered.remove(at: index)
+            for request in batch.requests {
+                lastOrdinal += 1
+                remembered[request.id] = (lastOrdinal, request)
+                retention.remember(
+                    ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
+            }
+            let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
+            // One look-up per id forgotten: once the store holds its most ids, every commit
+            // forgets one, and looking it up twice (compare, then remove) hashed it twice.
+            for entry in retention.forget(forgettable) {
+                if let index = remembered.index(forKey: entry.id),
+                    remembered[index].value.ordinal == entry.ordinal
+                {
+                    remembered.remove(at: index)
+                }
             }
         }
     }
