@@ -35,7 +35,7 @@ struct IncomingRequest {
         // Taken out of the message, not copied: the envelope then keeps their storage.
         var frames: [Data] = []
         swap(&frames, &message.frames)
-        self = Self.split(frames)
+        self = Self.split(consume frames)
         let properties = message.properties
         if let received {
             trace = RequestTrace(received: received)

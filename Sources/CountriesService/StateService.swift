@@ -379,16 +379,18 @@ public final class StateService {
         while batch.count < configuration.maximumBatch && load.costly < configuration.maximumHistoryPerBatch
             && load.replyBytes < configuration.maximumBatchReplyBytes
         {
-            let message: ReceivedMessage?
+            let request: IncomingRequest
             do {
-                message = try commands.receiveMessage(
-                    dontWait: true, properties: properties, sourceDescriptor: false)
+                guard
+                    let message = try commands.receiveMessage(
+                        dontWait: true, properties: properties, sourceDescriptor: false)
+                else { return false }
+                // Its last use: the request takes the message's frames without copying them.
+                request = IncomingRequest(message, authenticated: authenticated, received: received)
             } catch {
                 logger.log(.error, "receiving a request failed: \(error)")
                 return true
             }
-            guard let message else { return false }
-            let request = IncomingRequest(message, authenticated: authenticated, received: received)
             let likely = request.likelyReply
             if likely == .historyPage { load.costly += 1 }
             load.replyBytes += likely.estimatedBytes(listBytes: handler.estimatedListBytes)
