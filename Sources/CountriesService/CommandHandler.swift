@@ -114,10 +114,17 @@ final class CommandHandler {
     /// Outcomes are decided by the ``BatchStager``; whether they stand, by the ``CommitPath``
     /// of the store's kind.
     func handle(_ requests: some Collection<IncomingRequest>, emit: ([Outgoing]) -> Void) {
+        // The arrays of the last batch, emptied, so that a batch does not make two new ones
+        // (the in-memory path handles each request as a batch of its own).
         var output: [Outgoing] = []
-        var working = path.workingCopy(of: state)
-        defer { path.batchEnded(with: working) }
         var staged: [StagedChange] = []
+        swap(&output, &spareOutput)
+        swap(&staged, &spareStaged)
+        var working = path.workingCopy(of: state)
+        defer {
+            path.batchEnded(with: working)
+            keepSpares(&output, &staged)
+        }
         var readsPrepared = false
         var stagedEventBytes = 0
 
@@ -269,6 +276,20 @@ final class CommandHandler {
             }
         }
         flush()
+    }
+
+    /// Empty arrays with room for a batch, kept between batches.
+    private var spareOutput: [Outgoing] = []
+    private var spareStaged: [StagedChange] = []
+
+    /// Keeps a batch's arrays for the next one, emptied; not those a large batch grew (a
+    /// thousand staged changes would be held for good).
+    private func keepSpares(_ output: inout [Outgoing], _ staged: inout [StagedChange]) {
+        let largest = 64
+        output.removeAll(keepingCapacity: output.capacity <= largest)
+        staged.removeAll(keepingCapacity: staged.capacity <= largest)
+        swap(&output, &spareOutput)
+        swap(&staged, &spareStaged)
     }
 
     /// The `list` reply of the current state, encoded once per seq.
