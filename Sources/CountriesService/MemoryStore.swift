@@ -119,15 +119,7 @@ extension MemoryStore {
                     ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
             }
             let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
-            // One look-up per id forgotten: once the store holds its most ids, every commit
-            // forgets one, and looking it up twice (compare, then remove) hashed it twice.
-            for entry in retention.forget(forgettable) {
-                if let index = remembered.index(forKey: entry.id),
-                    remembered[index].value.ordinal == entry.ordinal
-                {
-                    remembered.remove(at: index)
-                }
-            }
+            retention.forget(forgettable, from: &remembered) { $0.ordinal }
         }
     }
 }

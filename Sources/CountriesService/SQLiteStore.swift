@@ -314,12 +314,7 @@ extension SQLiteStore {
             throw StateStoreError("commit failed: \(error)")
         }
         // Committed: memory follows the file.
-        for entry in retention.forget(forgetting.count) {
-            // One look-up per id, as in ``MemoryStore``.
-            if let index = ordinals.index(forKey: entry.id), ordinals[index].value == entry.ordinal {
-                ordinals.remove(at: index)
-            }
-        }
+        retention.forget(forgetting.count, from: &ordinals) { $0 }
         resetReferences.removeFirst(inlined)
         if let through = forgetting.through { resetReferences.removeAll { $0.ordinal <= through } }
         resetReferences += referenced

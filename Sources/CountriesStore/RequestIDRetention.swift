@@ -86,6 +86,21 @@ public struct RequestIDRetention: Sendable {
         count > 0 ? entries[head + min(count, self.count) - 1].ordinal : nil
     }
 
+    /// Forgets the `count` oldest ids and takes each out of `table`, the store's ids by name,
+    /// unless the table has it from a later remembering (another `ordinal`: the id was used
+    /// again). One look-up per id: once a store holds its most ids, every commit forgets one,
+    /// and comparing then removing hashed it twice (docs/BENCHMARKS.md, "Stop 48").
+    @inlinable
+    public mutating func forget<Value>(
+        _ count: Int, from table: inout [String: Value], ordinal: (Value) -> Int64
+    ) {
+        for entry in forget(count) {
+            if let index = table.index(forKey: entry.id), ordinal(table[index].value) == entry.ordinal {
+                table.remove(at: index)
+            }
+        }
+    }
+
     /// Forgets the `count` oldest ids; returns them.
     public mutating func forget(_ count: Int) -> ArraySlice<Entry> {
         let end = head + min(count, self.count)

@@ -63,4 +63,15 @@ import Testing
         #expect(!old.keeps(ordinal: 1, nowMilliseconds: 0))
         #expect(old.keeps(ordinal: 3, nowMilliseconds: 0))
     }
+
+    /// A store's table loses the ids forgotten, but not one remembered again since (the table
+    /// holds it under a later ordinal), nor ids not forgotten yet.
+    @Test func forgettingTakesIdsOutOfAStoresTableUnlessRememberedAgain() {
+        var retention = retention(count: 4) { _ in 0 }
+        retention.remember(ordinal: 5, id: "1", bytes: 10, milliseconds: 0)  // "1" used again
+        var table: [String: Int64] = ["0": 1, "1": 5, "2": 3, "3": 4]
+        retention.forget(2, from: &table) { $0 }
+        #expect(table == ["1": 5, "2": 3, "3": 4])
+        #expect(retention.count == 3)
+    }
 }
