@@ -103,17 +103,6 @@ struct IncomingRequest {
         return likely
     }
 
-    /// Whether the body may be a `history` request (``likelyReply``).
-    var mayBeHistory: Bool { likelyReply == .historyPage }
-
-    /// What the reply may take, estimated without decoding the body, for the batch's byte
-    /// budget: a page of `history`, a whole list (`list`, `reset`: `listBytes`), or nothing
-    /// worth counting; the list's size is asked only for those. A false positive only ends a
-    /// batch early.
-    func estimatedReplyBytes(listBytes: @autoclosure () -> Int) -> Int {
-        likelyReply.estimatedBytes(listBytes: listBytes())
-    }
-
     /// Whether `bytes` hold `needle` (glibc's `memmem` is a GNU extension Swift does not import).
     private static func contains(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
         guard let start = bytes.baseAddress, bytes.count >= needle.count else { return false }
@@ -137,7 +126,8 @@ struct IncomingRequest {
 }
 
 extension IncomingRequest.LikelyReply {
-    /// The bytes to count for the batch's budget; `listBytes` is asked only for a whole list.
+    /// The bytes to count for the batch's byte budget: a page of `history`, the whole list
+    /// (`list`, `reset`: `listBytes`, asked only then), or nothing worth counting.
     func estimatedBytes(listBytes: @autoclosure () -> Int) -> Int {
         switch self {
         case .historyPage: Limits.historyPageBytes

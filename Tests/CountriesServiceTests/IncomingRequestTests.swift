@@ -12,15 +12,15 @@ import ZeroMQ
     }
 
     @Test func aHistoryRequestMayBeHistoryAndOthersNot() {
-        #expect(request([#"{"op":"history","since":0}"#]).mayBeHistory)
-        #expect(request(["history"]).mayBeHistory)
-        #expect(request(["x", #"{"since":3,"op":"history"}"#]).mayBeHistory, "in any frame")
-        #expect(request([String(repeating: "h", count: 70_000) + "history"]).mayBeHistory)
-        #expect(!request([#"{"op":"toggle","index":1,"id":"a"}"#]).mayBeHistory)
-        #expect(!request([#"{"op":"histor"}"#, "y"]).mayBeHistory)
-        #expect(!request(["historhistorY"]).mayBeHistory)
-        #expect(!request([]).mayBeHistory)
-        #expect(!request([""]).mayBeHistory)
+        #expect(request([#"{"op":"history","since":0}"#]).likelyReply == .historyPage)
+        #expect(request(["history"]).likelyReply == .historyPage)
+        #expect(request(["x", #"{"since":3,"op":"history"}"#]).likelyReply == .historyPage, "in any frame")
+        #expect(request([String(repeating: "h", count: 70_000) + "history"]).likelyReply == .historyPage)
+        #expect(request([#"{"op":"toggle","index":1,"id":"a"}"#]).likelyReply != .historyPage)
+        #expect(request([#"{"op":"histor"}"#, "y"]).likelyReply != .historyPage)
+        #expect(request(["historhistorY"]).likelyReply != .historyPage)
+        #expect(request([]).likelyReply != .historyPage)
+        #expect(request([""]).likelyReply != .historyPage)
     }
 
     /// It runs for every request the loop reads, before the batch is handled: a profile of 16
@@ -32,7 +32,7 @@ import ZeroMQ
         let clock = ContinuousClock()
         var found = 0
         let elapsed = clock.measure {
-            for _ in 0..<2_000 where large.mayBeHistory { found += 1 }
+            for _ in 0..<2_000 where large.likelyReply == .historyPage { found += 1 }
         }
         #expect(found == 0)
         #expect(elapsed < .milliseconds(400), "\(elapsed) for 2,000 scans of 64 KiB")
@@ -41,13 +41,13 @@ import ZeroMQ
     /// The batch's byte budget guesses each reply before decoding: a page of history, a whole
     /// list for `list` and `reset`, nothing for the rest.
     @Test func repliesAreEstimatedForTheBatchBudget() {
-        #expect(request([#"{"op":"list"}"#]).estimatedReplyBytes(listBytes: 9_000) == 9_000)
-        #expect(request([#"{"op":"reset","id":"x"}"#]).estimatedReplyBytes(listBytes: 9_000) == 9_000)
+        #expect(request([#"{"op":"list"}"#]).likelyReply.estimatedBytes(listBytes: 9_000) == 9_000)
+        #expect(request([#"{"op":"reset","id":"x"}"#]).likelyReply.estimatedBytes(listBytes: 9_000) == 9_000)
         #expect(
-            request([#"{"op":"history","since":0}"#]).estimatedReplyBytes(listBytes: 9_000)
+            request([#"{"op":"history","since":0}"#]).likelyReply.estimatedBytes(listBytes: 9_000)
                 == Limits.historyPageBytes)
-        #expect(request([#"{"op":"toggle","index":1}"#]).estimatedReplyBytes(listBytes: 9_000) == 0)
-        #expect(request([#"{"op":"count"}"#]).estimatedReplyBytes(listBytes: 9_000) == 0)
+        #expect(request([#"{"op":"toggle","index":1}"#]).likelyReply.estimatedBytes(listBytes: 9_000) == 0)
+        #expect(request([#"{"op":"count"}"#]).likelyReply.estimatedBytes(listBytes: 9_000) == 0)
     }
 
     /// One pass over each frame decides the guess: `history` in any frame wins over a list in
