@@ -73,7 +73,8 @@ struct RequestTrace {
 
     /// Changes the fields of this copy alone.
     private mutating func update(_ change: (Fields) -> Void) {
-        if fields == nil || !isKnownUniquelyReferenced(&fields) { fields = Fields(copying: fields) }
+        // False for nil too: a trace of nothing gets fields of its own.
+        if !isKnownUniquelyReferenced(&fields) { fields = Fields(copying: fields) }
         if let fields { change(fields) }
     }
 }
