@@ -61,21 +61,16 @@ extension MemoryStore {
         /// The retained events, oldest first; `events[eventsHead...]` are live.
         var events: [Event] = []
         var eventsHead = 0
-        /// Remembered requests by id, with the ordinal they were remembered at.
-        var remembered: [String: (ordinal: Int64, request: RememberedRequest)] = [:]
-        var lastOrdinal: Int64 = 0
-        /// Which ids are kept, by count and age (the same rule as ``SQLiteStore``).
-        var retention: RequestIDRetention
+        /// Remembered requests, kept by count and age (the same rule as ``SQLiteStore``).
+        var remembered: RememberedRequestLog
 
         init(countries: [Country], retention: RequestIDRetention) {
             self.countries = countries
-            self.retention = retention
+            remembered = RememberedRequestLog(retention: retention)
         }
 
         func rememberedRequest(for id: String, nowMilliseconds now: Int64) -> RememberedRequest? {
-            guard let found = remembered[id], retention.keeps(ordinal: found.ordinal, nowMilliseconds: now)
-            else { return nil }
-            return found.request
+            remembered.request(for: id, nowMilliseconds: now)
         }
 
         func events(after since: UInt64, currentSeq: UInt64, limit: Int) -> [Event]? {
@@ -112,14 +107,8 @@ extension MemoryStore {
                     eventsHead = 0
                 }
             }
-            for request in batch.requests {
-                lastOrdinal += 1
-                remembered[request.id] = (lastOrdinal, request)
-                retention.remember(
-                    ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
-            }
-            let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
-            retention.forget(forgettable, from: &remembered) { $0.ordinal }
+            for request in batch.requests { remembered.remember(request, nowMilliseconds: now) }
+            remembered.forgetExpired(nowMilliseconds: now)
         }
     }
 }
