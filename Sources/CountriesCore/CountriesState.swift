@@ -175,7 +175,7 @@ extension CountriesState {
     /// An event that does not fit (a row that is not where it says, a gap in seqs), or an
     /// outcome of another seq or length than `newer`'s, makes this state `newer` itself: the
     /// value is always right, only the copy is saved.
-    public mutating func follow(_ newer: CountriesState, through events: some Sequence<Event>) {
+    public mutating func follow(_ newer: CountriesState, through events: [Event]) {
         do {
             for event in events { try replay(event) }
         } catch {
