@@ -88,7 +88,7 @@ struct RememberedRequestLog {
         }
         request.request?.withUnsafeBytes { append($0) }
         request.reply.withUnsafeBytes { append($0) }
-        retention.remember(ordinal: lastOrdinal, id: request.id, bytes: request.bytes, milliseconds: now)
+        retention.remember(ordinal: lastOrdinal, bytes: request.bytes, milliseconds: now)
     }
 
     /// Forgets the ids the rule lets go at `now`, and the bytes of their records.

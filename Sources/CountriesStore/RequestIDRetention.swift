@@ -13,7 +13,7 @@ public struct RequestIDRetention: Sendable {
     public struct Entry: Sendable, Equatable {
         /// Where the store keeps it (the SQLite row's ordinal; a counter in memory).
         public var ordinal: Int64
-        /// The request id.
+        /// The request id (empty when the store keeps its ids itself).
         public var id: String
         /// When it was committed, in milliseconds since 1970.
         public var milliseconds: Int64
@@ -48,6 +48,14 @@ public struct RequestIDRetention: Sendable {
         newestMilliseconds = max(newestMilliseconds, milliseconds)
         entries.append(Entry(ordinal: ordinal, id: id, milliseconds: newestMilliseconds, bytes: bytes))
         self.bytes += bytes
+    }
+
+    /// Remembers an id of a store that keeps the ids itself and tells them apart by `ordinal`:
+    /// its entry's ``Entry/id`` is empty. An entry holding the id's string would keep it alive
+    /// until the id is forgotten, when freeing it costs a cache miss per id (docs/BENCHMARKS.md,
+    /// "Stop 49").
+    public mutating func remember(ordinal: Int64, bytes: Int, milliseconds: Int64) {
+        remember(ordinal: ordinal, id: "", bytes: bytes, milliseconds: milliseconds)
     }
 
     /// How many of the oldest ids may be forgotten at `now` once `adding` ids of `addingBytes`
