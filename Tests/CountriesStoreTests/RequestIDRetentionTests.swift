@@ -74,4 +74,20 @@ import Testing
         #expect(table == ["1": 5, "2": 3, "3": 4])
         #expect(retention.count == 3)
     }
+
+    /// A store that keeps its ids itself gives none: the rule is the same, the entries hold no
+    /// string.
+    @Test func idsRememberedWithoutTheirStringFollowTheSameRule() {
+        let named = retention(count: 5) { _ in 0 }
+        var anonymous = RequestIDRetention()
+        anonymous.minimumCount = 3
+        anonymous.maximumCount = 6
+        anonymous.maximumBytes = 100
+        for number in 0..<5 { anonymous.remember(ordinal: Int64(number + 1), bytes: 10, milliseconds: 0) }
+        #expect(anonymous.bytes == named.bytes)
+        #expect(
+            anonymous.forgettable(nowMilliseconds: 600_000) == named.forgettable(nowMilliseconds: 600_000))
+        #expect(anonymous.forget(2).map(\.id) == ["", ""])
+        #expect(anonymous.count == 3)
+    }
 }
