@@ -56,6 +56,8 @@ public struct Poller {
     private var known: [Known] = []
     /// The `pollfd` array, kept between polls so a wait allocates nothing for it.
     private var descriptors: [pollfd] = []
+    /// How many times it asked a socket's `ZMQ_EVENTS` before waiting: for tests of what it saves.
+    private(set) var queriesBeforeWait = 0
 
     /// Creates an empty poller.
     public init() {}
@@ -106,7 +108,19 @@ public struct Poller {
             for index in sources.indices {
                 guard case .socket(let socket) = sources[index] else { continue }
                 if known[index].activity != socket.activity || known[index].fileDescriptor < 0 {
-                    guard try refresh(index, socket) else { return PollResult(interrupted: true, count: 0) }
+                    if known[index].fileDescriptor >= 0, interests[index] == .readable,
+                        socket.drainedAtActivity == socket.activity
+                    {
+                        // Its last call was a receive that found nothing: not readable, and the
+                        // next message signals its ZMQ_FD (``Socket/drainedAtActivity``).
+                        known[index].events = []
+                        known[index].activity = socket.activity
+                    } else {
+                        queriesBeforeWait += 1
+                        guard try refresh(index, socket) else {
+                            return PollResult(interrupted: true, count: 0)
+                        }
+                    }
                 }
                 if !known[index].events.isDisjoint(with: interests[index]) { socketReady = true }
             }

@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
 import Testing
-import ZeroMQ
+
+@testable import ZeroMQ
 
 @Suite("Poller")
 struct PollerTests {
@@ -155,6 +156,63 @@ struct PollerTests {
         #expect(timedOut == 0)
         #expect(answered >= rounds - 2)
         while outstanding > 0, try server.receive() != nil { outstanding -= 1 }
+    }
+
+    /// A receive that finds nothing queued processes the socket's commands as `ZMQ_EVENTS`
+    /// would, so the poller does not ask again before its wait; a message that arrives right
+    /// after must still wake it. A peer thread answers each request at once, so answers often
+    /// land between the empty receive and the wait, or before it.
+    @Test(
+        "A socket whose last call found nothing queued is not asked again, and never loses a wake-up",
+        arguments: [Transport.inproc, .ipc, .tcp])
+    func drainedSocketWakes(_ transport: Transport) throws {
+        let directory = try ScratchDirectory()
+        let context = try Context()
+        let server = try context.testSocket(.dealer)
+        try server.bind(uniqueEndpoint(transport, in: directory))
+        let endpoint = try server.lastEndpoint
+        let rounds = 3000
+        let echo = Thread {
+            guard let client = try? context.testSocket(.dealer), (try? client.connect(endpoint)) != nil else {
+                return
+            }
+            for _ in 0..<rounds {
+                guard let message = try? client.receive() else { return }
+                _ = try? client.send(message)
+            }
+            client.close()
+        }
+        echo.start()
+        var poller = Poller()
+        let item = poller.add(server)
+        var outstanding = 0
+        var answered = 0
+        var polls = 0
+        var timedOut = 0
+        for round in 0..<rounds {
+            try server.send([frame("\(round)")])
+            outstanding += 1
+            while try server.receive(dontWait: true) != nil {
+                outstanding -= 1
+                answered += 1
+            }
+            guard outstanding > 0 else { continue }
+            let ready = try poller.poll(timeoutMilliseconds: Int(patience))
+            polls += 1
+            if !ready.isReadable(item) {
+                timedOut += 1
+                break
+            }
+            while try server.receive(dontWait: true) != nil {
+                outstanding -= 1
+                answered += 1
+            }
+        }
+        #expect(timedOut == 0)
+        #expect(answered == rounds)
+        #expect(polls > 0)
+        // Only the first wait asks, to learn the socket's ZMQ_FD; any other used since would ask.
+        #expect(poller.queriesBeforeWait == 1, "\(poller.queriesBeforeWait) ZMQ_EVENTS in \(polls) polls")
     }
 
     @Test("A socket that was not used since the last poll is still reported when a message arrives")
