@@ -276,7 +276,9 @@ public final class StateService {
                 }
                 send(writer.forwarder.expire(now: .now))
             }
-            if ready.isReadable(commandItem) {
+            if ready.isReadable(commandItem), replication == nil, !handler.groupsCommits {
+                answerEachInTurn(&batch)
+            } else if ready.isReadable(commandItem) {
                 var load = BatchLoad()
                 let full = readBatch(into: &batch, load: &load)
                 forwardToWriter(&batch)
@@ -288,11 +290,8 @@ public final class StateService {
                         cohort.committed(
                             peers: batch.lazy.map { UnreadReplies.peer(of: $0.envelope) },
                             took: .now - started)
-                    } else if handler.groupsCommits {
-                        handler.handle(batch, emit: send)
                     } else {
-                        // Nothing to share: each reply goes out as soon as it is made.
-                        for request in batch { handler.handle(CollectionOfOne(request), emit: send) }
+                        handler.handle(batch, emit: send)
                     }
                     batch.removeAll(keepingCapacity: true)
                 }
@@ -368,15 +367,33 @@ public final class StateService {
         var replyBytes = 0
     }
 
-    /// Reads every request already queued, up to the batch's limits, without waiting. Returns
-    /// whether a limit stopped it (rather than an empty queue).
-    private func readBatch(into batch: inout [IncomingRequest], load: inout BatchLoad) -> Bool {
+    /// Answers the queued requests one at a time, up to a batch's count, when requests share
+    /// nothing (a store that does not group commits, no replicas): each is read, handled and
+    /// its reply sent before the next is read. So the read that finds the queue empty is the
+    /// last call on the command socket, and the poller knows it is drained without asking
+    /// libzmq again; reading to the end first cost one wake-up's worth of system calls more
+    /// per request, before its answer (docs/BENCHMARKS.md, "Stop 49").
+    private func answerEachInTurn(_ batch: inout [IncomingRequest]) {
+        for _ in 0..<configuration.maximumBatch {
+            var load = BatchLoad()
+            _ = readBatch(into: &batch, load: &load, limit: 1)
+            guard let request = batch.popLast() else { return }
+            handler.handle(CollectionOfOne(request), emit: send)
+        }
+    }
+
+    /// Reads every request already queued, up to the batch's limits (and `limit` requests),
+    /// without waiting. Returns whether a limit stopped it (rather than an empty queue).
+    private func readBatch(
+        into batch: inout [IncomingRequest], load: inout BatchLoad, limit: Int = .max
+    ) -> Bool {
         let authenticated = sockets.authenticates
         // One clock read per batch, and only when a log line or a metric reads it.
         let received = handler.traces ? ContinuousClock.now : nil
         var properties = authenticated ? [IncomingRequest.userIDProperty] : []
         if logger.logs(.debug) { properties.append(IncomingRequest.peerAddressProperty) }
-        while batch.count < configuration.maximumBatch && load.costly < configuration.maximumHistoryPerBatch
+        while batch.count < min(limit, configuration.maximumBatch)
+            && load.costly < configuration.maximumHistoryPerBatch
             && load.replyBytes < configuration.maximumBatchReplyBytes
         {
             let request: IncomingRequest
