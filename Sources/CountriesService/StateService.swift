@@ -424,9 +424,8 @@ public final class StateService {
                     // ROUTER drops a reply to a peer that has gone; it never blocks. What the peer
                     // has not taken is counted until libzmq lets it go.
                     let peer = UnreadReplies.peer(of: envelope)
-                    let bytes = body.count
-                    let counted = unreadReplies.add(bytes, for: peer)
-                    try commands.send(envelope, then: body, dontWait: true) { counted.release(bytes) }
+                    let counted = unreadReplies.add(body.count, for: peer)
+                    try commands.send(envelope, then: body, dontWait: true, observer: counted)
                 } catch {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }

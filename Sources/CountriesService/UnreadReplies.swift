@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ZeroMQ
 
 /// Bytes of replies each command peer has not taken yet: counted when a reply is handed to
 /// libzmq and given back when libzmq lets it go (written to the connection, or dropped). The
@@ -12,14 +13,14 @@ import Synchronization
 /// look-up per reply on each side cost about 1,300 instructions a toggle).
 final class UnreadReplies {
     /// One peer's bytes in flight, shared with the release of each of its replies.
-    final class PeerBytes: Sendable {
+    final class PeerBytes: ReleaseObserver {
         fileprivate let bytes = Atomic<Int>(0)
         fileprivate let total: Total
 
         fileprivate init(total: Total) { self.total = total }
 
         /// Gives back `count` bytes libzmq let go (from any thread).
-        func release(_ count: Int) {
+        func released(_ count: Int) {
             bytes.subtract(count, ordering: .releasing)
             total.bytes.subtract(count, ordering: .releasing)
         }

@@ -2,21 +2,47 @@ import CZeroMQ
 import Foundation
 import Synchronization
 
-/// A frame's bytes handed to libzmq without a further copy: libzmq calls ``free`` when it is
-/// done with them (from an I/O thread), which deallocates them and calls the sender's
-/// `released`. Passed to libzmq retained, as the free function's hint.
-final class ReleasedBuffer {
-    let pointer: UnsafeMutableRawPointer
-    private let released: @Sendable () -> Void
+/// What a sender learns when libzmq lets go of a frame sent with
+/// ``Socket/send(_:then:dontWait:observer:)``: written to the connection, dropped, or not sent.
+public protocol ReleaseObserver: AnyObject, Sendable {
+    /// libzmq no longer holds a frame of `bytes` bytes. Called on one of libzmq's I/O threads
+    /// (or on the sender's, for a frame not sent).
+    func released(_ bytes: Int)
+}
 
-    init(copying data: Data, released: @escaping @Sendable () -> Void) {
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(1, data.count), alignment: 1)
-        data.withUnsafeBytes { bytes in
-            if let base = bytes.baseAddress { buffer.copyMemory(from: base, byteCount: bytes.count) }
+/// A frame's bytes handed to libzmq without a further copy, in one allocation with whom to
+/// tell: libzmq calls ``free`` when it is done with them (from an I/O thread), which tells the
+/// observer and deallocates the lot. Passed to libzmq retained, as the free function's hint.
+///
+/// One allocation per reply, not three (the bytes, their owner and a closure's context): each
+/// is freed on libzmq's I/O thread, where glibc takes the allocating thread's arena lock for
+/// it (docs/BENCHMARKS.md, "Stop 49").
+final class ReleasedBuffer: ManagedBuffer<ReleasedBuffer.Header, UInt8> {
+    struct Header {
+        let observer: any ReleaseObserver
+        let count: Int
+    }
+
+    /// A buffer holding a copy of `data`, that tells `observer` when released.
+    static func copying(_ data: Data, observer: any ReleaseObserver) -> ReleasedBuffer {
+        let buffer = unsafeDowncast(
+            create(minimumCapacity: max(1, data.count)) { _ in Header(observer: observer, count: data.count)
+            },
+            to: ReleasedBuffer.self)
+        buffer.withUnsafeMutablePointerToElements { elements in
+            data.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress {
+                    elements.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+                }
+            }
         }
-        pointer = buffer
-        self.released = released
-        Self.handOff.add(1, ordering: .acquiringAndReleasing)
+        handOff.add(1, ordering: .acquiringAndReleasing)
+        return buffer
+    }
+
+    /// The bytes, valid while the buffer lives.
+    var pointer: UnsafeMutableRawPointer {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
 
     /// What makes the hand-off to libzmq's thread visible to ThreadSanitizer: libzmq passes the
@@ -26,10 +52,9 @@ final class ReleasedBuffer {
     /// exclusivity check cost about 270 instructions per reply and event.
     private static let handOff = Atomic<UInt64>(0)
 
-    /// Gives the bytes back and tells the sender.
+    /// Tells the observer; the bytes go with the buffer.
     func run() {
-        pointer.deallocate()
-        released()
+        header.observer.released(header.count)
     }
 
     /// libzmq's free function: `hint` is the retained buffer.
@@ -38,5 +63,24 @@ final class ReleasedBuffer {
         guard let hint else { return }
         handOff.add(1, ordering: .acquiringAndReleasing)
         Unmanaged<ReleasedBuffer>.fromOpaque(hint).takeRetainedValue().run()
+    }
+}
+
+/// A closure as a ``ReleaseObserver``, for ``Socket/send(_:then:dontWait:released:)``.
+private final class ClosureObserver: ReleaseObserver {
+    let action: @Sendable () -> Void
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    func released(_ bytes: Int) { action() }
+}
+
+extension Socket {
+    /// Sends like ``send(_:then:dontWait:observer:)`` and calls `released` once libzmq no longer
+    /// holds `last` (one allocation more per message than an observer).
+    @discardableResult
+    public func send(
+        _ head: [Data], then last: Data, dontWait: Bool = false,
+        released: @escaping @Sendable () -> Void
+    ) throws(ZMQError) -> Bool {
+        try send(head, then: last, dontWait: dontWait, observer: ClosureObserver(released))
     }
 }

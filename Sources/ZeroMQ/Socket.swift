@@ -114,39 +114,38 @@ public final class Socket {
     }
 
     /// Sends `head`'s frames then `last` as one message, like ``send(_:then:dontWait:)``, and
-    /// calls `released` once libzmq no longer holds `last`: written to the connection, dropped
+    /// tells `observer` once libzmq no longer holds `last`: written to the connection, dropped
     /// (a peer gone, a full queue), or not sent at all (then before this returns or throws).
-    /// `last` is copied once, into a buffer libzmq sends from and frees; `released` runs on one
-    /// of libzmq's I/O threads, so a caller can count what a peer has not taken yet.
+    /// `last` is copied once, into a buffer libzmq sends from and frees; the observer is told on
+    /// one of libzmq's I/O threads, so a caller can count what a peer has not taken yet.
     @discardableResult
     public func send(
-        _ head: [Data], then last: Data, dontWait: Bool = false,
-        released: @escaping @Sendable () -> Void
+        _ head: [Data], then last: Data, dontWait: Bool = false, observer: any ReleaseObserver
     ) throws(ZMQError) -> Bool {
         let handle = try openHandle("send")
         let flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
         do {
             guard try send(count: head.count, dontWait: dontWait, continued: true, frame: { head[$0] }) else {
-                released()
+                observer.released(last.count)
                 return false
             }
         } catch {
-            released()
+            observer.released(last.count)
             throw error
         }
         var message = zmq_msg_t()
-        let release = ReleasedBuffer(copying: last, released: released)
-        let hint = Unmanaged.passRetained(release).toOpaque()
-        guard zmq_msg_init_data(&message, release.pointer, last.count, ReleasedBuffer.free, hint) == 0 else {
+        let buffer = ReleasedBuffer.copying(last, observer: observer)
+        let hint = Unmanaged.passRetained(buffer).toOpaque()
+        guard zmq_msg_init_data(&message, buffer.pointer, last.count, ReleasedBuffer.free, hint) == 0 else {
             Unmanaged<ReleasedBuffer>.fromOpaque(hint).release()
-            release.run()
+            buffer.run()
             throw ZMQError(code: zmq_errno(), operation: "zmq_msg_init_data")
         }
         while true {
             if zmq_msg_send(&message, handle, flags) >= 0 { return true }
             let code = zmq_errno()
             if code == EINTR && !head.isEmpty { continue }
-            zmq_msg_close(&message)  // frees the buffer and calls `released`
+            zmq_msg_close(&message)  // frees the buffer and tells the observer
             if head.isEmpty && (code == EAGAIN || code == EINTR) { return false }
             throw ZMQError(code: code, operation: "send(frame \(head.count + 1) of \(head.count + 1))")
         }

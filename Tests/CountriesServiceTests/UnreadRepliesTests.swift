@@ -19,8 +19,8 @@ import Testing
         let second = unread.add(50, for: peer)
         unread.add(7, for: Data("b".utf8))
         #expect(unread.unread(by: peer) == 150)
-        first.release(100)
-        second.release(50)
+        first.released(100)
+        second.released(50)
         #expect(unread.unread(by: peer) == 0)
         #expect(unread.peers == 1, "a peer with nothing in flight is not counted")
         #expect(unread.totalBytes == 7)
@@ -38,15 +38,15 @@ import Testing
             if pending.count == 64 {
                 let batch = pending
                 pending = []
-                await Task.detached { for (counted, bytes) in batch { counted.release(bytes) } }.value
+                await Task.detached { for (counted, bytes) in batch { counted.released(bytes) } }.value
             }
         }
-        for (counted, bytes) in pending { counted.release(bytes) }
+        for (counted, bytes) in pending { counted.released(bytes) }
         #expect(unread.totalBytes == 1_000)
         #expect(unread.peers == 1)
         #expect(unread.unread(by: Data("held".utf8)) == 1_000)
         #expect(unread.unread(by: Data("peer-1".utf8)) == 0)
-        held.release(1_000)
+        held.released(1_000)
         #expect(unread.totalBytes == 0)
     }
 
@@ -61,7 +61,7 @@ import Testing
         #expect(unread.add(1, for: Data("b".utf8)) === other, "one count per peer")
         #expect(unread.unread(by: peer, ifAllReach: 1_000) == 600)
         #expect(unread.unread(by: Data("b".utf8), ifAllReach: 1_000) == 400)
-        other.release(400)
+        other.released(400)
         #expect(unread.unread(by: peer, ifAllReach: 601) == 0)
         #expect(unread.unread(by: peer, ifAllReach: 600) == 600)
     }

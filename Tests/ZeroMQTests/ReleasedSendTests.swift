@@ -64,4 +64,44 @@ struct ReleasedSendTests {
         #expect(texts(try pull.receive()) == ["one"])
         #expect(releases.wait(for: 1), "released once the peer took it")
     }
+
+    /// Counts the bytes an observer is told of.
+    final class ReleasedBytes: ReleaseObserver {
+        private let total = Locked(0)
+        var value: Int { total.withLock { $0 } }
+        func released(_ bytes: Int) { total.withLock { $0 += bytes } }
+    }
+
+    @Test(
+        "An observer is told the size of each frame let go: sent, dropped, or refused",
+        arguments: Transport.allCases)
+    func observerToldTheBytes(over transport: Transport) throws {
+        let directory = try ScratchDirectory(prefix: "zmqo")
+        defer { directory.remove() }
+        let context = try Context()
+        let pull = try context.testSocket(.pull)
+        let push = try context.testSocket(.push)
+        try pull.setOption(.receiveHighWaterMark, 1)
+        try push.setOption(.sendHighWaterMark, 1)
+        try pull.bind(uniqueEndpoint(transport, in: directory))
+        try push.connect(try pull.lastEndpoint)
+        let observer = ReleasedBytes()
+        #expect(try push.send([frame("head")], then: Data(count: 1_000), observer: observer))
+        #expect(try pull.receive() == [frame("head"), Data(count: 1_000)])
+        #expect(eventually { observer.value == 1_000 }, "released once written")
+        let router = try context.testSocket(.router)
+        try router.bind("inproc://observer-dropped-\(transport)")
+        #expect(try router.send([frame("nobody")], then: Data(count: 10), dontWait: true, observer: observer))
+        #expect(eventually { observer.value == 1_010 }, "released when dropped")
+        // Fill the queue until a send is refused: a refused frame is let go at once, with its bytes.
+        var refused = false
+        for _ in 0..<10_000 where !refused {
+            let one = ReleasedBytes()
+            if try !push.send([], then: Data(count: 7), dontWait: true, observer: one) {
+                refused = true
+                #expect(one.value == 7, "a refused frame is released before the send returns")
+            }
+        }
+        #expect(refused)
+    }
 }
