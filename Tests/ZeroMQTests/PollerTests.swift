@@ -117,21 +117,8 @@ struct PollerTests {
     func noLostWakeUps(_ transport: Transport) throws {
         let directory = try ScratchDirectory()
         let context = try Context()
-        let server = try context.testSocket(.dealer)
-        try server.bind(uniqueEndpoint(transport, in: directory))
-        let endpoint = try server.lastEndpoint
         let rounds = 3000
-        let echo = Thread {
-            guard let client = try? context.testSocket(.dealer), (try? client.connect(endpoint)) != nil else {
-                return
-            }
-            for _ in 0..<(rounds * 2) {
-                guard let message = try? client.receive() else { return }
-                _ = try? client.send(message)
-            }
-            client.close()
-        }
-        echo.start()
+        let server = try echoedServer(transport, in: directory, context: context, answers: rounds * 2)
         var poller = Poller()
         let item = poller.add(server)
         var outstanding = 0
@@ -148,10 +135,9 @@ struct PollerTests {
                 timedOut += 1
                 break
             }
-            while try server.receive(dontWait: true) != nil {
-                outstanding -= 1
-                answered += 1
-            }
+            let taken = try drain(server)
+            outstanding -= taken
+            answered += taken
         }
         #expect(timedOut == 0)
         #expect(answered >= rounds - 2)
@@ -168,45 +154,24 @@ struct PollerTests {
     func drainedSocketWakes(_ transport: Transport) throws {
         let directory = try ScratchDirectory()
         let context = try Context()
-        let server = try context.testSocket(.dealer)
-        try server.bind(uniqueEndpoint(transport, in: directory))
-        let endpoint = try server.lastEndpoint
         let rounds = 3000
-        let echo = Thread {
-            guard let client = try? context.testSocket(.dealer), (try? client.connect(endpoint)) != nil else {
-                return
-            }
-            for _ in 0..<rounds {
-                guard let message = try? client.receive() else { return }
-                _ = try? client.send(message)
-            }
-            client.close()
-        }
-        echo.start()
+        let server = try echoedServer(transport, in: directory, context: context, answers: rounds)
         var poller = Poller()
         let item = poller.add(server)
-        var outstanding = 0
         var answered = 0
         var polls = 0
         var timedOut = 0
         for round in 0..<rounds {
             try server.send([frame("\(round)")])
-            outstanding += 1
-            while try server.receive(dontWait: true) != nil {
-                outstanding -= 1
-                answered += 1
-            }
-            guard outstanding > 0 else { continue }
-            let ready = try poller.poll(timeoutMilliseconds: Int(patience))
+            answered += try drain(server)
+            // The wait comes right after an empty receive, unless every answer is in.
+            guard answered <= round else { continue }
             polls += 1
-            if !ready.isReadable(item) {
+            guard try poller.poll(timeoutMilliseconds: Int(patience)).isReadable(item) else {
                 timedOut += 1
                 break
             }
-            while try server.receive(dontWait: true) != nil {
-                outstanding -= 1
-                answered += 1
-            }
+            answered += try drain(server)
         }
         #expect(timedOut == 0)
         #expect(answered == rounds)
@@ -307,5 +272,34 @@ struct PollerTests {
         #expect(result.error == nil, "the poll threw after \(result.polls) polls")
         #expect(result.polls > 100)
         #expect(result.interrupted > 0, "no signal landed in a wait: the test proved nothing")
+    }
+
+    /// A bound DEALER whose peer, on a thread of its own, sends back each of the first
+    /// `answers` messages it gets at once.
+    private func echoedServer(
+        _ transport: Transport, in directory: ScratchDirectory, context: Context, answers: Int
+    ) throws -> Socket {
+        let server = try context.testSocket(.dealer)
+        try server.bind(uniqueEndpoint(transport, in: directory))
+        let endpoint = try server.lastEndpoint
+        let echo = Thread {
+            guard let client = try? context.testSocket(.dealer), (try? client.connect(endpoint)) != nil else {
+                return
+            }
+            for _ in 0..<answers {
+                guard let message = try? client.receive() else { return }
+                _ = try? client.send(message)
+            }
+            client.close()
+        }
+        echo.start()
+        return server
+    }
+
+    /// Receives what is queued without waiting; returns how many messages.
+    private func drain(_ socket: Socket) throws -> Int {
+        var count = 0
+        while try socket.receive(dontWait: true) != nil { count += 1 }
+        return count
     }
 }
