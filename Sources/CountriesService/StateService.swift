@@ -367,15 +367,16 @@ public final class StateService {
         var replyBytes = 0
     }
 
-    /// Answers the queued requests one at a time, up to a batch's count, when requests share
-    /// nothing (a store that does not group commits, no replicas): each is read, handled and
-    /// its reply sent before the next is read. So the read that finds the queue empty is the
-    /// last call on the command socket, and the poller knows it is drained without asking
-    /// libzmq again; reading to the end first cost one wake-up's worth of system calls more
-    /// per request, before its answer (docs/BENCHMARKS.md, "Stop 49").
+    /// Answers the queued requests one at a time when requests share nothing (a store that
+    /// does not group commits, no replicas): each is read, handled and its reply sent before
+    /// the next is read, up to a batch's limits (its count, its `history` requests, its replies'
+    /// bytes), so one pass of the loop is as bounded as a batch. The read that finds the queue
+    /// empty is then the last call on the command socket, and the poller knows it is drained
+    /// without asking libzmq again; reading to the end first cost one wake-up's worth of
+    /// system calls more per request, before its answer (docs/BENCHMARKS.md, "Stop 49").
     private func answerEachInTurn(_ batch: inout [IncomingRequest]) {
+        var load = BatchLoad()
         for _ in 0..<configuration.maximumBatch {
-            var load = BatchLoad()
             _ = readBatch(into: &batch, load: &load, limit: 1)
             guard let request = batch.popLast() else { return }
             handler.handle(CollectionOfOne(request), emit: send)
