@@ -43,6 +43,10 @@ public final class StateService {
     private var cohort = CommitCohort()
     /// Whether heartbeats are held back for want of a quorum (logged when it changes).
     private var heartbeatsHeld = false
+    /// The properties read off each request's frames: the User-Id when clients are
+    /// authenticated, the peer's address when the log shows it. Fixed for the service's life,
+    /// so made once, not for each read (the in-memory path reads one request at a time).
+    private let requestProperties: [String]
     /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
     /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
     /// `Data` storage in a global that lives until exit, and reported it as leaked.
@@ -165,6 +169,9 @@ public final class StateService {
         }
         self.sockets = sockets
         self.writerLock = writerLock
+        requestProperties =
+            (sockets.authenticates ? [IncomingRequest.userIDProperty] : [])
+            + (logger.logs(.debug) ? [IncomingRequest.peerAddressProperty] : [])
         started = true
     }
 
@@ -391,8 +398,6 @@ public final class StateService {
         let authenticated = sockets.authenticates
         // One clock read per batch, and only when a log line or a metric reads it.
         let received = handler.traces ? ContinuousClock.now : nil
-        var properties = authenticated ? [IncomingRequest.userIDProperty] : []
-        if logger.logs(.debug) { properties.append(IncomingRequest.peerAddressProperty) }
         while batch.count < min(limit, configuration.maximumBatch)
             && load.costly < configuration.maximumHistoryPerBatch
             && load.replyBytes < configuration.maximumBatchReplyBytes
@@ -401,7 +406,7 @@ public final class StateService {
             do {
                 guard
                     let message = try commands.receiveMessage(
-                        dontWait: true, properties: properties, sourceDescriptor: false)
+                        dontWait: true, properties: requestProperties, sourceDescriptor: false)
                 else { return false }
                 // Its last use: the request takes the message's frames without copying them.
                 request = IncomingRequest(message, authenticated: authenticated, received: received)
