@@ -65,22 +65,3 @@ final class ReleasedBuffer: ManagedBuffer<ReleasedBuffer.Header, UInt8> {
         Unmanaged<ReleasedBuffer>.fromOpaque(hint).takeRetainedValue().run()
     }
 }
-
-/// A closure as a ``ReleaseObserver``, for ``Socket/send(_:then:dontWait:released:)``.
-private final class ClosureObserver: ReleaseObserver {
-    let action: @Sendable () -> Void
-    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
-    func released(_ bytes: Int) { action() }
-}
-
-extension Socket {
-    /// Sends like ``send(_:then:dontWait:observer:)`` and calls `released` once libzmq no longer
-    /// holds `last` (one allocation more per message than an observer).
-    @discardableResult
-    public func send(
-        _ head: [Data], then last: Data, dontWait: Bool = false,
-        released: @escaping @Sendable () -> Void
-    ) throws(ZMQError) -> Bool {
-        try send(head, then: last, dontWait: dontWait, observer: ClosureObserver(released))
-    }
-}

@@ -8,11 +8,12 @@ import ZeroMQ
 /// replies with.
 @Suite("Sends with a release")
 struct ReleasedSendTests {
-    /// Counts releases from libzmq's threads.
-    final class Releases: Sendable {
-        private let count = Locked(0)
-        var value: Int { count.withLock { $0 } }
-        func bump() { count.withLock { $0 += 1 } }
+    /// Counts releases from libzmq's threads, and the bytes they let go.
+    final class Releases: ReleaseObserver {
+        private let counts = Locked((releases: 0, bytes: 0))
+        var value: Int { counts.withLock { $0.releases } }
+        var bytes: Int { counts.withLock { $0.bytes } }
+        func released(_ bytes: Int) { counts.withLock { $0 = ($0.releases + 1, $0.bytes + bytes) } }
 
         /// Waits (bounded, scaled) until `expected` releases came.
         func wait(for expected: Int) -> Bool { eventually { value == expected } }
@@ -29,8 +30,8 @@ struct ReleasedSendTests {
         try push.connect(try pull.lastEndpoint)
         let releases = Releases()
         let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0) })
-        #expect(try push.send([frame("head")], then: big) { releases.bump() })
-        #expect(try push.send([], then: frame("alone")) { releases.bump() })
+        #expect(try push.send([frame("head")], then: big, observer: releases))
+        #expect(try push.send([], then: frame("alone"), observer: releases))
         let received = try #require(try pull.receive())
         #expect(received == [frame("head"), big])
         #expect(texts(try pull.receive()) == ["alone"])
@@ -44,7 +45,7 @@ struct ReleasedSendTests {
         try router.bind("inproc://released-dropped")
         let releases = Releases()
         // ROUTER drops a message to a peer it does not know, and says nothing.
-        #expect(try router.send([frame("nobody")], then: frame("lost"), dontWait: true) { releases.bump() })
+        #expect(try router.send([frame("nobody")], then: frame("lost"), dontWait: true, observer: releases))
         #expect(releases.wait(for: 1))
     }
 
@@ -58,18 +59,11 @@ struct ReleasedSendTests {
         try pull.bind("inproc://released-held")
         try push.connect("inproc://released-held")
         let releases = Releases()
-        #expect(try push.send([], then: frame("one"), dontWait: true) { releases.bump() })
+        #expect(try push.send([], then: frame("one"), dontWait: true, observer: releases))
         sleep(for: .milliseconds(50))
         #expect(releases.value == 0, "still queued for the peer")
         #expect(texts(try pull.receive()) == ["one"])
         #expect(releases.wait(for: 1), "released once the peer took it")
-    }
-
-    /// Counts the bytes an observer is told of.
-    final class ReleasedBytes: ReleaseObserver {
-        private let total = Locked(0)
-        var value: Int { total.withLock { $0 } }
-        func released(_ bytes: Int) { total.withLock { $0 += bytes } }
     }
 
     @Test(
@@ -85,21 +79,22 @@ struct ReleasedSendTests {
         try push.setOption(.sendHighWaterMark, 1)
         try pull.bind(uniqueEndpoint(transport, in: directory))
         try push.connect(try pull.lastEndpoint)
-        let observer = ReleasedBytes()
+        let observer = Releases()
         #expect(try push.send([frame("head")], then: Data(count: 1_000), observer: observer))
         #expect(try pull.receive() == [frame("head"), Data(count: 1_000)])
-        #expect(eventually { observer.value == 1_000 }, "released once written")
+        #expect(eventually { observer.bytes == 1_000 }, "released once written")
         let router = try context.testSocket(.router)
         try router.bind("inproc://observer-dropped-\(transport)")
         #expect(try router.send([frame("nobody")], then: Data(count: 10), dontWait: true, observer: observer))
-        #expect(eventually { observer.value == 1_010 }, "released when dropped")
+        #expect(eventually { observer.bytes == 1_010 }, "released when dropped")
         // Fill the queue until a send is refused: a refused frame is let go at once, with its bytes.
         var refused = false
         for _ in 0..<10_000 where !refused {
-            let one = ReleasedBytes()
+            let one = Releases()
             if try !push.send([], then: Data(count: 7), dontWait: true, observer: one) {
                 refused = true
-                #expect(one.value == 7, "a refused frame is released before the send returns")
+                #expect(
+                    one.bytes == 7 && one.value == 1, "a refused frame is released before the send returns")
             }
         }
         #expect(refused)
