@@ -13,7 +13,7 @@ import Foundation
 /// fingerprint two ids share: the later one is kept in a small table by its string.
 struct RememberedRequestLog {
     /// Where an id's record is, and the ordinal it was remembered at.
-    struct Slot: Equatable {
+    struct Slot {
         var ordinal: Int64
         /// The record's position among every byte ever appended (`records[0]` is at `recordsBase`).
         var position: Int
