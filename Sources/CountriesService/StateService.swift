@@ -47,13 +47,13 @@ public final class StateService {
     /// authenticated, the peer's address when the log shows it. Fixed for the service's life,
     /// so made once, not for each read (the in-memory path reads one request at a time).
     private let requestProperties: [String]
-    /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
-    /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
-    /// `Data` storage in a global that lives until exit, and reported it as leaked.
     /// Where the loop publishes its metrics (`serve --metrics`), or nil.
     private let board: MetricsBoard<ServiceMetrics>?
     /// How often the loop publishes them: a scrape sees counts at most this old.
     static let metricsInterval = Duration.milliseconds(500)
+    /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
+    /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
+    /// `Data` storage in a global that lives until exit, and reported it as leaked.
     private let topicFrames = Dictionary(
         uniqueKeysWithValues: Topic.allCases.map { ($0, Data($0.rawValue.utf8)) })
 
