@@ -43,10 +43,8 @@ public final class StateService {
     private var cohort = CommitCohort()
     /// Whether heartbeats are held back for want of a quorum (logged when it changes).
     private var heartbeatsHeld = false
-    /// The properties read off each request's frames: the User-Id when clients are
-    /// authenticated, the peer's address when the log shows it. Fixed for the service's life,
-    /// so made once, not for each read (the in-memory path reads one request at a time).
-    private let requestProperties: [String]
+    /// Takes requests off `commands` within a batch's limits.
+    private let reader: RequestReader
     /// Where the loop publishes its metrics (`serve --metrics`), or nil.
     private let board: MetricsBoard<ServiceMetrics>?
     /// How often the loop publishes them: a scrape sees counts at most this old.
@@ -169,9 +167,9 @@ public final class StateService {
         }
         self.sockets = sockets
         self.writerLock = writerLock
-        requestProperties =
-            (sockets.authenticates ? [IncomingRequest.userIDProperty] : [])
-            + (logger.logs(.debug) ? [IncomingRequest.peerAddressProperty] : [])
+        reader = RequestReader(
+            commands: commands, configuration: configuration, authenticates: sockets.authenticates,
+            logger: logger)
         started = true
     }
 
@@ -286,7 +284,7 @@ public final class StateService {
             if ready.isReadable(commandItem), replication == nil, !handler.groupsCommits {
                 answerEachInTurn(&batch)
             } else if ready.isReadable(commandItem) {
-                var load = BatchLoad()
+                var load = RequestReader.Load()
                 let full = readBatch(into: &batch, load: &load)
                 forwardToWriter(&batch)
                 if !batch.isEmpty {
@@ -348,30 +346,15 @@ public final class StateService {
     /// etcd, milliseconds long: a SQLite commit is as short as a client's turnaround, and
     /// waiting made 16 clients slower there (docs/BENCHMARKS.md, "Stop 27"). Not on a follower,
     /// whose changes go to the writer.
-    private func gatherCohort(into batch: inout [IncomingRequest], load: inout BatchLoad) {
+    private func gatherCohort(into batch: inout [IncomingRequest], load: inout RequestReader.Load) {
         if case .follower = writer?.election.role() { return }
-        guard var missing = cohort.missing(from: batch.lazy.map { UnreadReplies.peer(of: $0.envelope) })
+        guard let awaited = cohort.missing(from: batch.lazy.map { UnreadReplies.peer(of: $0.envelope) })
         else {
             return
         }
-        let deadline = ContinuousClock.now + missing.wait
-        var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
-        while ContinuousClock.now < deadline {
-            let before = batch.count
-            let full = readBatch(into: &batch, load: &load)
-            for request in batch[before...] {
-                missing.received(from: UnreadReplies.peer(of: request.envelope))
-            }
-            if full || missing.isComplete { return }
-            if batch.count == before { nanosleep(&pause, nil) }
-        }
-    }
-
-    /// What a batch has taken of its limits besides the count: requests that may read history,
-    /// and the replies' estimated bytes.
-    private struct BatchLoad {
-        var costly = 0
-        var replyBytes = 0
+        reader.gather(
+            awaited, into: &batch, load: &load, traces: handler.traces,
+            listBytes: { handler.estimatedListBytes })
     }
 
     /// Answers the queued requests one at a time when requests share nothing (a store that
@@ -382,7 +365,7 @@ public final class StateService {
     /// without asking libzmq again; reading to the end first cost one wake-up's worth of
     /// system calls more per request, before its answer (docs/BENCHMARKS.md, "Stop 49").
     private func answerEachInTurn(_ batch: inout [IncomingRequest]) {
-        var load = BatchLoad()
+        var load = RequestReader.Load()
         for _ in 0..<configuration.maximumBatch {
             _ = readBatch(into: &batch, load: &load, limit: 1)
             guard let request = batch.popLast() else { return }
@@ -391,35 +374,13 @@ public final class StateService {
     }
 
     /// Reads every request already queued, up to the batch's limits (and `limit` requests),
-    /// without waiting. Returns whether a limit stopped it (rather than an empty queue).
+    /// without waiting (``RequestReader/read(into:load:limit:traces:listBytes:)``).
     private func readBatch(
-        into batch: inout [IncomingRequest], load: inout BatchLoad, limit: Int = .max
+        into batch: inout [IncomingRequest], load: inout RequestReader.Load, limit: Int = .max
     ) -> Bool {
-        let authenticated = sockets.authenticates
-        // One clock read per batch, and only when a log line or a metric reads it.
-        let received = handler.traces ? ContinuousClock.now : nil
-        while batch.count < min(limit, configuration.maximumBatch)
-            && load.costly < configuration.maximumHistoryPerBatch
-            && load.replyBytes < configuration.maximumBatchReplyBytes
-        {
-            let request: IncomingRequest
-            do {
-                guard
-                    let message = try commands.receiveMessage(
-                        dontWait: true, properties: requestProperties, sourceDescriptor: false)
-                else { return false }
-                // Its last use: the request takes the message's frames without copying them.
-                request = IncomingRequest(message, authenticated: authenticated, received: received)
-            } catch {
-                logger.log(.error, "receiving a request failed: \(error)")
-                return true
-            }
-            let likely = request.likelyReply
-            if likely == .historyPage { load.costly += 1 }
-            load.replyBytes += likely.estimatedBytes(listBytes: handler.estimatedListBytes)
-            batch.append(request)
-        }
-        return true
+        reader.read(
+            into: &batch, load: &load, limit: limit, traces: handler.traces,
+            listBytes: { handler.estimatedListBytes })
     }
 
     private func send(_ outgoing: [Outgoing]) {

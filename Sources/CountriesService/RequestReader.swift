@@ -1,0 +1,103 @@
+import Foundation
+@preconcurrency import Glibc
+import SystemSupport
+import ZeroMQ
+
+/// Takes requests off the command socket without waiting, within a batch's limits: its count
+/// (``ServiceConfiguration/maximumBatch``), its `history` requests
+/// (``ServiceConfiguration/maximumHistoryPerBatch``) and its replies' estimated bytes
+/// (``ServiceConfiguration/maximumBatchReplyBytes``), so that one pass of the service's loop
+/// is bounded however much is queued (docs/RELIABILITY.md). The loop decides what to do with
+/// what it reads: answer each in turn, forward it, or commit it in a group.
+struct RequestReader {
+    /// What a batch has taken of its limits besides its count. One per batch, carried across
+    /// the reads that make it up.
+    struct Load {
+        /// Requests that may read `history` pages.
+        var costly = 0
+        /// The replies' estimated bytes.
+        var replyBytes = 0
+    }
+
+    private let commands: Socket
+    private let limits: (count: Int, costly: Int, replyBytes: Int)
+    /// Whether clients are authenticated, so each request's access is read off its User-Id.
+    private let authenticates: Bool
+    /// The properties read off each request's frames: the User-Id when clients are
+    /// authenticated, the peer's address when the log shows it. Fixed for the service's life,
+    /// so made once, not for each read (the in-memory path reads one request at a time).
+    private let properties: [String]
+    private let logger: Logger
+
+    /// A reader of `commands` with the limits of `configuration`.
+    init(commands: Socket, configuration: ServiceConfiguration, authenticates: Bool, logger: Logger) {
+        self.commands = commands
+        limits = (
+            configuration.maximumBatch, configuration.maximumHistoryPerBatch,
+            configuration.maximumBatchReplyBytes
+        )
+        self.authenticates = authenticates
+        properties =
+            (authenticates ? [IncomingRequest.userIDProperty] : [])
+            + (logger.logs(.debug) ? [IncomingRequest.peerAddressProperty] : [])
+        self.logger = logger
+    }
+
+    /// Appends to `batch` every request already queued, up to the batch's limits (and `limit`
+    /// requests in all), without waiting. Returns whether a limit stopped it, rather than an
+    /// empty queue; a failed receive is logged and also ends the batch.
+    ///
+    /// - Parameters:
+    ///   - traces: whether the requests get traces (when they were read, and from whom); one
+    ///     clock read per call then, not per request.
+    ///   - listBytes: what a `list` reply takes now (``CommandHandler/estimatedListBytes``),
+    ///     asked only of a request that may get the whole list.
+    func read(
+        into batch: inout [IncomingRequest], load: inout Load, limit: Int = .max, traces: Bool,
+        listBytes: () -> Int
+    ) -> Bool {
+        let received = traces ? ContinuousClock.now : nil
+        while batch.count < min(limit, limits.count) && load.costly < limits.costly
+            && load.replyBytes < limits.replyBytes
+        {
+            let request: IncomingRequest
+            do {
+                guard
+                    let message = try commands.receiveMessage(
+                        dontWait: true, properties: properties, sourceDescriptor: false)
+                else { return false }
+                // Its last use: the request takes the message's frames without copying them.
+                request = IncomingRequest(message, authenticated: authenticates, received: received)
+            } catch {
+                logger.log(.error, "receiving a request failed: \(error)")
+                return true
+            }
+            let likely = request.likelyReply
+            if likely == .historyPage { load.costly += 1 }
+            load.replyBytes += likely.estimatedBytes(listBytes: listBytes())
+            batch.append(request)
+        }
+        return true
+    }
+
+    /// Reads, for at most `awaited.wait`, the requests of the clients the last grouped commit
+    /// answered that had not sent again (``CommitCohort``), looking every 20 µs; stops early
+    /// when all of them came or a limit is reached.
+    func gather(
+        _ awaited: consuming CommitCohort.Awaited, into batch: inout [IncomingRequest], load: inout Load,
+        traces: Bool, listBytes: () -> Int
+    ) {
+        var awaited = awaited
+        let deadline = ContinuousClock.now + awaited.wait
+        var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
+        while ContinuousClock.now < deadline {
+            let before = batch.count
+            let full = read(into: &batch, load: &load, traces: traces, listBytes: listBytes)
+            for request in batch[before...] {
+                awaited.received(from: UnreadReplies.peer(of: request.envelope))
+            }
+            if full || awaited.isComplete { return }
+            if batch.count == before { nanosleep(&pause, nil) }
+        }
+    }
+}
