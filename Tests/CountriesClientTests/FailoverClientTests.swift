@@ -24,7 +24,7 @@ import ZeroMQ
         // Sticky: the next request goes straight to the live one, without waiting out the dead one.
         let started = ContinuousClock.now
         #expect(try client.send(.query(.count)).ok)
-        #expect(ContinuousClock.now - started < .milliseconds(300))
+        #expect(ContinuousClock.now - started < .milliseconds(300) * testSlowdown)
     }
 
     @Test func aStoppedFirstServiceMidWayFailsOverToTheSecond() throws {
@@ -98,7 +98,7 @@ import ZeroMQ
         // Pinned by hand: the fakes answer only the change, not the `count` that would pin it.
         let reply = try client.send(
             Request(id: "the-same-id", command: .change(.toggle(.index(2))), ifStore: "s"))
-        #expect(answered.wait(timeout: .now() + 10) == .success)
+        #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
         #expect(reply.ok && reply.seq == 1)
         #expect(unsure.ids == ["the-same-id"])
         #expect(sure.ids == ["the-same-id"], "the retry went to the next endpoint with the same id")
@@ -166,7 +166,7 @@ private final class FakeReplica: @unchecked Sendable {
         self.endpoint = endpoint
         socket = try context.makeSocket(.router)
         try socket.setOption(.linger, 0)
-        try socket.setOption(.receiveTimeout, 5_000)
+        try socket.setOption(.receiveTimeout, Int32(5_000 * testSlowdown))
         try socket.bind(endpoint)
     }
 

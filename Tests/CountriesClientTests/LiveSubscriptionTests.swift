@@ -2,6 +2,7 @@ import CountriesClient
 import CountriesCore
 import Foundation
 import SystemSupport
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -82,9 +83,9 @@ private struct SubscriptionPump {
         }
     }
 
-    /// Turns the loop until `condition` holds or `limit` has passed.
+    /// Turns the loop until `condition` holds or `limit` times ``testSlowdown`` has passed.
     mutating func run(upTo limit: Duration, until condition: (SubscriptionPump) -> Bool) throws -> Bool {
-        let deadline = ContinuousClock.now + limit
+        let deadline = ContinuousClock.now + limit * testSlowdown
         while !condition(self) {
             if ContinuousClock.now >= deadline { return false }
             try turn()

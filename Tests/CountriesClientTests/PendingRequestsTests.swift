@@ -1,17 +1,18 @@
 import CountriesClient
 import CountriesCore
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
-/// Runs `requests` like an event loop would until `count` outcomes have arrived or `limit`
-/// passed; `extra` adds sockets of the test's own (a fake server) and handles them.
+/// Runs `requests` like an event loop would until `count` outcomes have arrived or `limit` (times
+/// ``testSlowdown``) passed; `extra` adds sockets of the test's own (a fake server) and handles them.
 private func collect<Tag>(
     _ count: Int, from requests: PendingRequests<Tag>, upTo limit: Duration = .seconds(10),
     extra: (inout Poller) -> Int? = { _ in nil }, onExtra: () throws -> Void = {}
 ) throws -> [PendingRequests<Tag>.Outcome] {
     var outcomes: [PendingRequests<Tag>.Outcome] = []
-    let deadline = ContinuousClock.now + limit
+    let deadline = ContinuousClock.now + limit * testSlowdown
     while outcomes.count < count, ContinuousClock.now < deadline {
         var poller = Poller()
         let index = requests.register(in: &poller)

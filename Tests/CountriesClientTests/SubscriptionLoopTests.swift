@@ -42,7 +42,7 @@ import ZeroMQ
         var applied: [UInt64] = []
         var typed = false
         var ticks = 0
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         try loop.run { happening, now in
             switch happening {
             case .update(let update):
@@ -77,7 +77,7 @@ import ZeroMQ
         defer { service.stop() }
         let loop = SubscriptionLoop(subscription: try subscription(service, keepsStates: false))
         var sawLive = false
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         try loop.run { happening, now in
             guard case .update(let update) = happening else { return now < deadline }
             #expect(update.states.isEmpty)
@@ -111,10 +111,12 @@ import ZeroMQ
         let deadline: (ContinuousClock.Instant) -> ContinuousClock.Instant? = { _ in stopAt }
         try loop.run(deadline: deadline) { _, now in
             if now >= stopAt { wokeAt = now }
-            return wokeAt == nil && now < start + .seconds(10)
+            return wokeAt == nil && now < start + .seconds(10) * testSlowdown
         }
         let woke = try #require(wokeAt)
-        #expect(woke - start < .seconds(2), "the caller's deadline woke the loop despite the signals")
+        #expect(
+            woke - start < .seconds(2) * testSlowdown,
+            "the caller's deadline woke the loop despite the signals")
         usleep(200_000)
         signal(SIGUSR1, SIG_DFL)
     }

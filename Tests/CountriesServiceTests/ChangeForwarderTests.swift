@@ -23,7 +23,7 @@ import ZeroMQ
         let writer = try context.makeSocket(.router)
         defer { writer.close() }
         try writer.setOption(.linger, 0)
-        try writer.setOption(.receiveTimeout, 5_000)
+        try writer.setOption(.receiveTimeout, patienceMilliseconds)
         try writer.bind("inproc://writer")
         let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
         defer { forwarder.close() }

@@ -104,7 +104,7 @@ struct ServerSocketsTests {
         thread.start()
         defer {
             stop.stop()
-            #expect(done.wait(timeout: .now() + .seconds(10)) == .success, "the relay did not stop")
+            #expect(done.wait(timeout: .now() + patience.timeInterval) == .success, "the relay did not stop")
         }
         func logged(_ text: String) -> Bool {
             let deadline = ContinuousClock.now + patience

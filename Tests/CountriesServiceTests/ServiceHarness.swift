@@ -198,13 +198,14 @@ final class ServiceHarness {
     /// Waits (bounded) until the service has bound its sockets, or throws why it could not.
     func waitUntilStarted() throws {
         guard let running else { throw HarnessError("the service is not running") }
-        guard running.started.wait(timeout: .now() + .seconds(10)) == .success else {
+        guard running.started.wait(timeout: .now() + (.seconds(10) * testSlowdown).timeInterval) == .success
+        else {
             throw HarnessError("the service did not start within 10 s")
         }
         running.started.signal()  // Later calls return at once.
         if let error = running.startError.value {
             self.running = nil
-            _ = running.done.wait(timeout: .now() + .seconds(10))
+            _ = running.done.wait(timeout: .now() + (.seconds(10) * testSlowdown).timeInterval)
             throw error
         }
     }
@@ -214,7 +215,8 @@ final class ServiceHarness {
         guard let running else { return }
         self.running = nil
         running.stop.stop()
-        guard running.done.wait(timeout: .now() + .seconds(10)) == .success else {
+        guard running.done.wait(timeout: .now() + (.seconds(10) * testSlowdown).timeInterval) == .success
+        else {
             throw HarnessError("the service did not stop within 10 s of being told to")
         }
         if let error = running.startError.value ?? running.runError.value { throw error }

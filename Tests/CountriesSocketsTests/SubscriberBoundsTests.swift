@@ -166,7 +166,7 @@ import ZeroMQ
         let publisher = try context.makeSocket(.xpub)
         defer { publisher.close() }
         try publisher.setOption(.xpubManual, true)
-        try publisher.setOption(.receiveTimeout, 5_000)
+        try publisher.setOption(.receiveTimeout, Int32(5_000 * testSlowdown))
         try publisher.bind(tcp ? "tcp://127.0.0.1:*" : scratch.ipc("events"))
         let endpoint = try publisher.lastEndpoint
         let subscriber = try context.makeSocket(.sub)

@@ -21,7 +21,7 @@ struct EtcdWatcherTests {
         let watcher = EtcdWatcher(endpoints: cluster.clientURLs)
         var seen: [EtcdWatchEvent] = []
         var wroteLive = false
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(5) * testSlowdown
         let stop = { ContinuousClock.now > deadline }
         try watcher.watch(.prefix("w/"), startRevision: first, shouldStop: stop) { events, revision in
             seen += events
@@ -57,7 +57,7 @@ struct EtcdWatcherTests {
             return true
         }
         let late = clock.now - stopAt
-        #expect(late < .milliseconds(300), "returned \(late) after shouldStop turned true")
+        #expect(late < .milliseconds(300) * testSlowdown, "returned \(late) after shouldStop turned true")
         #expect(asked >= 4, "shouldStop was asked \(asked) times in 500 ms")
     }
 
@@ -71,7 +71,7 @@ struct EtcdWatcherTests {
         }
         try cluster.compact(to: revision)
         let watcher = EtcdWatcher(endpoints: cluster.clientURLs)
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(5) * testSlowdown
         do {
             let stop = { ContinuousClock.now > deadline }
             try watcher.watch(EtcdRangeRequest(key: "c"), startRevision: 2, shouldStop: stop) { _, _ in true }

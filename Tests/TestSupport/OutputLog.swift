@@ -82,22 +82,24 @@ public final class OutputLog: @unchecked Sendable {
     /// Whether the writer has closed the stream and every byte has been read.
     public var isClosed: Bool { lock.withLock { closed } }
 
-    /// Waits up to `limit` for the end of the stream (a grandchild may hold a pipe open after its
-    /// parent exits: then this returns what has come so far); the whole text.
+    /// Waits up to `limit` times ``testSlowdown`` for the end of the stream (a grandchild may hold
+    /// a pipe open after its parent exits: then this returns what has come so far); the whole text.
     @discardableResult
     public func waitForEnd(within limit: Duration = .seconds(5)) -> String {
-        if file == nil, !isClosed, done.wait(timeout: .now() + limit.timeInterval) == .success {
+        if file == nil, !isClosed,
+            done.wait(timeout: .now() + (limit * testSlowdown).timeInterval) == .success
+        {
             done.signal()  // keep it signalled for the next wait
         }
         return text
     }
 
     /// The first line from index `from` on that satisfies `predicate`, waiting up to `timeout`
-    /// (nil when none came, or the stream closed without one).
+    /// times ``testSlowdown`` (nil when none came, or the stream closed without one).
     public func waitFor(
         from: Int = 0, timeout: Duration, _ predicate: (String) -> Bool
     ) -> (index: Int, line: Line)? {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + timeout * testSlowdown
         while true {
             let closedBefore = isClosed
             let snapshot = lines

@@ -3,8 +3,9 @@ import TestSupport
 import Testing
 import ZeroMQ
 
-/// How long a test waits for something that should happen promptly; bounds every wait.
-let patience: Int32 = 2000
+/// How long a test waits for something that should happen promptly, in milliseconds; bounds
+/// every wait, and grows with ``testSlowdown`` (a sanitized run is several times slower).
+let patience = Int32(2000 * testSlowdown)
 
 /// UTF-8 bytes of `text`, for building frames.
 func frame(_ text: String) -> Data {
@@ -54,7 +55,7 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
     return done
 }
 
-/// Waits for `semaphore` at most `seconds`; true if it was signalled.
+/// Waits for `semaphore` at most `seconds` times ``testSlowdown``; true if it was signalled.
 func wait(_ semaphore: DispatchSemaphore, seconds: Double = 5) -> Bool {
-    semaphore.wait(timeout: .now() + seconds) == .success
+    semaphore.wait(timeout: .now() + seconds * Double(testSlowdown)) == .success
 }
