@@ -302,7 +302,7 @@ enum BoundsFlood {
         let sub = try context.makeSocket(.sub)
         defer { sub.close() }
         try sub.setOption(.linger, 0)
-        try sub.setOption(.receiveTimeout, 15_000)
+        try sub.setOption(.receiveTimeout, Int32(15_000 * testSlowdown))
         try sub.subscribe(prefix)
         try sub.connect(endpoint)
         guard let frames = try sub.receive(), let topic = frames.first else { return nil }
@@ -316,7 +316,7 @@ enum BoundsFlood {
         let dealer = try context.makeSocket(.dealer)
         defer { dealer.close() }
         try dealer.setOption(.linger, 0)
-        try dealer.setOption(.receiveTimeout, 20_000)
+        try dealer.setOption(.receiveTimeout, Int32(20_000 * testSlowdown))
         try dealer.connect(endpoint)
         var sent = 0
         var ok = 0

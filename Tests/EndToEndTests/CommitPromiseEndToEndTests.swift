@@ -21,7 +21,7 @@ struct CommitPromiseEndToEndTests {
             context = try Context()
             socket = try context.makeSocket(.dealer)
             try socket.setOption(.linger, 0)
-            try socket.setOption(.receiveTimeout, 30_000)
+            try socket.setOption(.receiveTimeout, Int32(30_000 * testSlowdown))
             try socket.connect(endpoint)
         }
 

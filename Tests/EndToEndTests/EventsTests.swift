@@ -8,7 +8,7 @@ import Testing
     /// Toggles `target` from another process until `events` has exited (bounded), since there is no
     /// way to see from outside when its subscription is connected.
     private func toggle(_ target: String, on service: Service, until events: RunningProcess) throws {
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + .seconds(15) * testSlowdown
         while ContinuousClock.now < deadline {
             let toggle = try service.run(["toggle", target])
             #expect(toggle.exitCode == 0, "\(toggle)")
@@ -74,7 +74,7 @@ import Testing
             ["events", "--since", "0", "--json", "--events", sandbox.eventsEndpoint] + sandbox.client)
         defer { events.stop(signal: SIGKILL) }
         // The history arrives; the process keeps following.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         while !events.stdoutSoFar.contains("\n"), ContinuousClock.now < deadline { usleep(20_000) }
         #expect(events.isRunning)
         events.stop(signal: SIGTERM)

@@ -55,7 +55,7 @@ import ZeroMQ
         let client = try Countries.start(["toggle", "France", "--command", endpoint, "--retries", "2"])
         defer { _ = client.stop(signal: SIGKILL) }
         var ids: [String] = []
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         while client.isRunning, ContinuousClock.now < deadline {
             guard let frames = try router.receive(), let body = frames.last else { continue }
             ids.append((try? Request.decode(body))?.id ?? "")

@@ -95,7 +95,7 @@ struct NetworkFaultTests {
         let liveLine = try #require(live, "the subscriber never went live again: \(watch.stderr.text)")
         let serviceList = try Self.list(network, command)
         var converged: ContinuousClock.Instant?
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(20) * testSlowdown
         while ContinuousClock.now < deadline {
             if let last = watch.stdout.lines.last, FaultList(json: last.text) == serviceList {
                 converged = last.at
@@ -293,6 +293,6 @@ final class FaultToggler: @unchecked Sendable {
             running = false
             return was
         }
-        if wasStarted { _ = done.wait(timeout: .now() + 15) }
+        if wasStarted { _ = done.wait(timeout: .now() + 15.0 * Double(testSlowdown)) }
     }
 }

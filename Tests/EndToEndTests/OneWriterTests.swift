@@ -23,7 +23,7 @@ struct OneWriterTests {
                 "ipc://" + sandbox.file("e2"),
             ], timeout: .seconds(10))
         #expect(second.exitCode == 73, "\(second)")
-        #expect(second.duration < .seconds(2), "not at once: \(second)")
+        #expect(second.duration < .seconds(2) * testSlowdown, "not at once: \(second)")
         #expect(second.stderr.contains("pid \(first.process.pid)"), "\(second)")
         #expect(second.stderr.contains(sandbox.commandEndpoint), "\(second)")
         #expect(second.stderr.contains(sandbox.eventsEndpoint), "\(second)")
@@ -122,7 +122,7 @@ struct OneWriterTests {
         }
         defer { for racer in racers { racer.stop(signal: SIGKILL) } }
         // The losers exit at once; give them a bounded while.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         while racers.filter(\.isRunning).count > 1 && ContinuousClock.now < deadline {
             usleep(20_000)
         }
@@ -150,7 +150,7 @@ struct OneWriterTests {
         let second = try Service(in: sandbox, options: ["--db", db])
         defer { second.stop(signal: SIGKILL) }
         let ready = ContinuousClock.now - killedAt
-        #expect(ready < .seconds(5), "took \(ready)")
+        #expect(ready < .seconds(5) * testSlowdown, "took \(ready)")
         let list = try second.run(["list", "--json"])
         #expect(list.exitCode == 0 && list.stdout.contains("\"seq\":1"), "\(list)")
         let holder = try String(contentsOfFile: db + ".lock", encoding: .utf8)
@@ -234,7 +234,7 @@ struct OneWriterTests {
             ])
         }
         defer { for racer in racers { racer.stop(signal: SIGKILL) } }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         while racers.filter(\.isRunning).count > 1 && ContinuousClock.now < deadline {
             usleep(20_000)
         }

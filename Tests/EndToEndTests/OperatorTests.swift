@@ -81,7 +81,7 @@ import Testing
         }
         defer { for watcher in watchers { watcher.stop(signal: SIGKILL) } }
 
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         var status: [String: Any] = [:]
         repeat {
             status = try jsonReply(try service.run(["status", "--json"]))
@@ -126,7 +126,7 @@ import Testing
             #expect(try service.run(["toggle", target]).exitCode == 0)
         }
         let expected = try jsonReply(try service.run(["list", "--json"]))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         var last: [String: Any] = [:]
         repeat {
             if let line = watcher.stdoutSoFar.split(separator: "\n").last {

@@ -209,7 +209,7 @@ final class RelayToggler: @unchecked Sendable {
             defer { done = nil }
             return done
         }
-        _ = semaphore?.wait(timeout: .now() + 15)
+        _ = semaphore?.wait(timeout: .now() + 15.0 * Double(testSlowdown))
     }
 }
 

@@ -107,7 +107,7 @@ import ZeroMQ
                 usleep(2_000)
             }
         }
-        _ = clientsDone.wait(timeout: .now() + 5)
+        _ = clientsDone.wait(timeout: .now() + 5.0 * Double(testSlowdown))
         let elapsed = ContinuousClock.now - started
 
         #expect(failures.value.isEmpty, "\(failures.value.prefix(5))")
@@ -368,7 +368,7 @@ import ZeroMQ
             let requester = try context.makeSocket(.req)
             defer { requester.close() }
             try requester.setOption(.linger, 0)
-            try requester.setOption(.receiveTimeout, 5_000)
+            try requester.setOption(.receiveTimeout, Int32(5_000 * testSlowdown))
             try requester.connect(service.commandEndpoint)
             try requester.send(frames)
             let reply = try #require(try requester.receive()?.last.map { try Reply.decode($0) })
@@ -385,7 +385,7 @@ import ZeroMQ
         try huge.startMonitor("inproc://reliability.huge", kinds: .disconnected)
         let monitor = try context.makeSocket(.pair)
         defer { monitor.close() }
-        try monitor.setOption(.receiveTimeout, 10_000)
+        try monitor.setOption(.receiveTimeout, Int32(10_000 * testSlowdown))
         try monitor.connect("inproc://reliability.huge")
         try huge.connect(service.commandEndpoint)
         try huge.setOption(.receiveTimeout, 2_000)

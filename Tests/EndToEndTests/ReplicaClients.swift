@@ -25,7 +25,9 @@ func onHost<Result: Sendable>(
         done.signal()
     }
     thread.start()
-    guard done.wait(timeout: .now() + timeout.timeInterval) == .success, let result = outcome.value else {
+    guard done.wait(timeout: .now() + (timeout * testSlowdown).timeInterval) == .success,
+        let result = outcome.value
+    else {
         throw HarnessFailure("work on \(host) ran over \(timeout)")
     }
     return try result.get()
@@ -239,7 +241,7 @@ final class ReplicaWriter: Sendable {
     /// Stops after the request in flight (bounded by its limit); every request it made.
     func stop() -> [HistoryChecker.Operation] {
         stopping.value = true
-        _ = finished.wait(timeout: .now() + (Self.requestLimit + .seconds(5)).timeInterval)
+        _ = finished.wait(timeout: .now() + ((Self.requestLimit + .seconds(5)) * testSlowdown).timeInterval)
         return operations.value
     }
 

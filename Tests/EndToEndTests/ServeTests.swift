@@ -129,7 +129,7 @@ import Testing
             "--in-memory", "--heartbeat-ms", "100",
         ])
         defer { tcp.stop() }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         var endpoint: String?
         while endpoint == nil, ContinuousClock.now < deadline, tcp.isRunning {
             let log = tcp.stderrSoFar
