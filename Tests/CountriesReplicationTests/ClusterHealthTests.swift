@@ -17,7 +17,7 @@ struct ClusterHealthTests {
 
     @Test func aCommitIsAQuorumFromWhenItWasSent() {
         let health = ClusterHealth(quorumTimeout: timeout)
-        let sent = ContinuousClock.now + .seconds(10)
+        let sent = ContinuousClock.now + .seconds(10)  // unscaled: a time given to the health, not waited
         health.recordCommitted(7, sentAt: sent)
         #expect(health.unavailability(now: sent + timeout - .milliseconds(1)) == nil)
         #expect(health.unavailability(now: sent + timeout + .seconds(1)) != nil)
@@ -28,7 +28,7 @@ struct ClusterHealthTests {
 
     @Test func anOlderCommitDoesNotMoveTheLastQuorumBack() {
         let health = ClusterHealth(quorumTimeout: timeout)
-        let read = ContinuousClock.now + .seconds(10)
+        let read = ContinuousClock.now + .seconds(10)  // unscaled: a time given to the health, not waited
         health.recordQuorum(at: read, seq: 9)
         health.recordCommitted(8, sentAt: read - .seconds(4))
         #expect(health.unavailability(now: read + timeout - .milliseconds(1)) == nil)

@@ -96,7 +96,7 @@ import ZeroMQ
         defer { probe.close() }
         var worst = Duration.zero
         var answered = 0
-        let until = ContinuousClock.now + .seconds(12)
+        let until = ContinuousClock.now + .seconds(12)  // unscaled: how long the load runs
         while ContinuousClock.now < until {
             let body = answered % 2 == 0 ? #"{"op":"toggle","index":1}"# : #"{"op":"list"}"#
             let started = ContinuousClock.now
@@ -113,7 +113,7 @@ import ZeroMQ
         // The peak is reached once every history request has been answered (bounded).
         let watcher = try ReliabilityPirate(endpoint: service.commandEndpoint)
         defer { watcher.close() }
-        let floodDeadline = ContinuousClock.now + .seconds(120)
+        let floodDeadline = ContinuousClock.now + .seconds(120) * testSlowdown
         while ContinuousClock.now < floodDeadline {
             let served = try? watcher.reply(#"{"op":"status"}"#, perTry: .seconds(5), budget: .seconds(120))
             if let served = served?.status?.commandsServed, served >= servedBefore + 6_000 { break }
@@ -178,7 +178,7 @@ import ZeroMQ
         defer { probe.close() }
         var worst = Duration.zero
         var answered = 0
-        let until = ContinuousClock.now + .seconds(5)
+        let until = ContinuousClock.now + .seconds(5)  // unscaled: how long the probe runs
         while ContinuousClock.now < until {
             let started = ContinuousClock.now
             let frame = try probe.request(

@@ -118,7 +118,7 @@ import Testing
             ["watch", "--json", "--heartbeat-ms", "100", "--events", second] + sandbox.client)
         defer { watcher.stop(signal: SIGKILL) }
         // Live through the relays: heartbeats pass through them.
-        let liveBy = ContinuousClock.now + .seconds(10)
+        let liveBy = ContinuousClock.now + .seconds(10) * testSlowdown
         while !watcher.stderrSoFar.contains("live at seq") && ContinuousClock.now < liveBy { usleep(20_000) }
         #expect(watcher.stderrSoFar.contains("live at seq 0"), "\(watcher.stderrSoFar)")
 

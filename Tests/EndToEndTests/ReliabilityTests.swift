@@ -388,7 +388,7 @@ import ZeroMQ
         try monitor.setOption(.receiveTimeout, Int32(10_000 * testSlowdown))
         try monitor.connect("inproc://reliability.huge")
         try huge.connect(service.commandEndpoint)
-        try huge.setOption(.receiveTimeout, 2_000)
+        try huge.setOption(.receiveTimeout, 2_000)  // unscaled: no reply may come
         var payload = Data(#"{"op":"add","name":""#.utf8)
         payload.append(Data(repeating: UInt8(ascii: "A"), count: 64 << 20))
         try huge.send([payload])

@@ -120,7 +120,8 @@ import ZeroMQ
         #expect(ran.current == 4)
         let release = DispatchSemaphore(value: 0)
         #expect(throws: LoadGenerationError.self) {
-            try runThreads(1, within: .milliseconds(50)) { _ in _ = release.wait(timeout: .now() + 5) }
+            let outlived = 5.0  // unscaled: the thread is to outlive the 50 ms it is given
+            try runThreads(1, within: .milliseconds(50)) { _ in _ = release.wait(timeout: .now() + outlived) }
         }
         release.signal()
     }
