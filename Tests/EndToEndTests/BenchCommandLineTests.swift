@@ -10,7 +10,7 @@ import Testing
         .appendingPathComponent("countries-bench").path
 
     static func run(_ arguments: [String]) throws -> Execution {
-        try ChildProcess.run(bench, arguments, timeout: .seconds(15) * testSlowdown)
+        try ChildProcess.run(bench, arguments, timeout: .seconds(15))
     }
 
     @Test func helpListsEveryOptionTheScriptsPass() throws {
@@ -60,7 +60,7 @@ import Testing
         let etcd = try EtcdCluster(members: 1)
         defer { etcd.stop() }
         let result = try ChildProcess.run(
-            Self.bench, ["--etcd-shapes", etcd.clientURLs[0], "0.2"], timeout: .seconds(120) * testSlowdown)
+            Self.bench, ["--etcd-shapes", etcd.clientURLs[0], "0.2"], timeout: .seconds(120))
         #expect(result.exitCode == 0, "\(result)")
         let rows = result.lines.dropFirst().map { $0.split(separator: " ").map(String.init) }
         #expect(result.lines.first?.hasPrefix("shape ") == true, "\(result)")
@@ -76,7 +76,7 @@ import Testing
                 "--endpoints", etcd.clientURLs[0], "get", "--prefix", "/countries-bench-shapes/",
                 "--keys-only",
             ],
-            environment: ["ETCDCTL_API": "3"], timeout: .seconds(10) * testSlowdown)
+            environment: ["ETCDCTL_API": "3"], timeout: .seconds(10))
         #expect(
             left.exitCode == 0 && left.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
             "\(left)")

@@ -101,7 +101,7 @@ final class SubscriberProcess {
     var status: Int32 { child.exitStatus ?? -1 }
 
     /// Waits (bounded) for the process to end and its output to be read to the end.
-    func waitForExit() { child.waitForExit(timeout: .seconds(5) * testSlowdown) }
+    func waitForExit() { child.waitForExit(timeout: .seconds(5)) }
 
     /// Sends `signal` and waits up to `limit` for the process to end; true if it did.
     @discardableResult

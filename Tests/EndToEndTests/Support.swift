@@ -108,7 +108,7 @@ final class Service {
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Execution? {
         process.stop(signal: signal, grace: .seconds(5) * testSlowdown)
-        return try? process.finish(timeout: .seconds(5) * testSlowdown)
+        return try? process.finish(timeout: .seconds(5))
     }
 
     /// Runs a client subcommand against this service.

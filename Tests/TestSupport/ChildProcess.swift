@@ -187,8 +187,9 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
 
     public var isRunning: Bool { exitStatus == nil }
 
-    /// Waits up to `timeout` for the exit; the exit code (128 + n for signal n), or nil if it
-    /// still runs. Once exited, also waits (briefly) for its captured output to end.
+    /// Waits up to `timeout` times ``testSlowdown`` for the exit; the exit code (128 + n for
+    /// signal n), or nil if it still runs. Once exited, also waits (briefly) for its captured
+    /// output to end.
     public func wait(timeout: Duration) -> Int32? {
         guard eventually(within: timeout, every: .milliseconds(5), { exitStatus != nil }),
             let status = exitStatus
@@ -202,8 +203,8 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
     @discardableResult
     public func waitForExit(timeout: Duration) -> Bool { wait(timeout: timeout) != nil }
 
-    /// Waits for the exit and the end of its output; when it runs over `timeout` it is killed
-    /// and this throws.
+    /// Waits for the exit and the end of its output; when it runs over `timeout` (times
+    /// ``testSlowdown``) it is killed and this throws.
     public func finish(timeout: Duration) throws -> Execution {
         guard let status = wait(timeout: timeout) else {
             crash()
@@ -282,7 +283,8 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
     /// Resident memory in KiB (`VmRSS` of /proc/PID/status); nil once it is gone.
     public var residentKilobytes: Int? { ProcessMemory.residentKilobytes(of: pid) }
 
-    /// Runs `executable arguments...` to its end; killed and thrown over after `timeout`.
+    /// Runs `executable arguments...` to its end; killed and thrown over after `timeout` (times
+    /// ``testSlowdown``).
     public static func run(
         _ executable: String, _ arguments: [String],
         environment: [String: String] = CountriesBinary.environment,
