@@ -16,14 +16,8 @@ struct HeldMessageTests {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let context = try Context()
-        let input = try context.testSocket(.pull)
-        let relay = try context.testSocket(.push)
-        let output = try context.testSocket(.pull)
-        let source = try context.testSocket(.push)
-        try input.bind(uniqueEndpoint(transport, in: scratch))
-        try source.connect(try input.lastEndpoint)
-        try output.bind(uniqueEndpoint(transport, in: scratch))
-        try relay.connect(try output.lastEndpoint)
+        let (input, source) = try context.connectedPair(.pull, .push, over: transport, in: scratch)
+        let (output, relay) = try context.connectedPair(.pull, .push, over: transport, in: scratch)
         let large = Data((0..<(HeldMessage.copiedFrameBytes * 3)).map { UInt8(truncatingIfNeeded: $0) })
         let frames = [frame("topic"), Data(), large, frame("last")]
         try source.send(frames)
@@ -43,10 +37,7 @@ struct HeldMessageTests {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let context = try Context()
-        let server = try context.testSocket(.pull)
-        try server.bind(uniqueEndpoint(.ipc, in: scratch))
-        let client = try context.testSocket(.push)
-        try client.connect(try server.lastEndpoint)
+        let (server, client) = try context.connectedPair(.pull, .push, over: .ipc, in: scratch)
         try client.send([frame("hello")])
         let message = try #require(try server.receiveMessage(properties: ["Peer-Address"]))
         let descriptor = try #require(message.sourceDescriptor)

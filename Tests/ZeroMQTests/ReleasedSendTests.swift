@@ -24,10 +24,7 @@ struct ReleasedSendTests {
         let directory = try ScratchDirectory(prefix: "zmqr")
         defer { directory.remove() }
         let context = try Context()
-        let pull = try context.testSocket(.pull)
-        let push = try context.testSocket(.push)
-        try pull.bind(uniqueEndpoint(transport, in: directory))
-        try push.connect(try pull.lastEndpoint)
+        let (pull, push) = try context.connectedPair(.pull, .push, over: transport, in: directory)
         let releases = Releases()
         let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0) })
         #expect(try push.send([frame("head")], then: big, observer: releases))
@@ -73,12 +70,10 @@ struct ReleasedSendTests {
         let directory = try ScratchDirectory(prefix: "zmqo")
         defer { directory.remove() }
         let context = try Context()
-        let pull = try context.testSocket(.pull)
-        let push = try context.testSocket(.push)
-        try pull.setOption(.receiveHighWaterMark, 1)
-        try push.setOption(.sendHighWaterMark, 1)
-        try pull.bind(uniqueEndpoint(transport, in: directory))
-        try push.connect(try pull.lastEndpoint)
+        let (pull, push) = try context.connectedPair(.pull, .push, over: transport, in: directory) {
+            try $0.setOption(.receiveHighWaterMark, 1)
+            try $1.setOption(.sendHighWaterMark, 1)
+        }
         let observer = Releases()
         #expect(try push.send([frame("head")], then: Data(count: 1_000), observer: observer))
         #expect(try pull.receive() == [frame("head"), Data(count: 1_000)])

@@ -10,17 +10,13 @@ struct RoundTripTests {
         let directory = try ScratchDirectory(prefix: "zmqt")
         defer { directory.remove() }
         let context = try Context()
-        let rep = try context.testSocket(.rep)
-        let req = try context.testSocket(.req)
-
-        try rep.bind(uniqueEndpoint(transport, in: directory))
+        let (rep, req) = try context.connectedPair(.rep, .req, over: transport, in: directory)
         let endpoint = try rep.lastEndpoint
         #expect(endpoint.hasPrefix("\(transport.rawValue)://"))
         if transport == .tcp {
             // The wildcard port was replaced by the real one.
             #expect(!endpoint.hasSuffix(":*"))
         }
-        try req.connect(endpoint)
 
         #expect(try req.send([frame("ping")]))
         #expect(texts(try rep.receive()) == ["ping"])

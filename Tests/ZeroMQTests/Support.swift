@@ -25,6 +25,21 @@ extension Context {
         try socket.setOption(.sendTimeout, timeout)
         return socket
     }
+
+    /// A `server` test socket bound to a fresh endpoint over `transport` and a `client` test
+    /// socket connected to it; `configure` runs on both before (options that must be set before
+    /// a connection, such as high-water marks).
+    func connectedPair(
+        _ server: SocketType, _ client: SocketType, over transport: Transport, in directory: ScratchDirectory,
+        configure: (_ server: Socket, _ client: Socket) throws -> Void = { _, _ in }
+    ) throws -> (server: Socket, client: Socket) {
+        let bound = try testSocket(server)
+        let connected = try testSocket(client)
+        try configure(bound, connected)
+        try bound.bind(uniqueEndpoint(transport, in: directory))
+        try connected.connect(try bound.lastEndpoint)
+        return (bound, connected)
+    }
 }
 
 /// The transports the round-trip tests run over.
