@@ -125,7 +125,11 @@ public final class Socket {
         let handle = try openHandle("send")
         let flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
         do {
-            guard try send(count: head.count, dontWait: dontWait, continued: true, frame: { head[$0] }) else {
+            guard
+                try send(
+                    count: head.count, dontWait: dontWait, continued: true, opened: handle,
+                    frame: { head[$0] })
+            else {
                 observer.released(last.count)
                 return false
             }
@@ -152,11 +156,14 @@ public final class Socket {
     }
 
     /// Sends frames `frame(0)` to `frame(count - 1)` as one multipart message, or as its start
-    /// when `continued` (the caller sends the rest).
-    private func send(count: Int, dontWait: Bool, continued: Bool = false, frame: (Int) -> Data)
-        throws(ZMQError) -> Bool
-    {
-        let handle = try openHandle("send")
+    /// when `continued` (the caller sends the rest); `opened` is the handle when the caller has
+    /// opened it for this send already (one open, and one count of ``activity``, per send).
+    private func send(
+        count: Int, dontWait: Bool, continued: Bool = false, opened: UnsafeMutableRawPointer? = nil,
+        frame: (Int) -> Data
+    ) throws(ZMQError) -> Bool {
+        let handle: UnsafeMutableRawPointer
+        if let opened { handle = opened } else { handle = try openHandle("send") }
         for index in 0..<count {
             var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
             if index < count - 1 || continued { flags |= ZMQ_SNDMORE }
