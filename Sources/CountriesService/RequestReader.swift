@@ -84,10 +84,10 @@ struct RequestReader {
     /// answered that had not sent again (``CommitCohort``), looking every 20 µs; stops early
     /// when all of them came or a limit is reached.
     func gather(
-        _ awaited: consuming CommitCohort.Awaited, into batch: inout [IncomingRequest], load: inout Load,
+        _ cohort: CommitCohort.Awaited, into batch: inout [IncomingRequest], load: inout Load,
         traces: Bool, listBytes: () -> Int
     ) {
-        var awaited = awaited
+        var awaited = cohort
         let deadline = ContinuousClock.now + awaited.wait
         var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
         while ContinuousClock.now < deadline {
