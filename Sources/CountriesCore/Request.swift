@@ -62,9 +62,13 @@ extension Request {
                 .tooLarge,
                 "the request has \(body.count) bytes; at most \(Limits.maximumRequestBytes) are accepted")
         }
-        let members: JSONMembers?
+        var fields = RequestFields()
+        let isObject: Bool
         do {
-            members = try JSONParser.parseMembers(body, maximumNesting: Limits.maximumNesting)
+            isObject = try JSONParser.visitMembers(body, maximumNesting: Limits.maximumNesting) {
+                key, value in
+                fields.take(key, value)
+            }
         } catch .duplicateKey(let key) {
             throw CountriesError(
                 .badRequest,
@@ -79,7 +83,7 @@ extension Request {
                 .badRequest,
                 "the request is not valid UTF-8 JSON: send one JSON object such as {\"op\": \"list\"}")
         }
-        guard let members else {
+        guard isObject else {
             // Valid JSON, so it parses again; this costs only a request that is refused.
             let typeName =
                 (try? JSONParser.parse(body, maximumNesting: Limits.maximumNesting))?.typeName ?? "JSON"
@@ -87,21 +91,47 @@ extension Request {
                 .badRequest,
                 "the request must be a JSON object such as {\"op\": \"list\"}, not \(typeName)")
         }
-        return try RequestFields(members).request()
+        return try fields.request()
     }
 }
 
-/// The checks on each field of a request object.
+/// The fields of a request object the protocol reads, gathered member by member, and the
+/// checks on each. Any other key is ignored (a later version's field); `null` counts as absent,
+/// except for `op`, which must be a string.
 private struct RequestFields {
-    let fields: JSONMembers
+    var id: JSONValue?
+    var op: JSONValue?
+    var index: JSONValue?
+    var name: JSONValue?
+    var ifSeq: JSONValue?
+    var ifStore: JSONValue?
+    var visited: JSONValue?
+    var since: JSONValue?
 
-    init(_ fields: JSONMembers) {
-        self.fields = fields
+    /// Keeps the member if its key is one of the protocol's.
+    mutating func take(_ key: JSONKey, _ value: JSONValue) {
+        if key == "op" {
+            op = value
+        } else if key == "id" {
+            id = value
+        } else if key == "index" {
+            index = value
+        } else if key == "name" {
+            name = value
+        } else if key == "if_seq" {
+            ifSeq = value
+        } else if key == "if_store" {
+            ifStore = value
+        } else if key == "visited" {
+            visited = value
+        } else if key == "since" {
+            since = value
+        }
     }
 
     func request() throws(CountriesError) -> Request {
         let id = try requestID()
-        guard let opValue = fields["op"] else {
+        guard let opValue = op else {
             throw CountriesError(
                 .badRequest, "the request has no \"op\"; one of: \(Command.knownOps.joined(separator: ", "))")
         }
@@ -109,7 +139,7 @@ private struct RequestFields {
             throw CountriesError(.badRequest, "\"op\" must be a string, not \(opValue.typeName)")
         }
         let command = try command(op)
-        let ifStore = try string("if_store")
+        let ifStore = try string(self.ifStore, "if_store")
         if ifStore != nil {
             guard case .change = command else {
                 throw CountriesError(.badRequest, "\"if_store\" applies to changes only, not to \(op)")
@@ -123,17 +153,21 @@ private struct RequestFields {
         case "list": return .query(.list)
         case "count": return .query(.count)
         case "get": return .query(.get(try reference()))
-        case "toggle": return .change(.toggle(try reference(), ifSeq: try seq("if_seq")))
+        case "toggle": return .change(.toggle(try reference(), ifSeq: try seq(ifSeq, "if_seq")))
         case "set":
-            guard let visited = try bool("visited") else { throw missing("visited", "true or false") }
-            return .change(.set(try reference(), visited: visited, ifSeq: try seq("if_seq")))
+            guard let visited = try bool(visited, "visited") else {
+                throw missing("visited", "true or false")
+            }
+            return .change(.set(try reference(), visited: visited, ifSeq: try seq(ifSeq, "if_seq")))
         case "add":
-            guard let name = try string("name") else { throw missing("name", "the country's name") }
-            return .change(.add(name: name, visited: try bool("visited") ?? false))
+            guard let name = try string(name, "name") else { throw missing("name", "the country's name") }
+            return .change(.add(name: name, visited: try bool(visited, "visited") ?? false))
         case "remove": return .change(.remove(try reference()))
         case "reset": return .change(.reset)
         case "history":
-            guard let since = try seq("since") else { throw missing("since", "a seq, 0 for everything kept") }
+            guard let since = try seq(since, "since") else {
+                throw missing("since", "a seq, 0 for everything kept")
+            }
             return .history(since: since)
         case "status": return .status
         default:
@@ -144,7 +178,7 @@ private struct RequestFields {
     }
 
     private func requestID() throws(CountriesError) -> String? {
-        guard let value = fields["id"], value != .null else { return nil }
+        guard let value = id, value != .null else { return nil }
         guard case .string(let id) = value else {
             throw CountriesError(.badRequest, "\"id\" must be a string, not \(value.typeName)")
         }
@@ -156,9 +190,7 @@ private struct RequestFields {
 
     /// `index` or `name`: exactly one of them.
     private func reference() throws(CountriesError) -> CountryReference {
-        let index = fields["index"].flatMap { $0 == .null ? nil : $0 }
-        let name = fields["name"].flatMap { $0 == .null ? nil : $0 }
-        switch (index, name) {
+        switch (index.flatMap { $0 == .null ? nil : $0 }, name.flatMap { $0 == .null ? nil : $0 }) {
         case (nil, nil):
             throw CountriesError(.badRequest, "give the country as \"index\" (0-based) or \"name\"")
         case (.some, .some):
@@ -179,8 +211,8 @@ private struct RequestFields {
         }
     }
 
-    private func seq(_ key: String) throws(CountriesError) -> UInt64? {
-        guard let value = fields[key], value != .null else { return nil }
+    private func seq(_ field: JSONValue?, _ key: String) throws(CountriesError) -> UInt64? {
+        guard let value = field, value != .null else { return nil }
         switch value {
         case .integer(let number) where number >= 0: return UInt64(number)
         case .unsigned(let number): return number
@@ -190,16 +222,16 @@ private struct RequestFields {
         }
     }
 
-    private func bool(_ key: String) throws(CountriesError) -> Bool? {
-        guard let value = fields[key], value != .null else { return nil }
+    private func bool(_ field: JSONValue?, _ key: String) throws(CountriesError) -> Bool? {
+        guard let value = field, value != .null else { return nil }
         guard case .bool(let flag) = value else {
             throw CountriesError(.badRequest, "\"\(key)\" must be true or false, not \(value.typeName)")
         }
         return flag
     }
 
-    private func string(_ key: String) throws(CountriesError) -> String? {
-        guard let value = fields[key], value != .null else { return nil }
+    private func string(_ field: JSONValue?, _ key: String) throws(CountriesError) -> String? {
+        guard let value = field, value != .null else { return nil }
         guard case .string(let text) = value else {
             throw CountriesError(.badRequest, "\"\(key)\" must be a string, not \(value.typeName)")
         }

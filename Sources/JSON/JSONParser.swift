@@ -53,32 +53,6 @@ public struct JSONParser {
         return try parser.document()
     }
 
-    /// Parses one JSON object that fills `data`, as ``parse(_:maximumNesting:)-swift.type.method``
-    /// would, into its members in order; nil when `data` is JSON but not an object. For a small
-    /// object read field by field (a request), without the dictionary ``JSONValue/object(_:)``
-    /// hashes every key into.
-    public static func parseMembers(
-        _ data: Data, maximumNesting: Int = defaultMaximumNesting
-    ) throws(Failure) -> JSONMembers? {
-        let parsed = data.withUnsafeBytes { bytes in
-            Result { () throws(Failure) -> JSONMembers? in
-                var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
-                parser.startDocument()
-                guard parser.peek() == UInt8(ascii: "{") else {
-                    _ = try parser.value(depth: 0)
-                    try parser.endDocument()
-                    return nil
-                }
-                // Room for a request's fields (at most 6 a protocol op reads) at once.
-                var members = JSONMembers(capacity: 8)
-                try parser.members(depth: 1) { key, value in members.add(key, value) }
-                try parser.endDocument()
-                return members
-            }
-        }
-        return try parsed.get()
-    }
-
     /// Parses as ``parse(_:maximumNesting:)-swift.type.method`` does, and says where a failure is:
     /// for files people edit (seed files), where "not JSON" alone leaves them searching.
     public static func parseLocating(
@@ -106,13 +80,13 @@ public struct JSONParser {
     }
 
     /// Past a UTF-8 byte-order mark (as JSONDecoder skips it) and whitespace.
-    private mutating func startDocument() {
+    mutating func startDocument() {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
         skipWhitespace()
     }
 
     /// Only whitespace after the value.
-    private mutating func endDocument() throws(Failure) {
+    mutating func endDocument() throws(Failure) {
         skipWhitespace()
         guard position == bytes.count else { throw .notJSON }
     }
@@ -121,12 +95,12 @@ public struct JSONParser {
     private let maximumNesting: Int
     private var position = 0
 
-    private init(bytes: UnsafeRawBufferPointer, maximumNesting: Int) {
+    init(bytes: UnsafeRawBufferPointer, maximumNesting: Int) {
         self.bytes = bytes
         self.maximumNesting = maximumNesting
     }
 
-    private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+    func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
 
     private mutating func skipWhitespace() {
         while position < bytes.count {
@@ -150,7 +124,7 @@ public struct JSONParser {
         position += count
     }
 
-    private mutating func value(depth: Int) throws(Failure) -> JSONValue {
+    mutating func value(depth: Int) throws(Failure) -> JSONValue {
         guard let byte = peek() else { throw .notJSON }
         switch byte {
         case UInt8(ascii: "{"): return try object(depth: depth + 1)
@@ -176,13 +150,13 @@ public struct JSONParser {
         // dictionary grown from empty rehashes at 1, 2 and 4 keys. Only at the top, so many
         // small nested objects cannot each take room for 8.
         if depth == 1 { fields.reserveCapacity(8) }
-        try members(depth: depth) { key, value in fields.updateValue(value, forKey: key) == nil }
+        try members(depth: depth) { key, value in fields.updateValue(value, forKey: key.string) == nil }
         return .object(fields)
     }
 
     /// The members of the object at `position`, at nesting `depth`, each handed to `add`, which
     /// says false for a key the object already had.
-    private mutating func members(depth: Int, _ add: (String, JSONValue) -> Bool) throws(Failure) {
+    mutating func members(depth: Int, _ add: (JSONKey, JSONValue) -> Bool) throws(Failure) {
         guard depth <= maximumNesting else { throw .tooDeep }
         position += 1  // {
         skipWhitespace()
@@ -193,14 +167,14 @@ public struct JSONParser {
         while true {
             guard peek() == UInt8(ascii: "\"") else { throw .notJSON }
             let keyStart = position
-            let key = try string()
+            let key = try nextKey()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
             let element = try value(depth: depth)
             if !add(key, element) {
                 position = keyStart  // where a located failure points: the second key
-                throw .duplicateKey(key)
+                throw .duplicateKey(key.string)
             }
             skipWhitespace()
             // Checked before moving on, so a failure's position is the byte that is wrong.
@@ -235,6 +209,24 @@ public struct JSONParser {
     }
 
     // MARK: Strings
+
+    /// The key at `position`: its bytes as they are when they are plain ASCII without escapes
+    /// (no `String` made for a key the caller only compares), else decoded as any string.
+    private mutating func nextKey() throws(Failure) -> JSONKey {
+        var end = position + 1
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[(position + 1)..<end])
+                position = end + 1
+                return JSONKey(.ascii(raw))
+            }
+            // An escape, a control character (refused by `string()`) or UTF-8 to validate.
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            end += 1
+        }
+        return JSONKey(.text(try string()))
+    }
 
     private mutating func string() throws(Failure) -> String {
         position += 1  // opening quote

@@ -198,20 +198,29 @@ import Testing
         }
     }
 
-    /// The members of an object, in order, as ``JSONParser/parseMembers(_:maximumNesting:)``
-    /// gives them; the same outcome as ``JSONParser/parse(_:maximumNesting:)`` otherwise.
+    /// The members of `bytes`, in order, as ``JSONParser/visitMembers(_:maximumNesting:_:)``
+    /// visits them; nil when it is JSON but not an object.
+    private static func visited(_ bytes: [UInt8], maximumNesting: Int = JSONParser.defaultMaximumNesting)
+        throws(JSONParser.Failure) -> [(key: String, value: JSONValue)]?
+    {
+        var members: [(key: String, value: JSONValue)] = []
+        let isObject = try JSONParser.visitMembers(Data(bytes), maximumNesting: maximumNesting) {
+            key, value in
+            members.append((key.string, value))
+        }
+        return isObject ? members : nil
+    }
+
+    /// The members of an object, each visited once, as ``JSONParser/parse(_:maximumNesting:)``
+    /// reads them; the same outcome as it otherwise.
     private func agreeOnMembers(_ bytes: [UInt8]) -> Bool {
         let plain = bytes.withUnsafeBytes { buffer in
             Result { () throws(JSONParser.Failure) in try JSONParser.parse(buffer, maximumNesting: 4) }
         }
-        let members = Result { () throws(JSONParser.Failure) in
-            try JSONParser.parseMembers(Data(bytes), maximumNesting: 4)
-        }
+        let members = Result { () throws(JSONParser.Failure) in try Self.visited(bytes, maximumNesting: 4) }
         switch (plain, members) {
-        case (.success(.object(let fields)), .success(let members?)):
-            let list = members.members
+        case (.success(.object(let fields)), .success(let list?)):
             return list.count == fields.count && list.allSatisfy { fields[$0.key] == $0.value }
-                && list.allSatisfy { members[$0.key] == $0.value }
         case (.success(let value), .success(nil)):
             if case .object = value { return false }
             return true
@@ -231,22 +240,36 @@ import Testing
     /// In order, each key once: past the few checked one by one, a set of the keys catches a
     /// duplicate as well, and a large object costs no more than its length.
     @Test func membersKeepTheirOrderAndRefuseADuplicateAtAnySize() throws {
-        let members = try #require(
-            try JSONParser.parseMembers(Data(#"{"op":"toggle","id":"x","index":3}"#.utf8)))
-        #expect(members.members.map(\.key) == ["op", "id", "index"])
-        #expect(members["index"] == .integer(3) && members["name"] == nil)
+        let members = try #require(try Self.visited(Array(#"{"op":"toggle","id":"x","index":3}"#.utf8)))
+        #expect(members.map(\.key) == ["op", "id", "index"])
+        #expect(members.map(\.value) == [.string("toggle"), .string("x"), .integer(3)])
         for count in [2, 16, 17, 40, 20_000] {
             let keys = (0..<count).map { "\"k\($0)\":\($0)" }
-            let whole = try #require(
-                try JSONParser.parseMembers(Data("{\(keys.joined(separator: ","))}".utf8)))
-            #expect(whole.members.count == count && whole["k\(count - 1)"] == .integer(Int64(count - 1)))
+            let whole = try #require(try Self.visited(Array("{\(keys.joined(separator: ","))}".utf8)))
+            #expect(whole.count == count && whole.last?.value == .integer(Int64(count - 1)))
             for again in [0, count / 2, count - 1] {
                 let twice = "{\(keys.joined(separator: ",")),\"k\(again)\":0}"
                 #expect(throws: JSONParser.Failure.duplicateKey("k\(again)")) {
-                    try JSONParser.parseMembers(Data(twice.utf8))
+                    try Self.visited(Array(twice.utf8))
                 }
             }
         }
+    }
+
+    /// A key is the same key however it is written: escaped, or with characters beyond ASCII,
+    /// it still matches the plain one, and a second spelling of it is a duplicate.
+    @Test func keysCompareByTheirTextHoweverWritten() throws {
+        var matched: [Bool] = []
+        _ = try JSONParser.visitMembers(Data(#"{"\u006fp":1,"op\u00e9":2,"":3,"öp":4}"#.utf8)) { key, _ in
+            matched.append(key == "op")
+        }
+        #expect(matched == [true, false, false, false])
+        for twice in [
+            #"{"op":1,"\u006fp":2}"#, #"{"\u006fp":1,"op":2}"#, #"{"é":1,"\u00e9":2}"#, #"{"":1,"":2}"#,
+        ] {
+            #expect(throws: JSONParser.Failure.self, "\(twice)") { try Self.visited(Array(twice.utf8)) }
+        }
+        #expect(try Self.visited(Array(#"{"a":1,"b":{"a":2}}"#.utf8))?.count == 2)
     }
 
     /// Requests with one to three random bytes changed, inserted or removed.

@@ -18,6 +18,9 @@ private let goodRequests: [Good] = [
     Good(#"{"op":"list","id":"abc"}"#, .query(.list), id: "abc"),
     Good(#" { "id" : null , "op" : "list" } "#, .query(.list)),
     Good(#"{"op":"count","extra":[1,{"a":null}]}"#, .query(.count)),
+    // A key is its text however it is written: escaped, it is still the key.
+    Good(#"{"\u006fp":"toggle","\u0069ndex":4}"#, .change(.toggle(.index(4), ifSeq: nil))),
+    Good(#"{"op":"count","op\u00e9":"list","\"op\"":"list"}"#, .query(.count)),
     Good(#"{"op":"get","index":0}"#, .query(.get(.index(0)))),
     Good(#"{"op":"get","index":1}"#, .query(.get(.index(1)))),
     Good(#"{"op":"get","index":-1}"#, .query(.get(.index(-1)))),
@@ -206,6 +209,9 @@ private let badRequests: [Bad] = [
         #"{"op":"toggle","index":1,"index":2}"#, .badRequest,
         "the request has the key \"index\" more than once; give each key once"),
     Bad(#"{"op":"list","op":"reset"}"#),
+    Bad(
+        #"{"op":"list","\u006fp":"reset"}"#, .badRequest,
+        "the request has the key \"op\" more than once; give each key once"),
     Bad(#"{"op":"list","id":"a","id":"b"}"#),
     Bad(#"{"op":"list","x":{"a":1,"a":2}}"#),
     // The id is checked whatever the op.

@@ -1,0 +1,56 @@
+/// One key of an object that ``JSONParser/visitMembers(_:maximumNesting:_:)`` visits: compared
+/// with the keys a decoder knows without becoming a `String`.
+///
+/// A key of plain ASCII without escapes (every key of the protocol) is its bytes in the input,
+/// valid only while the visit lasts: do not keep one past it. Any other key is decoded text.
+public struct JSONKey {
+    enum Storage {
+        /// Bytes of the input, each below 0x80: valid UTF-8 as they are.
+        case ascii(UnsafeRawBufferPointer)
+        /// A key with escapes or non-ASCII characters, decoded and validated.
+        case text(String)
+    }
+
+    let storage: Storage
+
+    init(_ storage: Storage) {
+        self.storage = storage
+    }
+
+    /// The key as text.
+    public var string: String {
+        switch storage {
+        case .ascii(let bytes): return String(decoding: bytes, as: UTF8.self)
+        case .text(let text): return text
+        }
+    }
+
+    /// Whether the key is `name`, compared byte by byte.
+    public static func == (key: JSONKey, name: StaticString) -> Bool {
+        let expected = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        return key.hasBytes(expected)
+    }
+
+    /// Whether two keys are the same text.
+    static func == (lhs: JSONKey, rhs: JSONKey) -> Bool {
+        switch rhs.storage {
+        case .ascii(let bytes): return lhs.hasBytes(bytes)
+        case .text(var text): return text.withUTF8 { lhs.hasBytes(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    private func hasBytes(_ expected: UnsafeRawBufferPointer) -> Bool {
+        switch storage {
+        case .ascii(let bytes): return Self.equal(bytes, expected)
+        case .text(let text): return text.utf8.elementsEqual(expected)
+        }
+    }
+
+    /// Byte by byte: a protocol key is a few bytes, for which a plain loop beats the generic
+    /// `elementsEqual` (about 150 instructions a comparison) and a call to `memcmp`.
+    private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for offset in 0..<lhs.count where lhs[offset] != rhs[offset] { return false }
+        return true
+    }
+}
