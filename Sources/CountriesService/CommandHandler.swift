@@ -133,7 +133,7 @@ final class CommandHandler {
             if !staged.isEmpty {
                 // Measured when it writes an event: a batch of refusals commits nothing.
                 let started = measuresCommits ? ContinuousClock.now : nil
-                output += path.commit(staged, state: &state, working: &working)
+                path.commit(staged, state: &state, working: &working, into: &output)
                 if let started {
                     let changes = staged.reduce(0) { $0 + ($1.event == nil ? 0 : 1) }
                     if changes > 0 {

@@ -18,9 +18,11 @@ protocol CommitPath: AnyObject {
     func prepareRead(_ state: inout CountriesState) -> CountriesError?
 
     /// Commits `staged`, run on `working` from `state`. On success `state` becomes `working`,
-    /// else `working` goes back to `state`. Returns what to send, replies in arrival order.
-    func commit(_ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState)
-        -> [Outgoing]
+    /// else `working` goes back to `state`. Appends what to send to `output`, replies in arrival
+    /// order (into the caller's array: a new one per batch was made, filled, copied and freed).
+    func commit(
+        _ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState,
+        into output: inout [Outgoing])
 
     /// The state a batch stages its changes on, equal to `state`: `state` itself, or a copy in
     /// storage of its own that the path keeps in step (``LocalCommitPath``), so that the
@@ -52,10 +54,16 @@ enum EarlyAnswer {
 extension CommitPath {
     /// The replies to a committed batch, in arrival order (each counted as it goes out).
     func replies(to staged: [StagedChange]) -> [Outgoing] {
-        // By index, reading only the fields needed: a closure or a `for-in` over the changes
-        // copied each whole `StagedChange` (a dozen references retained and released).
         var output: [Outgoing] = []
         output.reserveCapacity(staged.count + staged.count)  // room for the events after them
+        appendReplies(to: staged, into: &output)
+        return output
+    }
+
+    /// Appends the replies to a committed batch to `output`, in arrival order.
+    func appendReplies(to staged: [StagedChange], into output: inout [Outgoing]) {
+        // By index, reading only the fields needed: a closure or a `for-in` over the changes
+        // copied each whole `StagedChange` (a dozen references retained and released).
         for index in staged.indices {
             if let settled = staged[index].settled {
                 tally.countServed(staged[index].trace, seq: nil)
@@ -65,7 +73,6 @@ extension CommitPath {
             tally.count(staged[index].reply, staged[index].trace)
             output.append(.reply(envelope: staged[index].envelope, body: staged[index].body))
         }
-        return output
     }
 
     /// Every staged request answered after a failed commit: `storage_error` (nothing changed)
@@ -104,9 +111,14 @@ extension StoreBatch {
     /// The batch that commits `staged` (those not settled yet) on top of seq `basis`.
     init(_ staged: [StagedChange], basis: UInt64, state: CountriesState) {
         self.init()
+        fill(staged, basis: basis, state: state)
+    }
+
+    /// Makes this empty batch the one that commits `staged` on top of seq `basis`.
+    mutating func fill(_ staged: [StagedChange], basis: UInt64, state: CountriesState) {
         self.basis = basis
         self.state = state
-        // By index, for the same reason as in ``CommitPath/replies(to:)``.
+        // By index, for the same reason as in ``CommitPath/appendReplies(to:into:)``.
         for index in staged.indices where staged[index].settled == nil {
             let event = staged[index].event
             if let event {
@@ -124,5 +136,16 @@ extension StoreBatch {
                 checkedIDs.append(id)
             }
         }
+    }
+
+    /// Empties the batch for the next one, keeping its arrays' room when it is small (up to
+    /// `largest` elements each), so that a batch does not allocate them anew.
+    mutating func removeAll(keepingCapacityUpTo largest: Int) {
+        events.removeAll(keepingCapacity: events.capacity <= largest)
+        encodedEvents.removeAll(keepingCapacity: encodedEvents.capacity <= largest)
+        requests.removeAll(keepingCapacity: requests.capacity <= largest)
+        checkedIDs.removeAll(keepingCapacity: checkedIDs.capacity <= largest)
+        basis = 0
+        state = nil
     }
 }

@@ -15,6 +15,9 @@ final class LocalCommitPath: CommitPath {
     /// copying the whole list on its first change, which made a toggle on a 10,000-row list
     /// cost about 1,000,000 instructions instead of 70,000 (docs/BENCHMARKS.md, "Stop 31").
     private var spare: CountriesState?
+    /// The last batch's arrays, emptied: the in-memory store commits each request as a batch of
+    /// its own, and three new arrays a toggle were three allocations and frees.
+    private var spareBatch = StoreBatch()
 
     init(store: any StateStore, tally: AnswerTally, logger: Logger) {
         self.store = store
@@ -58,29 +61,40 @@ final class LocalCommitPath: CommitPath {
         spare = working
     }
 
-    func commit(_ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState)
-        -> [Outgoing]
-    {
-        let batch = StoreBatch(staged, basis: state.seq, state: working)
+    func commit(
+        _ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState,
+        into output: inout [Outgoing]
+    ) {
+        var batch = StoreBatch()
+        swap(&batch, &spareBatch)
+        defer {
+            batch.removeAll(keepingCapacityUpTo: 64)
+            swap(&batch, &spareBatch)
+        }
+        batch.fill(staged, basis: state.seq, state: working)
         do {
             if !batch.isEmpty { try store.commit(batch) }
         } catch {
             working = state
             logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
-            return failed(staged, error)
+            output += failed(staged, error)
+            return
         }
         // `state` takes the committed value, and `working` (the old storage) follows it.
         swap(&state, &working)
         working.follow(state, through: batch.events)
-        var output = replies(to: staged)
-        var encoded = batch.encodedEvents.makeIterator()
-        // By index: `for change in staged` copied each whole staged change to read its event.
+        appendReplies(to: staged, into: &output)
+        // By index: `for change in staged` copied each whole staged change to read its event
+        // (and an iterator over the encodings would share the array the spare batch keeps).
+        var published = 0
         for index in staged.indices {
             if let event = staged[index].event {
-                output.append(.publish(event, body: encoded.next() ?? event.encoded()))
+                let body =
+                    published < batch.encodedEvents.count ? batch.encodedEvents[published] : event.encoded()
+                output.append(.publish(event, body: body))
+                published += 1
             }
         }
-        return output
     }
 }
 

@@ -48,9 +48,17 @@ final class SharedCommitPath: CommitPath {
         }
     }
 
-    func commit(_ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState)
-        -> [Outgoing]
-    {
+    func commit(
+        _ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState,
+        into output: inout [Outgoing]
+    ) {
+        output += committing(staged, state: &state, working: &working)
+    }
+
+    /// Commits `staged` as ``commit(_:state:working:into:)`` does, returning what to send.
+    private func committing(
+        _ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState
+    ) -> [Outgoing] {
         var staged = staged
         for _ in 0..<Self.maximumCommitAttempts {
             do {
@@ -107,7 +115,7 @@ final class SharedCommitPath: CommitPath {
                         change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
                         envelope: change.envelope, on: &working)
             }
-            replies += commit(restaged, state: &state, working: &working)
+            replies += committing(restaged, state: &state, working: &working)
         }
         return replies
     }
