@@ -76,10 +76,11 @@ public struct Reply: Equatable, Sendable {
     /// for a reset). One definition, so a store can make a reset's reply again from its event
     /// rather than keep the list twice.
     public init(answering event: Event) {
-        self.init(seq: event.seq)
+        // Each field given to the one initializer: made first and then assigned a field, the
+        // reply was copied whole twice.
         switch event.kind {
-        case .changed(let row), .added(let row), .removed(let row): country = row
-        case .reset(let rows): countries = rows
+        case .changed(let row), .added(let row), .removed(let row): self.init(seq: event.seq, country: row)
+        case .reset(let rows): self.init(seq: event.seq, countries: rows)
         }
     }
 

@@ -47,16 +47,35 @@ final class AnswerTally {
         return reply
     }
 
+    /// What the tally reads of a reply: a staged change keeps this, not its whole reply, which
+    /// each copy of the change retained and released a dozen references of.
+    struct Outcome {
+        let ok: Bool
+        let seq: UInt64?
+        let error: Reply.ErrorBody?
+
+        init(_ reply: Reply) {
+            ok = reply.ok
+            seq = reply.seq
+            error = reply.ok ? nil : reply.error
+        }
+    }
+
     /// Counts a reply that goes out: served when it is a success, else refused.
     func count(_ reply: Reply, _ trace: RequestTrace, seq: UInt64? = nil) {
-        guard !reply.ok else {
+        count(Outcome(reply), trace, seq: seq)
+    }
+
+    /// Counts a reply that goes out by its outcome: served when it is a success, else refused.
+    func count(_ outcome: Outcome, _ trace: RequestTrace, seq: UInt64? = nil) {
+        guard !outcome.ok else {
             served += 1
-            if traces { record(trace, code: "ok", seq: reply.seq ?? seq) }
+            if traces { record(trace, code: "ok", seq: outcome.seq ?? seq) }
             return
         }
         refused += 1
-        let error = reply.error ?? Reply.ErrorBody(code: "?", message: "?")
-        if traces { record(trace, code: error.code, seq: reply.seq ?? seq, message: error.message) }
+        let error = outcome.error ?? Reply.ErrorBody(code: "?", message: "?")
+        if traces { record(trace, code: error.code, seq: outcome.seq ?? seq, message: error.message) }
         // The client's own mistakes are its debug line; only the store's failures are the
         // operator's concern. A flood of them must not become a flood of log lines.
         guard

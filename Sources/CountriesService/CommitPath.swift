@@ -70,7 +70,7 @@ extension CommitPath {
                 output.append(.reply(envelope: staged[index].envelope, body: settled))
                 continue
             }
-            tally.count(staged[index].reply, staged[index].trace)
+            tally.count(staged[index].outcome, staged[index].trace)
             output.append(.reply(envelope: staged[index].envelope, body: staged[index].body))
         }
     }

@@ -34,7 +34,8 @@ final class MemoryStore: StateStore {
     }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        contents.rememberedRequest(for: id, nowMilliseconds: clock())
+        let now = clock()
+        return contents.rememberedRequest(for: id, nowMilliseconds: now)
     }
 
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
@@ -69,7 +70,10 @@ extension MemoryStore {
             remembered = RememberedRequestLog(retention: retention)
         }
 
-        func rememberedRequest(for id: String, nowMilliseconds now: Int64) -> RememberedRequest? {
+        /// Mutating though it changes nothing: the call then works on the contents in place,
+        /// where a read of them around the look-up's opaque calls copied them whole (every
+        /// table's reference retained and released) once per toggle.
+        mutating func rememberedRequest(for id: String, nowMilliseconds now: Int64) -> RememberedRequest? {
             remembered.request(for: id, nowMilliseconds: now)
         }
 

@@ -11,8 +11,10 @@ struct StagedChange {
     var asked: Data?
     var change: Change
     var ifStore: String?
-    var reply: Reply
-    /// `reply` encoded once, for the request-id memory and the wire alike.
+    /// What the tally counts of the reply.
+    var outcome: AnswerTally.Outcome
+    /// The reply, encoded once for the request-id memory and the wire alike (the reply itself
+    /// is not kept).
     var body: Data
     var event: Event?
     /// Answered without a commit: the id was found remembered when a shared store refused the
@@ -30,7 +32,7 @@ struct StagedChange {
         self.asked = asked
         self.change = change
         self.ifStore = ifStore
-        self.reply = reply
+        self.outcome = AnswerTally.Outcome(reply)
         self.body = reply.encoded()
         self.event = event
     }
