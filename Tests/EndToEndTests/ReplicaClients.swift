@@ -50,6 +50,16 @@ final class ReplicaCommandClients {
         try? clients[index % clients.count].send(request)
     }
 
+    /// `request` sent to endpoint `index` until its outcome is known, at most `tries` times:
+    /// the same id each time, as the protocol tells a client to do when a reply does not come
+    /// or says the outcome is unknown (`unavailable`). Its reply, or nil when none said.
+    func sendUntilKnown(_ request: Request, to index: Int, tries: Int = 5) -> Reply? {
+        for _ in 0..<tries {
+            if let reply = send(request, to: index) { return reply }
+        }
+        return nil
+    }
+
     /// `command` with a fresh id to endpoint `index`; throws unless it succeeds.
     func ask(_ command: Command, to index: Int) throws -> Reply {
         let endpoint = endpoints[index % endpoints.count]
