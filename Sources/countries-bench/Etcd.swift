@@ -9,13 +9,45 @@ final class EtcdUnderTest {
     let children: [Child]
 
     /// Starts the members and waits until a replica could use them (every member healthy).
+    ///
+    /// The ports are found free and bound by etcd a moment later, so another process can take
+    /// one in between (an outgoing connection's ephemeral port) and a member exits at start: a
+    /// fresh directory and fresh ports then, up to three times in all.
     init(executable: String, members: Int = 3) throws {
+        var attempt = 1
+        while true {
+            do {
+                let launched = try Self.launch(executable: executable, members: members)
+                clientURLs = launched.clients
+                children = launched.children
+                return
+            } catch let exited as MemberExitedAtStart where attempt < 3 {
+                attempt += 1
+                progress("\(exited); starting etcd again on other ports")
+            } catch let exited as MemberExitedAtStart {
+                throw BenchError("\(exited) (three tries)")
+            }
+        }
+    }
+
+    /// A member that exited before the cluster was healthy, with the end of its log.
+    private struct MemberExitedAtStart: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// One try: the members started on fresh ports, healthy; or all of them stopped and why.
+    private static func launch(executable: String, members: Int) throws -> (
+        clients: [String], children: [Child]
+    ) {
         let directory = try makeTemporaryDirectory("etcd")
         let names = (1...members).map { "m\($0)" }
         let clients = try names.map { _ in "http://127.0.0.1:\(try freePort())" }
         let peers = try names.map { _ in "http://127.0.0.1:\(try freePort())" }
         let initial = zip(names, peers).map { "\($0)=\($1)" }.joined(separator: ",")
         var started: [Child] = []
+        // Whatever happens before the cluster is handed over, no member is left running.
+        var handedOver = false
+        defer { if !handedOver { for child in started { child.stop() } } }
         for (index, name) in names.enumerated() {
             started.append(
                 try Child(
@@ -31,13 +63,17 @@ final class EtcdUnderTest {
                         "--logger", "zap", "--log-level", "warn",
                     ], logPath: "\(directory)/\(name).log"))
         }
-        clientURLs = clients
-        children = started
         let etcdctl = (executable as NSString).deletingLastPathComponent + "/etcdctl"
         let deadline = nowNanos() + 20_000_000_000
         while nowNanos() < deadline {
-            if let exited = children.first(where: \.hasExited) {
-                throw BenchError("\(exited.name) exited at start; see its log in \(directory)")
+            if let index = started.firstIndex(where: \.hasExited) {
+                // The directory goes when the bench ends: the reason travels in the error.
+                let log =
+                    (try? String(contentsOfFile: "\(directory)/\(names[index]).log", encoding: .utf8)) ?? ""
+                throw MemberExitedAtStart(
+                    description:
+                        "\(started[index].name) exited at start (\(clients[index]), peer \(peers[index])); its log ends: \(log.suffix(600).trimmingCharacters(in: .whitespacesAndNewlines))"
+                )
             }
             let health = try runToEnd(
                 etcdctl,
@@ -45,10 +81,12 @@ final class EtcdUnderTest {
                     "--endpoints", clients.joined(separator: ","), "--command-timeout", "1s", "endpoint",
                     "health",
                 ])
-            if health.status == 0 { return }
+            if health.status == 0 {
+                handedOver = true
+                return (clients, started)
+            }
             usleep(100_000)
         }
-        stop()
         throw BenchError("etcd did not become healthy within 20 s (logs in \(directory))")
     }
 
