@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 import LoadGeneration
+import SystemSupport
 
 /// A private 3-member etcd cluster on loopback for the replicated rows: free ports, data in a
 /// temp dir, the same election and compaction settings as scripts/cluster (docs/HA.md).
@@ -41,8 +42,8 @@ final class EtcdUnderTest {
     ) {
         let directory = try makeTemporaryDirectory("etcd")
         let names = (1...members).map { "m\($0)" }
-        let clients = try names.map { _ in "http://127.0.0.1:\(try freePort())" }
-        let peers = try names.map { _ in "http://127.0.0.1:\(try freePort())" }
+        let clients = try names.map { _ in "http://127.0.0.1:\(try LoopbackPort.free())" }
+        let peers = try names.map { _ in "http://127.0.0.1:\(try LoopbackPort.free())" }
         let initial = zip(names, peers).map { "\($0)=\($1)" }.joined(separator: ",")
         var started: [Child] = []
         // Whatever happens before the cluster is handed over, no member is left running.

@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 import LoadGeneration
+import SystemSupport
 import ZeroMQ
 
 /// The floor: a bare libzmq REP server that answers every request with a reply the size of a
@@ -39,8 +40,8 @@ final class FloorServer {
     /// Starts `bench --floor-server` in `mode` on two free loopback ports and waits until it
     /// answers (at most 10 s).
     init(_ mode: Mode, bench: String, context: Context) throws {
-        command = "tcp://127.0.0.1:\(try freePort())"
-        events = "tcp://127.0.0.1:\(try freePort())"
+        command = "tcp://127.0.0.1:\(try LoopbackPort.free())"
+        events = "tcp://127.0.0.1:\(try LoopbackPort.free())"
         child = try Child(
             name: "floor server", executable: bench,
             arguments: ["--floor-server", command, events, mode.argument])

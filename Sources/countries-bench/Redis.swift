@@ -1,6 +1,7 @@
 import Foundation
 @preconcurrency import Glibc
 import LoadGeneration
+import SystemSupport
 
 /// A minimal RESP2 client over one blocking TCP socket: enough for SCRIPT LOAD and EVALSHA.
 final class RESPClient {
@@ -135,7 +136,7 @@ final class RedisUnderTest {
 
     /// Starts redis-server with `appendfsync` `always` or `no` (AOF on, no RDB snapshots).
     init(executable: String, appendfsync: String) throws {
-        port = try freePort()
+        port = try LoopbackPort.free()
         let directory = try makeTemporaryDirectory("redis")
         child = try Child(
             name: "redis-server", executable: executable,

@@ -1,5 +1,6 @@
 import Foundation
 import LoadGeneration
+import SystemSupport
 import ZeroMQ
 
 /// A `countries serve` child on two free loopback ports.
@@ -14,8 +15,8 @@ final class ServiceUnderTest {
         binary: String, database: String? = nil, etcd: [String]? = nil, seedFile: String? = nil,
         heartbeatMilliseconds: Int = 1000, context: Context
     ) throws {
-        command = "tcp://127.0.0.1:\(try freePort())"
-        events = "tcp://127.0.0.1:\(try freePort())"
+        command = "tcp://127.0.0.1:\(try LoopbackPort.free())"
+        events = "tcp://127.0.0.1:\(try LoopbackPort.free())"
         var arguments = [
             "serve", "--command", command, "--events", events, "--log-level", "warning",
             "--heartbeat-ms", String(heartbeatMilliseconds),

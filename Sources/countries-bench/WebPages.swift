@@ -84,7 +84,7 @@ private func timedPageGet(port: Int, from source: String) -> UInt64? {
 func runWebPages(binary: String, service: ServiceUnderTest, pages: Int, toggles: Int) throws -> WebPagesResult
 {
     _ = DescriptorLimit.raise(toAtLeast: pages + 1_024)
-    let port = try freePort()
+    let port = try LoopbackPort.free()
     let web = try Child(
         name: "countries web", executable: binary,
         arguments: [
