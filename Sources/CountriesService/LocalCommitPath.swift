@@ -88,12 +88,11 @@ final class LocalCommitPath: CommitPath {
         // (and an iterator over the encodings would share the array the spare batch keeps).
         var published = 0
         for index in staged.indices {
-            if let event = staged[index].event {
-                let body =
-                    published < batch.encodedEvents.count ? batch.encodedEvents[published] : event.encoded()
-                output.append(.publish(event, body: body))
-                published += 1
-            }
+            guard let event = staged[index].event else { continue }
+            let body =
+                published < batch.encodedEvents.count ? batch.encodedEvents[published] : event.encoded()
+            output.append(.publish(topic: event.topic, seq: event.seq, body: body))
+            published += 1
         }
     }
 }

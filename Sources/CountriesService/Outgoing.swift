@@ -5,6 +5,8 @@ import Foundation
 enum Outgoing: Equatable {
     /// A reply frame for the request with this envelope.
     case reply(envelope: [Data], body: Data)
-    /// An event to publish (already committed), with its encoding (the bytes the store kept).
-    case publish(Event, body: Data)
+    /// An event to publish (already committed): its topic, its seq and its encoding (the bytes
+    /// the store kept). Not the event itself: the loop reads no more, and each copy of an event
+    /// retains and releases its row's name and the store's identity.
+    case publish(topic: Topic, seq: UInt64, body: Data)
 }

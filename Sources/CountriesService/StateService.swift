@@ -396,9 +396,9 @@ public final class StateService {
                 } catch {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }
-            case .publish(let event, let body):
-                publish(topic: event.topic, body: body)
-                publishedSeq = event.seq
+            case .publish(let topic, let seq, let body):
+                publish(topic: topic, body: body)
+                publishedSeq = seq
             }
         }
     }

@@ -71,7 +71,7 @@ final class FailingStore: StateStore {
         for item in output {
             switch item {
             case .reply(_, let body): replies.append(try Reply.decode(body))
-            case .publish(let event, _): published.append(event.seq)
+            case .publish(_, let seq, _): published.append(seq)
             }
         }
         return (replies, published)

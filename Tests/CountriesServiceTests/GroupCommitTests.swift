@@ -100,8 +100,8 @@ import Testing
             switch item {
             case .reply(let envelope, let body):
                 replies.append((String(decoding: envelope[0], as: UTF8.self), try Reply.decode(body)))
-            case .publish(let event, _):
-                published.append(event.seq)
+            case .publish(_, let seq, _):
+                published.append(seq)
             }
         }
         #expect(replies.map(\.peer) == (0..<bodies.count).map { "peer-\($0)" }, "replies in arrival order")
