@@ -181,6 +181,8 @@ import ZeroMQ
         "ReplayError": "opening a store throws its own error",
         "WebRequestGuard.Refusal": "the web view answers it with an HTTP status",
         "LoadGenerationError": "the load generator of the bench and the tests; the command line has none",
+        "LoopbackPortError":
+            "the port finder of the bench and the tests; the command line never picks a port",
     ]
 
     /// A new public error type fails here until the table names it (or `handledBelow` says why
