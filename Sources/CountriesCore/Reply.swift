@@ -108,9 +108,9 @@ extension Reply {
     /// The reply as one UTF-8 JSON frame.
     public func encoded() -> Data {
         // Room for a change's reply (about 110 bytes with its store) without growing.
-        var writer = JSONWriter(capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0))
-        writer.reply(self)
-        return writer.finish()
+        JSONWriter.encode(capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0)) {
+            $0.reply(self)
+        }
     }
 
     /// Decodes a reply frame; throws a `WireDecodingError` when it is not one.
@@ -123,9 +123,9 @@ extension Event {
     /// The event as the JSON frame that follows its topic on the PUB channel.
     public func encoded() -> Data {
         // Room for a one-row event (about 130 bytes with its store and topic) without growing.
-        var writer = JSONWriter(capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192)
-        writer.event(self)
-        return writer.finish()
+        JSONWriter.encode(capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192) {
+            $0.event(self)
+        }
     }
 
     private var resetRows: [IndexedCountry]? {
@@ -142,9 +142,7 @@ extension Event {
 extension Heartbeat {
     /// The heartbeat as a JSON frame.
     public func encoded() -> Data {
-        var writer = JSONWriter(capacity: 48)
-        writer.heartbeat(self)
-        return writer.finish()
+        JSONWriter.encode(capacity: 48) { $0.heartbeat(self) }
     }
 
     /// Decodes a heartbeat frame; throws a `WireDecodingError` when it is not one.

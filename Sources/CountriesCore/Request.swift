@@ -260,9 +260,7 @@ private struct RequestFields {
 extension Request {
     /// The request as one UTF-8 JSON frame, keys sorted.
     public func encoded() -> Data {
-        var writer = JSONWriter(capacity: 64)
-        writer.request(self)
-        return writer.finish()
+        JSONWriter.encode(capacity: 64) { $0.request(self) }
     }
 }
 

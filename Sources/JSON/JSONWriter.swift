@@ -10,9 +10,11 @@ import Foundation
 /// append, several per member of every reply, event and canonical form (docs/BENCHMARKS.md,
 /// "Stop 37").
 public struct JSONWriter: ~Copyable {
-    /// The buffer, from `malloc`.
+    /// The buffer: from `malloc` when ``ownsBuffer``, else lent by ``encode(capacity:_:)``.
     private var start: UnsafeMutablePointer<UInt8>
     private var capacity: Int
+    /// Whether the buffer is this writer's to grow in place and free.
+    private var ownsBuffer = true
     /// How many bytes are written.
     public private(set) var count = 0
 
@@ -22,7 +24,35 @@ public struct JSONWriter: ~Copyable {
         start = JSONWriter.allocate(self.capacity)
     }
 
-    deinit { free(start) }
+    /// An empty writer on `buffer`, which it must not free: past its end it moves to memory of
+    /// its own.
+    private init(lent buffer: UnsafeMutableBufferPointer<UInt8>) {
+        start = buffer.baseAddress!
+        capacity = buffer.count
+        ownsBuffer = false
+    }
+
+    deinit { if ownsBuffer { free(start) } }
+
+    /// The bytes `write` writes, as `Data`, written first into memory on the stack when
+    /// `capacity` is small: a service encodes a reply, an event and a canonical form per change,
+    /// and a buffer from `malloc` for each was an allocation and a free apiece
+    /// (docs/BENCHMARKS.md, "Stop 52"). `capacity` is a guess; the writer grows past it.
+    public static func encode(capacity: Int, _ write: (inout JSONWriter) -> Void) -> Data {
+        guard capacity <= largestOnStack else {
+            var writer = JSONWriter(capacity: capacity)
+            write(&writer)
+            return writer.finish()
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { buffer in
+            var writer = JSONWriter(lent: buffer)
+            write(&writer)
+            return writer.finish()
+        }
+    }
+
+    /// The most ``encode(capacity:_:)`` writes on the stack at first.
+    public static let largestOnStack = 1_024
 
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<UInt8> {
         guard let memory = malloc(capacity) else { fatalError("out of memory for \(capacity) bytes of JSON") }
@@ -46,10 +76,17 @@ public struct JSONWriter: ~Copyable {
 
     private mutating func grow(_ extra: Int) {
         let wanted = max(capacity * 2, count + extra)
-        guard let moved = realloc(start, wanted) else {
-            fatalError("out of memory for \(wanted) bytes of JSON")
+        if !ownsBuffer {
+            let moved = JSONWriter.allocate(wanted)
+            moved.update(from: start, count: count)
+            start = moved
+            ownsBuffer = true
+        } else {
+            guard let moved = realloc(start, wanted) else {
+                fatalError("out of memory for \(wanted) bytes of JSON")
+            }
+            start = moved.assumingMemoryBound(to: UInt8.self)
         }
-        start = moved.assumingMemoryBound(to: UInt8.self)
         capacity = wanted
     }
 

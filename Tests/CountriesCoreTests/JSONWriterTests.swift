@@ -168,6 +168,28 @@ import Testing
         }
     }
 
+    /// `encode(capacity:_:)` writes on a buffer it lends when the guess is small, and moves to
+    /// memory of its own once the bytes outgrow it: every byte kept, at every size around the
+    /// lent buffer's end and past the largest it lends.
+    @Test func encodingOnALentBufferKeepsEveryByteWhenItGrows() throws {
+        for capacity in [1, 16, 64, 192, JSONWriter.largestOnStack, JSONWriter.largestOnStack + 1] {
+            for length in [0, 1, 14, 15, 16, 17, 63, 64, 65, 190, 191, 192, 193, 1_021, 1_022, 1_023, 5_000] {
+                let long =
+                    String(repeating: "é/\"", count: length / 3) + String(repeating: "x", count: length % 3)
+                let data = JSONWriter.encode(capacity: capacity) { $0.string(long) }
+                #expect(
+                    text(data) == text(try WireJSON.encoder.encode(long)),
+                    "capacity \(capacity), length \(length)")
+            }
+        }
+        let event = Event(
+            seq: 7,
+            kind: .reset((0..<500).map { IndexedCountry(index: $0, name: "Country \($0)", visited: true) }))
+        #expect(
+            text(event.encoded()) == text(event.encodedWithJSONEncoder()),
+            "a reset of 500 rows outgrows any guess")
+    }
+
     /// Base64 as Foundation writes it, at every length around each padding case and from a
     /// slice whose bytes do not start at a word boundary, with the writer growing under it.
     @Test func base64StringsAreFoundationsBase64() {
