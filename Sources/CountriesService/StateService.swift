@@ -49,11 +49,9 @@ public final class StateService {
     private let board: MetricsBoard<ServiceMetrics>?
     /// How often the loop publishes them: a scrape sees counts at most this old.
     static let metricsInterval = Duration.milliseconds(500)
-    /// Each topic's frame, made once: `country.changed` is too long for `Data`'s inline bytes.
     /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
     /// `Data` storage in a global that lives until exit, and reported it as leaked.
-    private let topicFrames = Dictionary(
-        uniqueKeysWithValues: Topic.allCases.map { ($0, Data($0.rawValue.utf8)) })
+    private let topicFrames = TopicFrames()
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix,
     /// having given back whatever it took (sockets, context, the writer lock).
@@ -429,7 +427,7 @@ public final class StateService {
         do {
             // PUB never blocks: a subscriber over its high-water mark misses the message and
             // notices the gap in seq.
-            try events.send(topicFrames[topic] ?? Data(topic.rawValue.utf8), then: body, dontWait: true)
+            try events.send(topicFrames[topic], then: body, dontWait: true)
         } catch {
             logger.log(.warning, "publishing \(topic.rawValue) failed: \(error)")
         }
