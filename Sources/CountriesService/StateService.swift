@@ -65,6 +65,10 @@ public final class StateService {
         self.configuration = configuration
         self.logger = logger
         self.board = board
+        // The request-id memory and the stores' buffers grow by blocks of megabytes while they
+        // fill; glibc's moving threshold then kept about 17 MiB more resident than any live
+        // block needs (docs/RELIABILITY.md, "The long soak"; ``LargeBlocks``).
+        LargeBlocks.mapEach(from: 1 << 20)
         try StateService.checkExposure(configuration)
         let sockets = try ServerSockets(security: configuration.security, logger: logger)
         // Before the binds: a second service on the same store is refused before it takes a
