@@ -189,7 +189,7 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         // The etcd client against real etcd members (scripts/bootstrap installs etcd 3.4).
         .testTarget(
-            name: "EtcdTests", dependencies: ["CCurl", "Etcd", "JSON", "TestSupport"],
+            name: "EtcdTests", dependencies: ["CCurl", "Etcd", "JSON", "SystemSupport", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ArgumentParsingTests",
@@ -274,7 +274,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "countries", "countries-bench", "countries-embedding-example", "ZeroMQ", "CountriesCore",
-                "SQLite", "TestSupport", "CountriesClient", "Metrics", "LoadGeneration",
+                "SQLite", "TestSupport", "CountriesClient", "Metrics", "LoadGeneration", "SystemSupport",
             ],
             swiftSettings: strictSettings
         ),

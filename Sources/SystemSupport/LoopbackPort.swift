@@ -60,15 +60,6 @@ public enum LoopbackPort {
             throw LoopbackPortError("socket(2) failed: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        return bound == 0
+        return IPv4SocketAddress(host: "127.0.0.1", port: port).bind(fd)
     }
 }

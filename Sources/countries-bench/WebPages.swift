@@ -27,23 +27,9 @@ struct WebPagesResult {
 private func connectFrom(_ source: String, port: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw BenchError("socket(): \(String(cString: strerror(errno)))") }
-    var local = sockaddr_in()
-    local.sin_family = sa_family_t(AF_INET)
-    local.sin_addr.s_addr = inet_addr(source)
-    var remote = sockaddr_in()
-    remote.sin_family = sa_family_t(AF_INET)
-    remote.sin_port = in_port_t(UInt16(port).bigEndian)
-    remote.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let ok = withUnsafePointer(to: &local) { localPointer in
-        withUnsafePointer(to: &remote) { remotePointer in
-            localPointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { l in
-                remotePointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { r in
-                    bind(fd, l, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                        && connect(fd, r, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-        }
-    }
+    let ok =
+        IPv4SocketAddress(host: source, port: 0).bind(fd)
+        && IPv4SocketAddress(host: "127.0.0.1", port: port).connect(fd)
     guard ok else {
         let reason = String(cString: strerror(errno))
         close(fd)

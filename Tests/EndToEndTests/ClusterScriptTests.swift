@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -215,16 +216,7 @@ private final class TCPListener {
     init(host: String, port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessFailure("socket(2) failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr(host)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 4) == 0 else {
+        guard IPv4SocketAddress(host: host, port: port).bind(fd), listen(fd, 4) == 0 else {
             Glibc.close(fd)
             throw HarnessFailure("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }

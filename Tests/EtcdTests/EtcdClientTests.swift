@@ -1,5 +1,6 @@
 import Etcd
 import Foundation
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -178,20 +179,10 @@ final class SilentListener {
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, listen(fd, 8) == 0 else { throw HarnessFailure("cannot listen") }
-        url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        guard IPv4SocketAddress(host: "127.0.0.1", port: 0).bind(fd), listen(fd, 8) == 0,
+            let bound = IPv4SocketAddress(boundTo: fd)
+        else { throw HarnessFailure("cannot listen") }
+        url = "http://127.0.0.1:\(bound.port)"
     }
 
     deinit { close(fd) }

@@ -15,15 +15,6 @@ public func freeTCPPort() throws -> Int {
     }
 }
 
-/// The IPv4 socket address `host`:`port` (`host` a dotted literal).
-func ipv4Address(_ host: String, port: Int) -> sockaddr_in {
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr(host)
-    return address
-}
-
 /// System tools (`ip`, `mount`, `chattr`) on the usual paths.
 public enum SystemTool {
     /// The path of `name` in /usr/sbin, /sbin, /usr/bin or /bin, if it is there.

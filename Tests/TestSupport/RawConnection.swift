@@ -1,5 +1,6 @@
 import Foundation
 @preconcurrency import Glibc
+import SystemSupport
 
 /// A raw TCP connection to a test server, from a chosen loopback address, that sends what it is
 /// told and reads only when asked: a page that stops reading, a slowloris client, a tab that
@@ -28,20 +29,12 @@ public final class RawConnection {
             // A small receive buffer, so the kernel holds little of what the page does not read.
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var local = ipv4Address(source, port: 0)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard IPv4SocketAddress(host: source, port: 0).bind(fd) else {
+            throw HarnessFailure("bind to \(source) failed: errno \(errno)")
         }
-        guard bound == 0 else { throw HarnessFailure("bind to \(source) failed: errno \(errno)") }
-        var address = ipv4Address("127.0.0.1", port: port)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard IPv4SocketAddress(host: "127.0.0.1", port: port).connect(fd) else {
+            throw HarnessFailure("connect failed: errno \(errno)")
         }
-        guard connected == 0 else { throw HarnessFailure("connect failed: errno \(errno)") }
     }
 
     /// Opens the event stream at `path`.
