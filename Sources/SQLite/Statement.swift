@@ -1,12 +1,5 @@
 import CSQLite
 
-/// Tells SQLite to copy bound text and blobs before the bind call returns.
-///
-/// `SQLITE_TRANSIENT` is a cast macro (`(sqlite3_destructor_type)-1`) that Swift does not import.
-private var transient: sqlite3_destructor_type {
-    unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-}
-
 /// A compiled SQL statement, meant to be prepared once and run many times.
 ///
 /// Binding, stepping and resetting allocate nothing beyond SQLite's own copy of bound text and blobs.
@@ -35,55 +28,32 @@ public final class Statement {
     /// `values` must have exactly one value per parameter, so no stale value from an earlier run can
     /// linger; otherwise this throws `SQLITE_RANGE`.
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
-        try checkOpen("bind")
-        sqlite3_reset(handle)
-        let expected = sqlite3_bind_parameter_count(handle)
-        guard values.count == Int(expected) else {
-            throw SQLiteError(
-                code: SQLITE_RANGE,
-                message: "expected \(expected) values, got \(values.count)",
-                operation: "bind \(abbreviated(sql))"
-            )
-        }
-        var index: Int32 = 1
-        for value in values {
-            let rc = bind(value, at: index)
-            guard rc == SQLITE_OK else {
-                throw database.error(rc, "bind parameter \(index) of \(abbreviated(sql))")
-            }
-            index += 1
+        try bind { parameters in
+            for value in values { parameters.value(value) }
         }
     }
 
-    private func bind(_ value: SQLiteValue, at index: Int32) -> Int32 {
-        switch value {
-        case .null:
-            return sqlite3_bind_null(handle, index)
-        case .integer(let integer):
-            return sqlite3_bind_int64(handle, index, integer)
-        case .real(let real):
-            return sqlite3_bind_double(handle, index, real)
-        case .text(var text):
-            // Binding a null pointer would bind NULL, so empty text gets a real (empty) C string.
-            if text.isEmpty {
-                return sqlite3_bind_text(handle, index, "", 0, transient)
-            }
-            // An explicit byte count keeps text with embedded NUL characters whole.
-            return text.withUTF8 { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { chars in
-                    sqlite3_bind_text64(
-                        handle, index, chars.baseAddress, sqlite3_uint64(chars.count), transient,
-                        UInt8(SQLITE_UTF8))
-                }
-            }
-        case .blob(let bytes):
-            // Likewise an empty blob: a zero-length zeroblob is an empty blob, not NULL.
-            if bytes.isEmpty {
-                return sqlite3_bind_zeroblob(handle, index, 0)
-            }
-            return bytes.withUnsafeBytes { raw in
-                sqlite3_bind_blob64(handle, index, raw.baseAddress, sqlite3_uint64(raw.count), transient)
-            }
+    /// Resets the statement, then binds parameters `?1` ... `?n` in order with `parameters`, straight
+    /// from the caller's values: no array of ``SQLiteValue``s, and a blob is not copied before
+    /// SQLite's own copy.
+    ///
+    /// `parameters` must bind exactly one value per parameter, so no stale value from an earlier
+    /// run can linger; otherwise this throws `SQLITE_RANGE`.
+    public func bind(_ parameters: (inout StatementParameters) -> Void) throws(SQLiteError) {
+        try checkOpen("bind")
+        sqlite3_reset(handle)
+        var bound = StatementParameters(handle: handle)
+        parameters(&bound)
+        if let failure = bound.failure {
+            throw database.error(failure.code, "bind parameter \(failure.index) of \(abbreviated(sql))")
+        }
+        let expected = sqlite3_bind_parameter_count(handle)
+        guard bound.count == expected else {
+            throw SQLiteError(
+                code: SQLITE_RANGE,
+                message: "expected \(expected) values, got \(bound.count)",
+                operation: "bind \(abbreviated(sql))"
+            )
         }
     }
 
@@ -103,6 +73,17 @@ public final class Statement {
     /// Binds `values`, steps until done (discarding any rows), and resets.
     public func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
         try bind(values)
+        try stepToEnd()
+    }
+
+    /// Binds the parameters with the closure `parameters`, steps until
+    /// done (discarding any rows), and resets: the way to run a statement on a hot path.
+    public func run(binding parameters: (inout StatementParameters) -> Void) throws(SQLiteError) {
+        try bind(parameters)
+        try stepToEnd()
+    }
+
+    private func stepToEnd() throws(SQLiteError) {
         defer { sqlite3_reset(handle) }
         while try step() {}
     }

@@ -249,6 +249,63 @@ private struct Abort: Error {}
         }
     }
 
+    @Test func bindingClosureStoresWhatTheValuesStore() throws {
+        try withDatabase { db in
+            try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, a, b, c, d, e, f)")
+            let insert = try db.prepare("INSERT INTO t(a, b, c, d, e, f) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+            let long = [UInt8](repeating: 9, count: 5_000)
+            try insert.run { parameters in
+                parameters.null()
+                parameters.integer(Int64.min)
+                parameters.real(-0.5)
+                parameters.text("nul\u{0}inside 🇲🇩")
+                long.withUnsafeBytes { parameters.blob($0) }
+                // An empty buffer, even one without an address, is an empty blob, not NULL.
+                parameters.blob(UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+            try insert.run { parameters in
+                for value: SQLiteValue in [
+                    .text(""), .blob([]), .blob([0, 255]), .integer(0), .null, .real(1),
+                ] {
+                    parameters.value(value)
+                }
+            }
+            let rows = try db.prepare("SELECT a, b, c, d, e, f FROM t ORDER BY id").rows()
+            #expect(
+                rows == [
+                    [
+                        .null, .integer(Int64.min), .real(-0.5), .text("nul\u{0}inside 🇲🇩"), .blob(long),
+                        .blob([]),
+                    ],
+                    [.text(""), .blob([]), .blob([0, 255]), .integer(0), .null, .real(1)],
+                ])
+        }
+    }
+
+    @Test func bindingClosureRequiresOneValuePerParameter() throws {
+        try withDatabase { db in
+            let statement = try db.prepare("SELECT ?1 + ?2")
+            let few = sqliteError { try statement.run { $0.integer(1) } }
+            #expect(few?.code == 25)  // SQLITE_RANGE
+            #expect(few?.message == "expected 2 values, got 1")
+            // SQLite itself refuses a third; the error names the parameter it refused.
+            let many = sqliteError {
+                try statement.run { parameters in
+                    for number in 1...3 { parameters.integer(Int64(number)) }
+                }
+            }
+            #expect(many?.code == 25)
+            #expect(many?.operation == "bind parameter 3 of SELECT ?1 + ?2")
+            try statement.bind { parameters in
+                parameters.integer(1)
+                parameters.integer(2)
+            }
+            #expect(try statement.step())
+            #expect(statement.int64(at: 0) == 3)
+            statement.reset()
+        }
+    }
+
     @Test func prepareTakesExactlyOneStatement() throws {
         try withDatabase { db in
             _ = try db.prepare("SELECT 1; -- trailing comment\n  ")
