@@ -37,21 +37,16 @@ public final class StateService {
     /// A replica's election of the one writer and the forwarding of changes to it (docs/HA.md,
     /// "Commits"); nil for a store of one service.
     private let writer: (election: WriterElectionRunner, forwarder: ChangeForwarder)?
-    /// The seq of the last event published.
-    private var publishedSeq: UInt64 = 0
+    /// Publishes events and heartbeats on `events`.
+    private let publisher: EventPublisher
     /// Whom the last grouped commit answered, so the next waits briefly for them.
     private var cohort = CommitCohort()
-    /// Whether heartbeats are held back for want of a quorum (logged when it changes).
-    private var heartbeatsHeld = false
     /// Takes requests off `commands` within a batch's limits.
     private let reader: RequestReader
     /// Where the loop publishes its metrics (`serve --metrics`), or nil.
     private let board: MetricsBoard<ServiceMetrics>?
     /// How often the loop publishes them: a scrape sees counts at most this old.
     static let metricsInterval = Duration.milliseconds(500)
-    /// The service's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
-    /// `Data` storage in a global that lives until exit, and reported it as leaked.
-    private let topicFrames = TopicFrames()
 
     /// Opens the store and binds both sockets; throws a ``ServiceError`` that says what to fix,
     /// having given back whatever it took (sockets, context, the writer lock).
@@ -138,7 +133,7 @@ public final class StateService {
         handler.measures = board != nil
         handler.maximumUnreadReplyBytes = configuration.maximumUnreadReplyBytes
         let loadedSeq = handler.state.seq
-        publishedSeq = loadedSeq
+        publisher = EventPublisher(socket: events, publishedSeq: loadedSeq, logger: logger)
         health?.recordPublished(loadedSeq)
         if let etcd = storeConfiguration.etcd, let health {
             do {
@@ -272,10 +267,9 @@ public final class StateService {
             if let tailItem, ready.isReadable(tailItem), let replication {
                 for entry in replication.tail.drain() {
                     handler.observe(entry.event)
-                    publish(topic: entry.event.topic, body: entry.body)
-                    publishedSeq = entry.event.seq
+                    publisher.publish(topic: entry.event.topic, seq: entry.event.seq, body: entry.body)
                 }
-                replication.health.recordPublished(publishedSeq)
+                replication.health.recordPublished(publisher.publishedSeq)
             }
             if let writer {
                 if let forwarderItem, ready.isReadable(forwarderItem) {
@@ -399,42 +393,18 @@ public final class StateService {
                     logger.log(.warning, "sending a reply failed: \(error)")
                 }
             case .publish(let topic, let seq, let body):
-                publish(topic: topic, body: body)
-                publishedSeq = seq
+                publisher.publish(topic: topic, seq: seq, body: body)
             }
         }
     }
 
-    /// A heartbeat with the seq of the last event published. A replica without a quorum sends
-    /// none, so views move to another replica or go stale instead of trusting it.
+    /// A heartbeat with the seq of the last event published. A replica without a quorum, with a
+    /// damaged log or whose publication trails what it knows is committed sends none.
     private func publishHeartbeat() {
-        if let replication {
-            // A replica whose publication trails what it knows is committed says so too.
-            let why =
-                replication.health.unavailability() ?? replication.health.damage
-                ?? replication.health.publicationSilence()
-            if (why != nil) != heartbeatsHeld {
-                heartbeatsHeld = why != nil
-                logger.log(
-                    heartbeatsHeld ? .warning : .info,
-                    heartbeatsHeld
-                        ? "heartbeats stopped: \(why ?? "")" : "heartbeats resumed at seq \(publishedSeq)")
-            }
-            if heartbeatsHeld { return }
-        }
-        publish(
-            topic: .heartbeat,
-            body: Heartbeat(seq: publishedSeq, store: handler.storeIdentity).encoded())
-    }
-
-    private func publish(topic: Topic, body: Data) {
-        do {
-            // PUB never blocks: a subscriber over its high-water mark misses the message and
-            // notices the gap in seq.
-            try events.send(topicFrames[topic], then: body, dontWait: true)
-        } catch {
-            logger.log(.warning, "publishing \(topic.rawValue) failed: \(error)")
-        }
+        let health = replication?.health
+        publisher.heartbeat(
+            store: handler.storeIdentity,
+            heldBecause: health.flatMap { $0.unavailability() ?? $0.damage ?? $0.publicationSilence() })
     }
 }
 

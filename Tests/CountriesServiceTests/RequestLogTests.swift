@@ -9,14 +9,8 @@ import Testing
 /// Each request's log line and count (docs/OPERATIONS.md): fields in text and JSON, the
 /// client's mistakes kept out of the warnings, and the metrics a handler reports.
 @Suite struct RequestLogTests {
-    /// A logger collecting its lines.
-    static func collecting(_ level: LogLevel, _ format: LogFormat) -> (Logger, Locked<[String]>) {
-        let lines = Locked<[String]>([])
-        return (Logger(level: level, format: format) { line in lines.withLock { $0.append(line) } }, lines)
-    }
-
     @Test func textLinesShowFieldsAsKeyValue() {
-        let (logger, lines) = Self.collecting(.debug, .text)
+        let (logger, lines) = Logger.collecting(.debug, .text)
         logger.log(
             .debug, "request",
             fields: [
@@ -32,7 +26,7 @@ import Testing
     }
 
     @Test func jsonLinesCarryFieldsBesideTheMessage() throws {
-        let (logger, lines) = Self.collecting(.debug, .json)
+        let (logger, lines) = Logger.collecting(.debug, .json)
         logger.log(
             .debug, "request",
             fields: [
@@ -47,7 +41,7 @@ import Testing
     }
 
     @Test func aBatchIsCountedByOpAndCodeAndClientMistakesAreNotWarnings() throws {
-        let (logger, lines) = Self.collecting(.debug, .text)
+        let (logger, lines) = Logger.collecting(.debug, .text)
         let store = try SQLiteStore(path: nil, seed: SeedList.standard)
         let handler = try CommandHandler(store: store, seed: SeedList.standard, logger: logger) {
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 1.5, endpoints: [])

@@ -353,3 +353,11 @@ func syntheticSeed(_ count: Int) -> [Country] {
 
 /// A fresh request id.
 func freshID() -> String { RequestID.make() }
+
+extension Logger {
+    /// A logger collecting its lines, for tests that read what was logged.
+    static func collecting(_ level: LogLevel, _ format: LogFormat = .text) -> (Logger, Locked<[String]>) {
+        let lines = Locked<[String]>([])
+        return (Logger(level: level, format: format) { line in lines.withLock { $0.append(line) } }, lines)
+    }
+}
