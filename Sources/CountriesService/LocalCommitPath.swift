@@ -84,15 +84,12 @@ final class LocalCommitPath: CommitPath {
         swap(&state, &working)
         working.follow(state, through: batch.events)
         appendReplies(to: staged, into: &output)
-        // By index: `for change in staged` copied each whole staged change to read its event
-        // (and an iterator over the encodings would share the array the spare batch keeps).
-        var published = 0
-        for index in staged.indices {
-            guard let event = staged[index].event else { continue }
-            let body =
-                published < batch.encodedEvents.count ? batch.encodedEvents[published] : event.encoded()
-            output.append(.publish(topic: event.topic, seq: event.seq, body: body))
-            published += 1
+        // What is published is what was committed: the batch's events with their own
+        // encodings, so no event can go out with another's bytes. By index: an iterator over
+        // the encodings would share the array the spare batch keeps.
+        for index in batch.events.indices {
+            let event = batch.events[index]
+            output.append(.publish(topic: event.topic, seq: event.seq, body: batch.encodedEvent(index)))
         }
     }
 }
