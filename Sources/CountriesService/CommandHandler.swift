@@ -127,6 +127,8 @@ final class CommandHandler {
         }
         var readsPrepared = false
         var stagedEventBytes = 0
+        // Finds a staged change's id (by hash past a few).
+        var stagedIDs = BatchIDTable<Void>()
 
         func flush() {
             stagedEventBytes = 0
@@ -143,6 +145,7 @@ final class CommandHandler {
                     }
                 }
                 staged.removeAll(keepingCapacity: true)
+                stagedIDs.removeAll()
             }
             if !output.isEmpty {
                 emit(output)
@@ -223,7 +226,9 @@ final class CommandHandler {
                 if let id = request.id {
                     // A retry of a change not committed yet: its reply is known only once the
                     // commit is done. If the commit fails, the retry runs as a new request.
-                    if staged.contains(where: { $0.id == id }) { flush() }
+                    if stagedIDs.find(id, among: staged.count, entry: { (staged[$0].id, ()) }) != nil {
+                        flush()
+                    }
                     switch path.earlyAnswer(forID: id, asking: asked) {
                     case .reply(let first)?:
                         flush()  // keep replies in arrival order

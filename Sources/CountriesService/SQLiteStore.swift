@@ -261,6 +261,8 @@ extension SQLiteStore {
         var remembered: [(id: String, ordinal: Int64)] = []
         var referenced: [(ordinal: Int64, seq: UInt64)] = []
         var inlined = 0
+        // Finds an id this commit remembered already, should one come twice.
+        var batchIDs = BatchIDTable<Int64>()
         let now = clock()
         let forgetting = trimmedRequests(adding: batch.requests, nowMilliseconds: now)
         do {
@@ -293,7 +295,9 @@ extension SQLiteStore {
                     }
                 }
                 for request in batch.requests {
-                    if let earlier = remembered.last(where: { $0.id == request.id })?.ordinal
+                    if let earlier = batchIDs.find(
+                        request.id, among: remembered.count,
+                        entry: { (remembered[$0].id, remembered[$0].ordinal) })
                         ?? ordinals[request.id]
                     {
                         try deleteRequest.run([.integer(earlier)])

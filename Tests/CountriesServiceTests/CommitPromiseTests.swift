@@ -123,6 +123,21 @@ final class FailingStore: StateStore {
         #expect(try store.loadState() == handler.state)
     }
 
+    @Test func aRetryInALargeBatchGetsTheCommittedReply() throws {
+        let store = FailingStore(seed: seed)
+        let handler = try handler(on: store)
+        // Twenty changes, then a retry of the fifteenth: past the ids compared one by one.
+        var bodies = (0..<20).map { #"{"op":"toggle","index":\#($0 % 8),"id":"big-\#($0)"}"# }
+        bodies.append(bodies[14])
+        bodies.append(#"{"op":"toggle","index":0,"id":"big-20"}"#)
+        let result = try handle(handler, bodies)
+        let seqs: [UInt64?] = (1...20).map { UInt64($0) } + [15, 21]
+        #expect(result.replies.map(\.seq) == seqs)
+        #expect(result.replies[20] == result.replies[14])
+        #expect(result.published == (1...21).map { UInt64($0) })
+        #expect(try store.loadState() == handler.state)
+    }
+
     @Test func anIdReusedForAnotherRequestIsAConflictAndChangesNothing() throws {
         let store = FailingStore(seed: seed)
         let handler = try handler(on: store)
@@ -162,7 +177,8 @@ final class FailingStore: StateStore {
         for _ in 0..<300 {
             store.failing = Int.random(in: 0..<3, using: &random) == 0
             var bodies: [String] = []
-            for _ in 0..<Int.random(in: 1...6, using: &random) {
+            // Past the ids a batch compares one by one too (BatchIDTable.comparedDirectly).
+            for _ in 0..<Int.random(in: 1...20, using: &random) {
                 let id = "r-\(Int.random(in: 0..<40, using: &random))"
                 let body = #"{"op":"toggle","index":\#(Int.random(in: 0..<3, using: &random)),"id":"\#(id)"}"#
                 bodies.append(body)

@@ -164,6 +164,29 @@ import Testing
         #expect(try legacy.rememberedReply(for: "id-5") == Data("reply 5".utf8))
     }
 
+    /// An id that comes twice in one batch keeps one row, with the later reply: in a small batch
+    /// and in one past the ids compared one by one (BatchIDTable), and after a restart.
+    @Test(arguments: [3, 30])
+    func anIDTwiceInOneBatchKeepsOneRowWithTheLaterReply(size: Int) throws {
+        let scratch = try Scratch()
+        do {
+            let store = try SQLiteStore(path: scratch.path, seed: seed)
+            var batch = StoreBatch()
+            batch.requests = (0..<size).map {
+                RememberedRequest(id: "id-\($0)", reply: Data("first \($0)".utf8))
+            }
+            batch.requests.append(RememberedRequest(id: "id-1", reply: Data("later".utf8)))
+            try store.commit(batch)
+            #expect(try store.rememberedReply(for: "id-1") == Data("later".utf8))
+            #expect(try store.rememberedReply(for: "id-2") == Data("first 2".utf8))
+        }
+        let rows = try Database(path: scratch.path).prepare("SELECT count(*) FROM requests WHERE id = 'id-1'")
+            .rows()
+        #expect(rows == [[.integer(1)]])
+        let reopened = try SQLiteStore(path: scratch.path, seed: seed)
+        #expect(try reopened.rememberedReply(for: "id-1") == Data("later".utf8))
+    }
+
     /// A reset's reply is the list it put back, which its event holds already: it is kept as a
     /// reference to the event (20 resets of a 10,000-name list kept the list 40 times), written
     /// in full before the event is deleted, and read back byte for byte, also after a restart.
