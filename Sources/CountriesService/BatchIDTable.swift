@@ -6,9 +6,9 @@
 /// While there are few they are compared one by one, with nothing kept here; past
 /// ``comparedDirectly`` they are hashed into a table as they come. Noting and finding an id by
 /// hash costs about as much as comparing it with eight others, so below about sixteen ids
-/// comparing is cheaper, and past them the comparisons grow with the square of the batch (a
-/// batch of 64 changes spent about a tenth of its instructions on them, one of 256 a third:
-/// docs/BENCHMARKS.md, "Stop 53").
+/// comparing is cheaper, and past them the comparisons grow with the square of the batch (at
+/// 64 clients they were 9 % of a toggle's instructions, and a DEALER pipelining 256 requests
+/// makes batches four times as long: docs/BENCHMARKS.md, "Stop 53").
 struct BatchIDTable<Value> {
     /// Up to this many entries are compared one by one.
     static var comparedDirectly: Int { 16 }

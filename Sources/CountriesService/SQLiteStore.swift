@@ -269,7 +269,7 @@ extension SQLiteStore {
             try database.transaction {
                 for (index, event) in batch.events.enumerated() {
                     // Bound from the values themselves: an array of values and a copy of each
-                    // body were a third of a durable toggle's SQLite work (docs/BENCHMARKS.md, "Stop 53").
+                    // body were an eighth of the commit's instructions (docs/BENCHMARKS.md, "Stop 53").
                     try insertEvent.run { parameters in
                         parameters.integer(Int64(event.seq))
                         parameters.text(event.topic.rawValue)
