@@ -14,8 +14,9 @@ import SQLite
 /// A commit appends: the events to `events` and the remembered requests to `requests`, each
 /// the last page of its table (docs/BENCHMARKS.md, "The durable commit"). The rows and the seq
 /// in `meta` are written from the events every ``rowsInterval`` seqs, and loading replays the
-/// events after them; the request ids are looked up in memory (no index on disk), and old
-/// events and ids are deleted ``rowsInterval`` at a time, while reads keep the exact bounds.
+/// events after them; old events are deleted ``rowsInterval`` at a time, while reads keep the
+/// exact bounds. The remembered requests are a ``SQLiteRequestLog``'s: looked up in memory (no
+/// index on disk) and deleted the same ``rowsInterval`` at a time.
 final class SQLiteStore: StateStore {
     /// Where the store lives: `:memory:` for a store that dies with the process.
     let path: String
@@ -34,15 +35,10 @@ final class SQLiteStore: StateStore {
     private let insertEvent: Statement
     private let trimEvents: Statement
     private let saveSeq: Statement
-    private let insertRequest: Statement
-    private let trimRequests: Statement
-    private let selectRequest: Statement
     private let selectEvents: Statement
     private let selectOldestEvent: Statement
-    private let deleteRequest: Statement
-    private let selectRequestTail: Statement
-    private let selectEventBody: Statement
-    private let storeReplyInline: Statement
+    /// The remembered request ids, their requests and replies.
+    private let requests: SQLiteRequestLog
 
     /// How many seqs (and request ordinals) go by between writes of the rows and deletes of
     /// what is no longer kept: a commit between them writes only the pages it appends to.
@@ -53,17 +49,6 @@ final class SQLiteStore: StateStore {
     private var eventsAfterRows: [Event] = []
     /// The last committed seq.
     private var lastSeq: UInt64 = 0
-    /// The ordinal of each remembered request id: the index the table no longer keeps on disk.
-    private var ordinals: [String: Int64] = [:]
-    /// The last ordinal given to a remembered request.
-    private var lastOrdinal: Int64 = 0
-    /// Which ids are kept, by count and age.
-    private var retention: RequestIDRetention
-    /// Now, in milliseconds since 1970: when an id was remembered, and whether it is old.
-    private let clock: @Sendable () -> Int64
-    /// Remembered resets whose reply is kept as a reference to their event, in seq order:
-    /// before that event is deleted, its reply is written in full.
-    private var resetReferences: [(ordinal: Int64, seq: UInt64)] = []
 
     /// Opens (or creates, from `seed`) the store at `path`, or an in-memory one for `nil`.
     ///
@@ -74,8 +59,6 @@ final class SQLiteStore: StateStore {
     ) throws(StoreOpenError) {
         let path = path ?? ":memory:"
         self.path = path
-        self.retention = retention
-        self.clock = clock
         do {
             if path != ":memory:" {
                 let directory = (path as NSString).deletingLastPathComponent
@@ -119,25 +102,14 @@ final class SQLiteStore: StateStore {
             insertEvent = try database.prepare("INSERT INTO events(seq, topic, body) VALUES (?1, ?2, ?3)")
             trimEvents = try database.prepare("DELETE FROM events WHERE seq <= ?1")
             saveSeq = try database.prepare("UPDATE meta SET value = ?1 WHERE key = 'seq'")
-            insertRequest = try database.prepare(
-                "INSERT INTO requests(ordinal, id, request, reply, at, event) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-            )
-            trimRequests = try database.prepare("DELETE FROM requests WHERE ordinal <= ?1")
-            selectRequest = try database.prepare(
-                "SELECT request, reply, event FROM requests WHERE ordinal = ?1")
-            selectEventBody = try database.prepare("SELECT body FROM events WHERE seq = ?1")
-            storeReplyInline = try database.prepare(
-                "UPDATE requests SET reply = ?2, event = NULL WHERE ordinal = ?1")
-            deleteRequest = try database.prepare("DELETE FROM requests WHERE ordinal = ?1")
-            selectRequestTail = try database.prepare(
-                """
-                SELECT ordinal, id, at, length(id) + ifnull(length(request), 0) + length(reply), event
-                FROM requests WHERE ordinal > ?1 ORDER BY ordinal
-                """)
             selectEvents = try database.prepare(
                 "SELECT body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
-            try loadLog()
+            requests = try SQLiteRequestLog(
+                database: database, identity: identity, retention: retention,
+                trimInterval: Int(SQLiteStore.rowsInterval), clock: clock)
+            try loadEvents()
+            try requests.load(path: path)
         } catch let error as StoreOpenError {
             throw error
         } catch let error as SQLiteError {
@@ -196,18 +168,7 @@ extension SQLiteStore {
 
     /// The request remembered under this id, with its first reply, if it is remembered.
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        // Rows the retention lets go wait for the next trim, forgotten already.
-        guard let ordinal = ordinals[id], retention.keeps(ordinal: ordinal, nowMilliseconds: clock()) else {
-            return nil
-        }
-        let rows = try running { () throws(SQLiteError) in try selectRequest.rows([.integer(ordinal)]) }
-        guard let row = rows.first, row.count == 3, case .blob(let reply) = row[1] else { return nil }
-        var request: Data?
-        if case .blob(let bytes) = row[0] { request = Data(bytes) }
-        if case .integer(let seq) = row[2] {
-            return RememberedRequest(id: id, request: request, reply: try resetReply(atSeq: UInt64(seq)))
-        }
-        return RememberedRequest(id: id, request: request, reply: Data(reply))
+        try requests.rememberedRequest(for: id)
     }
 
     /// The first `limit` events after `since`, or nil when some of them are no longer kept, or
@@ -257,14 +218,7 @@ extension SQLiteStore {
         let interval = SQLiteStore.rowsInterval
         let newLastSeq = batch.events.last?.seq ?? lastSeq
         let writesRows = newLastSeq - rowsSeq >= interval
-        var ordinal = lastOrdinal
-        var remembered: [(id: String, ordinal: Int64)] = []
-        var referenced: [(ordinal: Int64, seq: UInt64)] = []
-        var inlined = 0
-        // Finds an id this commit remembered already, should one come twice.
-        var batchIDs = BatchIDTable<Int64>()
-        let now = clock()
-        let forgetting = trimmedRequests(adding: batch.requests, nowMilliseconds: now)
+        var requestsCommit = requests.beginCommit(adding: batch.requests)
         do {
             try database.transaction {
                 for (index, event) in batch.events.enumerated() {
@@ -286,41 +240,11 @@ extension SQLiteStore {
                     let keepFrom = min(Int64(newLastSeq) - Int64(Limits.retainedEvents), Int64(rowsAt))
                     if keepFrom > 0 {
                         // A reset whose id outlives its event gets its reply written in full.
-                        for reference in resetReferences where reference.seq <= UInt64(keepFrom) {
-                            let reply = try resetReply(atSeq: reference.seq)
-                            try storeReplyInline.run([.integer(reference.ordinal), .blob([UInt8](reply))])
-                            inlined += 1
-                        }
+                        try requests.inlineResets(keptFrom: keepFrom, into: &requestsCommit)
                         try trimEvents.run([.integer(keepFrom)])
                     }
                 }
-                for request in batch.requests {
-                    if let earlier = batchIDs.find(
-                        request.id, among: remembered.count,
-                        entry: { (remembered[$0].id, remembered[$0].ordinal) })
-                        ?? ordinals[request.id]
-                    {
-                        try deleteRequest.run([.integer(earlier)])
-                    }
-                    ordinal += 1
-                    let reference = resetReference(of: request, in: batch)
-                    try insertRequest.run { parameters in
-                        parameters.integer(ordinal)
-                        parameters.text(request.id)
-                        if let asked = request.request {
-                            asked.withUnsafeBytes { parameters.blob($0) }
-                        } else {
-                            parameters.null()
-                        }
-                        // A reset's reply is its event, kept apart: an empty blob here.
-                        (reference == nil ? request.reply : Data()).withUnsafeBytes { parameters.blob($0) }
-                        parameters.integer(now)
-                        if let reference { parameters.integer(Int64(reference)) } else { parameters.null() }
-                    }
-                    remembered.append((request.id, ordinal))
-                    if let reference { referenced.append((ordinal, reference)) }
-                }
-                if let through = forgetting.through { try trimRequests.run([.integer(through)]) }
+                try requests.write(batch, into: &requestsCommit)
             }
         } catch let error as SQLiteError {
             throw StateStoreError(error.description)
@@ -328,18 +252,7 @@ extension SQLiteStore {
             throw StateStoreError("commit failed: \(error)")
         }
         // Committed: memory follows the file.
-        retention.forget(forgetting.count, from: &ordinals) { $0 }
-        resetReferences.removeFirst(inlined)
-        if let through = forgetting.through { resetReferences.removeAll { $0.ordinal <= through } }
-        resetReferences += referenced
-        for (request, (id, new)) in zip(batch.requests, remembered) {
-            ordinals[id] = new
-            let stored =
-                referenced.contains { $0.ordinal == new }
-                ? request.bytes - request.reply.count : request.bytes
-            retention.remember(ordinal: new, id: id, bytes: stored, milliseconds: now)
-        }
-        lastOrdinal = ordinal
+        requests.endCommit(requestsCommit, of: batch.requests)
         if writesRows {
             rowsSeq = newLastSeq
             eventsAfterRows.removeAll(keepingCapacity: true)
@@ -349,9 +262,9 @@ extension SQLiteStore {
         lastSeq = newLastSeq
     }
 
-    /// Reads what the rows do not hold: the seq they are at, the events after it (replayed by
-    /// ``loadState()``), and the remembered ids with their ordinals.
-    private func loadLog() throws {
+    /// Reads what the rows do not hold: the seq they are at and the events after it (replayed by
+    /// ``loadState()``).
+    private func loadEvents() throws {
         let seqRows = try database.prepare("SELECT value FROM meta WHERE key = 'seq'").rows()
         guard case .integer(let seq)? = seqRows.first?.first, seq >= 0 else {
             throw StoreOpenError(.corrupt, path: path, "the store has no valid seq")
@@ -372,64 +285,6 @@ extension SQLiteStore {
             eventsAfterRows.append(event)
             lastSeq = event.seq
         }
-        for row in try selectRequestTail.rows([.integer(0)]) {
-            guard row.count == 5, case .integer(let ordinal) = row[0], case .text(let id) = row[1],
-                case .integer(let bytes) = row[3]
-            else {
-                throw StoreOpenError(.corrupt, path: path, "a remembered request id is damaged")
-            }
-            // Ids from before schema 4 have no time: they count as old.
-            let at: Int64
-            if case .integer(let stored) = row[2] { at = stored } else { at = 0 }
-            ordinals[id] = ordinal
-            lastOrdinal = ordinal
-            retention.remember(ordinal: ordinal, id: id, bytes: Int(bytes), milliseconds: at)
-            if case .integer(let seq) = row[4] { resetReferences.append((ordinal, UInt64(seq))) }
-        }
-    }
-
-    /// The seq to keep `request`'s reply as: its event's, when the event is a reset in `batch`
-    /// whose reply, made again from it, is the reply byte for byte; else nil (kept in full).
-    private func resetReference(of request: RememberedRequest, in batch: StoreBatch) -> UInt64? {
-        guard let seq = request.eventSeq,
-            let event = batch.events.first(where: { $0.seq == seq }), case .reset = event.kind
-        else { return nil }
-        return SQLiteStore.reply(answering: event, identity: identity) == request.reply ? seq : nil
-    }
-
-    /// The reply of the remembered reset that made the event at `seq`, made again from it.
-    private func resetReply(atSeq seq: UInt64) throws(StateStoreError) -> Data {
-        let rows = try running { () throws(SQLiteError) in try selectEventBody.rows([.integer(Int64(seq))]) }
-        guard case .blob(let bytes)? = rows.first?.first, let event = try? Event.decode(Data(bytes)),
-            event.seq == seq
-        else {
-            throw StateStoreError(
-                "event \(seq), which holds the reply of a remembered reset, is missing or damaged")
-        }
-        return SQLiteStore.reply(answering: event, identity: identity)
-    }
-
-    /// The reply a change that made `event` got from this store.
-    private static func reply(answering event: Event, identity: String) -> Data {
-        var reply = Reply(answering: event)
-        reply.store = identity
-        return reply.encoded()
-    }
-
-    /// The ids a commit of `requests` at `now` deletes: none until ``rowsInterval`` of them may
-    /// go (a commit between writes only the pages it appends to), unless the byte maximum is
-    /// passed (one reply may be a whole list). Ids past the count maximum wait for the next
-    /// trim like old ones: lookups already treat them as forgotten (`RequestIDRetention.keeps`),
-    /// and deleting one row per commit once 100,000 ids were kept added pages to every commit.
-    private func trimmedRequests(adding requests: [RememberedRequest], nowMilliseconds now: Int64)
-        -> (count: Int, through: Int64?)
-    {
-        let addingBytes = requests.reduce(0) { $0 + $1.bytes }
-        let (count, required) = retention.forgettable(
-            nowMilliseconds: now, adding: requests.count, addingBytes: addingBytes)
-        let overBytes = required && retention.bytes + addingBytes > retention.maximumBytes
-        guard overBytes || count >= Int(SQLiteStore.rowsInterval) else { return (0, nil) }
-        return (count, retention.ordinalForgotten(through: count))
     }
 
     /// Runs one SQLite call for a ``StateStore`` method: its failure in the store's terms.
