@@ -106,3 +106,16 @@ extension Event {
         }
     }
 }
+
+extension Event {
+    /// About the bytes the event takes encoded, in a reply or a commit, without encoding it: a
+    /// row's name and about 80 bytes of JSON around it, 40 for each row of a reset.
+    public var estimatedBytes: Int {
+        switch kind {
+        case .changed(let row), .added(let row), .removed(let row):
+            return 80 + row.name.utf8.count
+        case .reset(let rows):
+            return rows.reduce(48) { $0 + 40 + $1.name.utf8.count }
+        }
+    }
+}

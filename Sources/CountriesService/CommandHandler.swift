@@ -18,11 +18,8 @@ final class CommandHandler {
     /// ``maximumUnreadReplyBytes`` or more is refused until it reads.
     var unreadReplies: UnreadReplies?
     var maximumUnreadReplyBytes = Int.max
-    /// The encoded `list` reply of the state at `seq`: a flood of `list`s between changes
-    /// encodes the list once.
-    private var listReply: (seq: UInt64, body: Data)?
-    /// A guess at the `list` reply's bytes at `seq`, for the loop's batch budget.
-    private var listBytesGuess: (seq: UInt64, bytes: Int)?
+    /// The `list` and `history` replies.
+    private let reads: ReadAnswers
 
     private let store: any StateStore
     private let stager: BatchStager
@@ -77,6 +74,7 @@ final class CommandHandler {
         let tally = AnswerTally(logger: logger)
         self.stager = stager
         self.tally = tally
+        reads = ReadAnswers(store: store)
         path =
             store.isShared
             ? SharedCommitPath(store: store, stager: stager, tally: tally, logger: logger)
@@ -250,7 +248,7 @@ final class CommandHandler {
                         envelope: incoming.envelope, on: &working))
                 let last = staged.count - 1
                 staged[last].trace = trace
-                stagedEventBytes += staged[last].event.map(CommandHandler.estimatedBytes) ?? 0
+                stagedEventBytes += staged[last].event?.estimatedBytes ?? 0
                 if staged.count >= store.maximumChangesPerCommit
                     || stagedEventBytes >= store.maximumEventBytesPerCommit
                 {
@@ -259,7 +257,7 @@ final class CommandHandler {
             case .query(.list):
                 guard readyToRead() else { continue }
                 tally.countServed(trace, seq: state.seq)
-                output.append(.reply(envelope: incoming.envelope, body: encodedList()))
+                output.append(.reply(envelope: incoming.envelope, body: reads.list(of: state)))
             case .query(let query):
                 guard readyToRead() else { continue }
                 let reply = answer(trace) { () throws(CountriesError) in
@@ -270,7 +268,9 @@ final class CommandHandler {
                 output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
             case .history(let since):
                 guard readyToRead() else { continue }
-                let reply = answer(trace) { () throws(CountriesError) in try history(since: since) }
+                let reply = answer(trace) { () throws(CountriesError) in
+                    try reads.history(since: since, of: state)
+                }
                 output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
             case .status:
                 flush()
@@ -297,30 +297,8 @@ final class CommandHandler {
         swap(&staged, &spareStaged)
     }
 
-    /// The `list` reply of the current state, encoded once per seq.
-    private func encodedList() -> Data {
-        if let listReply, listReply.seq == state.seq { return listReply.body }
-        var reply: Reply
-        do {
-            reply = try state.answer(.list)
-        } catch {
-            return Reply(error: error).encoded()  // a list has nothing to refuse
-        }
-        reply.store = store.identity
-        let body = reply.encoded()
-        listReply = (state.seq, body)
-        return body
-    }
-
     /// A guess at the `list` reply's bytes now (exact once it was encoded at this seq).
-    var estimatedListBytes: Int {
-        if let listReply, listReply.seq == state.seq { return listReply.body.count }
-        if let listBytesGuess, listBytesGuess.seq == state.seq { return listBytesGuess.bytes }
-        // A row is its name and about 40 bytes of JSON around it.
-        let bytes = state.countries.reduce(64) { $0 + $1.name.utf8.count + 40 }
-        listBytesGuess = (state.seq, bytes)
-        return bytes
-    }
+    var estimatedListBytes: Int { reads.estimatedListBytes(of: state) }
 
     /// An event from the store's log (a shared store), applied when it is the next one: the
     /// state follows changes other replicas made. Older ones are already in the state.
@@ -354,54 +332,6 @@ final class CommandHandler {
             return reply
         } catch {
             return tally.refuse(error, trace, seq: state.seq)
-        }
-    }
-
-    /// One page of the events after `since`: at most ``Limits/historyPageEvents``, and no more
-    /// once ``Limits/historyPageBytes`` are reached (always at least one event), with `more`
-    /// when it stops before the current seq. A whole history in one reply cost 400 KB per
-    /// request at 5,000 events, which a peer that never reads could pile up by the thousand.
-    private func history(since: UInt64) throws(CountriesError) -> Reply {
-        let events: [Event]?
-        do {
-            events = try store.events(after: since, currentSeq: state.seq, limit: Limits.historyPageEvents)
-        } catch {
-            throw CountriesError(
-                .storageError, "reading the history failed (\(error.description)); retry later")
-        }
-        guard let events else {
-            let oldest = (try? store.oldestRetainedSeq(currentSeq: state.seq)) ?? state.seq
-            if since > state.seq {
-                throw CountriesError(
-                    .historyTruncated,
-                    "since \(since) is ahead of the current seq \(state.seq); take a fresh list")
-            }
-            throw CountriesError(
-                .historyTruncated,
-                "events after \(since) are no longer kept (the oldest is \(oldest)); take a fresh list")
-        }
-        var page: [Event] = []
-        var bytes = 0
-        for event in events {
-            if !page.isEmpty && bytes + CommandHandler.estimatedBytes(of: event) > Limits.historyPageBytes {
-                break
-            }
-            bytes += CommandHandler.estimatedBytes(of: event)
-            page.append(event)
-        }
-        var reply = Reply(seq: state.seq, events: page)
-        reply.store = store.identity
-        if let last = page.last, last.seq < state.seq { reply.more = true }
-        return reply
-    }
-
-    /// About the bytes `event` takes in a reply, without encoding it.
-    static func estimatedBytes(of event: Event) -> Int {
-        switch event.kind {
-        case .changed(let row), .added(let row), .removed(let row):
-            return 80 + row.name.utf8.count
-        case .reset(let rows):
-            return rows.reduce(48) { $0 + 40 + $1.name.utf8.count }
         }
     }
 

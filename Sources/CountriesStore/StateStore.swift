@@ -56,8 +56,8 @@ public protocol StateStore: AnyObject {
 
     /// Most changes one commit may hold (a shared store's transactions are bounded).
     var maximumChangesPerCommit: Int { get }
-    /// Event bytes (as ``CommandHandler/estimatedBytes(of:)`` estimates them) after which a
-    /// commit holds no more changes; one change is always taken.
+    /// Event bytes (``CountriesCore/Event/estimatedBytes``) after which a commit holds no more
+    /// changes; one change is always taken.
     var maximumEventBytesPerCommit: Int { get }
 
     /// Whether requests that arrive together should share one commit (group commit): true
