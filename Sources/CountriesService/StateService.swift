@@ -31,12 +31,10 @@ public final class StateService {
     private let startedAt = ContinuousClock.now
     /// One writer per store: held from before the binds until ``run(stopOn:)`` ends.
     private let writerLock: WriterLock?
-    /// A replicated service's link to etcd: the event log it publishes from and the quorum it
-    /// heartbeats by (docs/HA.md); nil for a store of one service.
-    private let replication: (tail: EventTail, probe: QuorumProbe, health: ClusterHealth)?
-    /// A replica's election of the one writer and the forwarding of changes to it (docs/HA.md,
-    /// "Commits"); nil for a store of one service.
-    private let writer: (election: WriterElectionRunner, forwarder: ChangeForwarder)?
+    /// A replica's link to etcd and the other replicas: the event log it publishes from, the
+    /// quorum it heartbeats by, the election of the one writer and the forwarding of changes to
+    /// it (docs/HA.md); nil for a store of one service.
+    private let replica: ReplicaLink?
     /// Publishes events and heartbeats on `events`.
     private let publisher: EventPublisher
     /// Whom the last grouped commit answered, so the next waits briefly for them.
@@ -136,31 +134,22 @@ public final class StateService {
         publisher = EventPublisher(socket: events, publishedSeq: loadedSeq, logger: logger)
         health?.recordPublished(loadedSeq)
         if let etcd = storeConfiguration.etcd, let health {
+            let replica: ReplicaLink
             do {
-                let tail = try EventTail(
-                    configuration: etcd, after: loadedSeq, seed: handler.resetSeed, health: health,
-                    logger: logger)
-                let probe = QuorumProbe(
-                    configuration: etcd, identity: handler.storeIdentity, health: health,
-                    interval: min(configuration.heartbeatInterval, .milliseconds(500)),
-                    logger: logger)
-                replication = (tail, probe, health)
-                let election = WriterElectionRunner(
-                    configuration: etcd, endpoint: Self.advertised(boundEndpoints[0]),
-                    memberHealth: health.members, logger: logger)
-                writer = (
-                    election,
-                    try ChangeForwarder(
-                        context: sockets.context, security: configuration.security, logger: logger)
-                )
-                handler.writerStatus = { election.role().statusValue }
+                replica = try ReplicaLink(
+                    etcd: etcd, health: health, loadedSeq: loadedSeq, seed: handler.resetSeed,
+                    storeIdentity: handler.storeIdentity,
+                    probeInterval: min(configuration.heartbeatInterval, .milliseconds(500)),
+                    commandEndpoint: Self.advertised(boundEndpoints[0]), context: sockets.context,
+                    security: configuration.security, logger: logger)
             } catch {
                 throw ServiceError(
                     .sockets, "could not set up the event log's pipe or the forwarder: \(error)")
             }
+            handler.writerStatus = { replica.election.role().statusValue }
+            self.replica = replica
         } else {
-            replication = nil
-            writer = nil
+            replica = nil
         }
         self.sockets = sockets
         self.writerLock = writerLock
@@ -207,16 +196,10 @@ public final class StateService {
     public func run(
         stopOn stop: (any StopSource)?, whenServing: () -> Void = {}, whenStopping: () -> Void = {}
     ) throws(ServiceError) {
-        replication?.tail.start()
-        replication?.probe.start()
-        writer?.election.start()
+        replica?.start()
         defer {
             whenStopping()
-            // Revoked first on the way out: another replica becomes the writer at once.
-            writer?.election.stop()
-            writer?.forwarder.close()
-            replication?.tail.stop()
-            replication?.probe.stop()
+            replica?.stop()
             sockets.close()
             logger.log(.info, "stopped at seq \(handler.state.seq)")
             writerLock?.release()
@@ -229,8 +212,8 @@ public final class StateService {
         let commandItem = poller.add(commands)
         let stopItem = stop.map { poller.add(fileDescriptor: $0.fileDescriptor) }
         let eventsItem = poller.add(events)
-        let tailItem = replication.map { poller.add(fileDescriptor: $0.tail.fileDescriptor) }
-        let forwarderItem = writer.map { poller.add($0.forwarder.socket) }
+        let tailItem = replica.map { poller.add(fileDescriptor: $0.tail.fileDescriptor) }
+        let forwarderItem = replica.map { poller.add($0.forwarder.socket) }
         sockets.register(in: &poller)
         whenServing()
         let interval = configuration.heartbeatInterval
@@ -249,7 +232,7 @@ public final class StateService {
                 board.publish(handler.metrics(), at: now)
                 nextMetrics = now + Self.metricsInterval
             }
-            var wakeup = min(nextHeartbeat, writer?.forwarder.nextDeadline ?? nextHeartbeat)
+            var wakeup = min(nextHeartbeat, replica?.forwarder.nextDeadline ?? nextHeartbeat)
             if board != nil { wakeup = min(wakeup, nextMetrics) }
             let timeout = max(0, Int((wakeup - now) / .milliseconds(1)) + 1)
             let ready: PollResult
@@ -264,27 +247,27 @@ public final class StateService {
             if ready.isReadable(eventsItem) {
                 sockets.applySubscriptions()
             }
-            if let tailItem, ready.isReadable(tailItem), let replication {
-                for entry in replication.tail.drain() {
-                    handler.observe(entry.event)
-                    publisher.publish(topic: entry.event.topic, seq: entry.event.seq, body: entry.body)
+            if let replica {
+                if let tailItem, ready.isReadable(tailItem) {
+                    for entry in replica.tail.drain() {
+                        handler.observe(entry.event)
+                        publisher.publish(topic: entry.event.topic, seq: entry.event.seq, body: entry.body)
+                    }
+                    replica.health.recordPublished(publisher.publishedSeq)
                 }
-                replication.health.recordPublished(publisher.publishedSeq)
-            }
-            if let writer {
                 if let forwarderItem, ready.isReadable(forwarderItem) {
-                    send(writer.forwarder.receiveReplies())
+                    send(replica.forwarder.receiveReplies())
                 }
-                send(writer.forwarder.expire(now: .now))
+                send(replica.forwarder.expire(now: .now))
             }
-            if ready.isReadable(commandItem), replication == nil, !handler.groupsCommits {
+            if ready.isReadable(commandItem), replica == nil, !handler.groupsCommits {
                 answerEachInTurn(&batch)
             } else if ready.isReadable(commandItem) {
                 var load = RequestReader.Load()
                 let full = readBatch(into: &batch, load: &load)
                 forwardToWriter(&batch)
                 if !batch.isEmpty {
-                    if replication != nil {
+                    if replica != nil {
                         if !full { gatherCohort(into: &batch, load: &load) }
                         let started = ContinuousClock.now
                         handler.handle(batch, emit: send)
@@ -313,18 +296,18 @@ public final class StateService {
     /// Sends the requests the ``ForwardingDecision`` gives the elected writer to it, leaving the
     /// others (and those that could not be sent) in `batch`, in order.
     private func forwardToWriter(_ batch: inout [IncomingRequest]) {
-        guard let writer, !batch.isEmpty else { return }
-        let role = writer.election.role()
+        guard let replica, !batch.isEmpty else { return }
+        let role = replica.election.role()
         guard case .follower = role else { return }
         let now = ContinuousClock.now
         batch.removeAll { request in
             let peer = UnreadReplies.peer(of: request.envelope)
             let decision = ForwardingDecision.decide(
-                request, role: role, peerHasPending: writer.forwarder.hasPending(peer: peer),
+                request, role: role, peerHasPending: replica.forwarder.hasPending(peer: peer),
                 peerUnreadBytes: unreadReplies.unread(by: peer),
                 maximumUnreadReplyBytes: configuration.maximumUnreadReplyBytes)
             guard case .forward(let endpoint) = decision else { return false }
-            return writer.forwarder.forward(request, to: endpoint, now: now)
+            return replica.forwarder.forward(request, to: endpoint, now: now)
         }
     }
 
@@ -343,7 +326,7 @@ public final class StateService {
     /// waiting made 16 clients slower there (docs/BENCHMARKS.md, "Stop 27"). Not on a follower,
     /// whose changes go to the writer.
     private func gatherCohort(into batch: inout [IncomingRequest], load: inout RequestReader.Load) {
-        if case .follower = writer?.election.role() { return }
+        if replica?.isFollower == true { return }
         guard let awaited = cohort.missing(from: batch.lazy.map { UnreadReplies.peer(of: $0.envelope) })
         else {
             return
@@ -401,10 +384,7 @@ public final class StateService {
     /// A heartbeat with the seq of the last event published. A replica without a quorum, with a
     /// damaged log or whose publication trails what it knows is committed sends none.
     private func publishHeartbeat() {
-        let health = replication?.health
-        publisher.heartbeat(
-            store: handler.storeIdentity,
-            heldBecause: health.flatMap { $0.unavailability() ?? $0.damage ?? $0.publicationSilence() })
+        publisher.heartbeat(store: handler.storeIdentity, heldBecause: replica?.heartbeatHold())
     }
 }
 
