@@ -16,6 +16,11 @@ struct IncomingRequest {
     /// Who sent it and when it was read, when the tally reads traces (else ``RequestTrace/none``).
     var trace = RequestTrace.none
 
+    /// The bytes of all its frames, envelope included: what holding it costs.
+    var bytes: Int {
+        envelope.reduce(0) { $0 + $1.count } + body.reduce(0) { $0 + $1.count }
+    }
+
     /// The message property in which the ZAP handler names a client's access ("rw:KEY").
     static let userIDProperty = "User-Id"
     /// The message property in which libzmq names a tcp peer's address.

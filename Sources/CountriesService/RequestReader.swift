@@ -5,8 +5,9 @@ import ZeroMQ
 
 /// Takes requests off the command socket without waiting, within a batch's limits: its count
 /// (``ServiceConfiguration/maximumBatch``), its `history` requests
-/// (``ServiceConfiguration/maximumHistoryPerBatch``) and its replies' estimated bytes
-/// (``ServiceConfiguration/maximumBatchReplyBytes``), so that one pass of the service's loop
+/// (``ServiceConfiguration/maximumHistoryPerBatch``), its replies' estimated bytes
+/// (``ServiceConfiguration/maximumBatchReplyBytes``) and its requests' bytes
+/// (``ServiceConfiguration/maximumBatchRequestBytes``), so that one pass of the service's loop
 /// is bounded however much is queued (docs/RELIABILITY.md). The loop decides what to do with
 /// what it reads: answer each in turn, forward it, or commit it in a group.
 struct RequestReader {
@@ -17,10 +18,12 @@ struct RequestReader {
         var costly = 0
         /// The replies' estimated bytes.
         var replyBytes = 0
+        /// The requests' bytes, as received (``IncomingRequest/bytes``).
+        var requestBytes = 0
     }
 
     private let commands: Socket
-    private let limits: (count: Int, costly: Int, replyBytes: Int)
+    private let limits: (count: Int, costly: Int, replyBytes: Int, requestBytes: Int)
     /// Whether clients are authenticated, so each request's access is read off its User-Id.
     private let authenticates: Bool
     /// The properties read off each request's frames: the User-Id when clients are
@@ -34,7 +37,7 @@ struct RequestReader {
         self.commands = commands
         limits = (
             configuration.maximumBatch, configuration.maximumHistoryPerBatch,
-            configuration.maximumBatchReplyBytes
+            configuration.maximumBatchReplyBytes, configuration.maximumBatchRequestBytes
         )
         self.authenticates = authenticates
         properties =
@@ -58,7 +61,7 @@ struct RequestReader {
     ) -> Bool {
         let received = traces ? ContinuousClock.now : nil
         while batch.count < min(limit, limits.count) && load.costly < limits.costly
-            && load.replyBytes < limits.replyBytes
+            && load.replyBytes < limits.replyBytes && load.requestBytes < limits.requestBytes
         {
             let request: IncomingRequest
             do {
@@ -75,6 +78,7 @@ struct RequestReader {
             let likely = request.likelyReply
             if likely == .historyPage { load.costly += 1 }
             load.replyBytes += likely.estimatedBytes(listBytes: listBytes())
+            load.requestBytes += request.bytes
             batch.append(request)
         }
         return true

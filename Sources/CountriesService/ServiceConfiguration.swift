@@ -31,8 +31,17 @@ public struct ServiceConfiguration: Sendable {
     /// (ZMQ_SNDHWM): a slow subscriber loses events, never slows the service.
     public var subscriberHighWaterMark: Int32 = 10_000
     /// Largest frame the command socket accepts (ZMQ_MAXMSGSIZE); a peer sending more is
-    /// disconnected.
-    public var maximumMessageBytes: Int64 = 1 << 20
+    /// disconnected. Twice the largest request body (``CountriesCore/Limits/maximumRequestBytes``),
+    /// so a body a little over it is still answered `too_large`.
+    public var maximumMessageBytes: Int64 = 128 << 10
+    /// Bytes of requests libzmq may queue from one command peer for the loop: a peer that sends
+    /// faster than the loop reads is held back there (libzmq stops reading its connection), never
+    /// buffered past it. Counted in frames of ``maximumMessageBytes``
+    /// (``commandReceiveHighWaterMark``), since libzmq counts its queues in messages.
+    public var maximumQueuedRequestBytes = 16 << 20
+    /// Bytes of requests one batch takes (at least one request): the loop holds no more of them
+    /// at once, however many peers send big ones.
+    public var maximumBatchRequestBytes = 4 << 20
     /// What one subscriber connection may send the event socket before it is dropped
     /// (docs/RELIABILITY.md, "Bounds per peer").
     public var subscriberBounds = SubscriberBounds()
@@ -56,4 +65,12 @@ public struct ServiceConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// The command socket's ZMQ_RCVHWM: as many frames of ``maximumMessageBytes`` as
+    /// ``maximumQueuedRequestBytes`` holds, at least one. With 10,000 frames of 1 MiB, two peers
+    /// sending while a commit waited on a slow disk grew the service by 1.7 GiB in 8 s
+    /// (docs/RELIABILITY.md, "Requests in bytes").
+    public var commandReceiveHighWaterMark: Int32 {
+        Int32(clamping: max(1, Int64(maximumQueuedRequestBytes) / max(1, maximumMessageBytes)))
+    }
 }

@@ -95,7 +95,7 @@ public final class StateService {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
             }
             try commands.setOption(.maxMessageSize, configuration.maximumMessageBytes)
-            try commands.setOption(.receiveHighWaterMark, 10_000)
+            try commands.setOption(.receiveHighWaterMark, configuration.commandReceiveHighWaterMark)
             // Per peer: one that never reads its replies loses them past this, nobody else does.
             try commands.setOption(.sendHighWaterMark, configuration.replyHighWaterMark)
             try events.setOption(.sendHighWaterMark, configuration.subscriberHighWaterMark)

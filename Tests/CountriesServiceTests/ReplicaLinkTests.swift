@@ -54,7 +54,7 @@ import ZeroMQ
         defer { third.forwarder.close() }
         trailing.recordPublished(7)
         trailing.recordCommitted(8, sentAt: .now)
-        let later = ContinuousClock.now + .seconds(60)
+        let later = ContinuousClock.now + .seconds(60)  // unscaled: an instant given to the check, not a wait
         #expect(third.heartbeatHold(now: later) != nil)
         trailing.recordPublished(8)
         #expect(third.heartbeatHold(now: later) == nil)

@@ -7,8 +7,8 @@ import ZeroMQ
 
 @testable import CountriesService
 
-/// The reader against clients on inproc: a batch stops at its count, its `history` requests and
-/// its replies' bytes, whichever comes first, and the cohort's wait ends when the awaited
+/// The reader against clients on inproc: a batch stops at its count, its `history` requests,
+/// its replies' bytes and its requests' bytes, whichever comes first, and the cohort's wait ends when the awaited
 /// clients are in or its time is up.
 @Suite struct RequestReaderTests {
     private let logger = Logger(level: .error) { _ in }
@@ -128,6 +128,38 @@ import ZeroMQ
         #expect(batch.count == 3)  // the toggle and two lists: 1,200 bytes reach the bound
         #expect(asked == 2)
         #expect(load.replyBytes == 1_200)
+    }
+
+    /// However many peers send big requests, a batch holds about its bytes of them: the ones
+    /// that reach the bound are taken (one at least), the rest wait for the next batch.
+    @Test func aBatchStopsAtItsRequestsBytesAndTakesOneBigRequestAlone() throws {
+        let wire = try Wire(["a", "b"])
+        defer { wire.close() }
+        let reader = reader(wire) { $0.maximumBatchRequestBytes = 100_000 }
+        let big = #"{"op":"add","name":""# + String(repeating: "x", count: 60_000) + #""}"#
+        try wire.send("a", big)
+        try wire.send("b", big)
+        try wire.send("a", toggle(0))
+        try wire.waitReadable()
+        var batch: [IncomingRequest] = []
+        var load = RequestReader.Load()
+        #expect(reader.read(into: &batch, load: &load, traces: false, listBytes: { 0 }))
+        #expect(batch.count == 2, "two big requests pass 100,000 bytes")
+        #expect(load.requestBytes == batch.reduce(0) { $0 + $1.bytes } && load.requestBytes > 120_000)
+        batch.removeAll()
+        load = RequestReader.Load()
+        #expect(!reader.read(into: &batch, load: &load, traces: false, listBytes: { 0 }))
+        #expect(batch.map(\.body) == [[Data(toggle(0).utf8)]])
+
+        // A bound below one request still takes it: no request waits forever.
+        let tiny = self.reader(wire) { $0.maximumBatchRequestBytes = 1 }
+        try wire.send("a", big)
+        try wire.send("a", toggle(1))
+        try wire.waitReadable()
+        batch.removeAll()
+        load = RequestReader.Load()
+        #expect(tiny.read(into: &batch, load: &load, traces: false, listBytes: { 0 }))
+        #expect(batch.count == 1 && batch[0].body == [Data(big.utf8)])
     }
 
     @Test func tracesAreStampedOnlyWhenAsked() throws {

@@ -349,14 +349,16 @@ final class BoundsProbe: Sendable {
     private let started = ContinuousClock.now
     private let finished = DispatchSemaphore(value: 0)
 
-    /// `count` and `list` in turn, 20 ms apart, over a Lazy Pirate client of `endpoint`; each
-    /// wait is from the request to its reply.
-    static func commands(at endpoint: String) throws -> BoundsProbe {
+    /// `bodies` in turn (`count` and `list` unless told), 20 ms apart, over a Lazy Pirate client
+    /// of `endpoint`; each wait is from the request to its reply.
+    static func commands(
+        at endpoint: String, asking bodies: [String] = [#"{"op":"count"}"#, #"{"op":"list"}"#]
+    ) throws -> BoundsProbe {
         try BoundsProbe { probe in
             let client = try ReliabilityPirate(endpoint: endpoint)
             defer { client.close() }
             while !probe.stopped.value {
-                let body = probe.answers.value % 2 == 0 ? #"{"op":"count"}"# : #"{"op":"list"}"#
+                let body = bodies[probe.answers.value % bodies.count]
                 let started = ContinuousClock.now
                 let frame = try client.request(Data(body.utf8), perTry: .seconds(3), budget: .seconds(6))
                 guard try Reply.decode(frame).ok else { throw ReliabilityError("\(body) failed") }

@@ -134,6 +134,80 @@ import ZeroMQ
         #expect(worst < .seconds(3) * Self.slowdown, "another client waited \(worst) for a reply")
     }
 
+    /// Peers that send big requests faster than the loop reads them, while its commits wait on a
+    /// slow disk (strace makes each `fdatasync` of the main thread take 300 ms; libzmq's I/O
+    /// thread goes on reading the peers). libzmq queued 10,000 requests of each peer: four peers
+    /// of 120 KB requests grew the service by 649 MiB in 6 s. Now a peer's queue is 16 MiB
+    /// (`maximumQueuedRequestBytes`) and a batch's requests 4 MiB (docs/RELIABILITY.md,
+    /// "Requests in bytes").
+    @Test(
+        .hangGuard(),
+        .enabled(
+            if: SyncOrderEndToEndTests.straceUsable,
+            "needs strace allowed to attach (scripts/bootstrap installs it)")
+    )
+    func requestsQueuedFromPeersAreBoundedInBytesWhileCommitsWaitOnTheDisk() throws {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let service = ReliabilityService(scratch: scratch, heartbeatMilliseconds: 1_000)
+        defer { service.stop() }
+        try service.start()
+        let pid = try #require(service.pid)
+        // The main thread only (its id is the pid): not libzmq's threads.
+        let strace = try ChildProcess(
+            "strace",
+            [
+                "-e", "trace=fdatasync", "-e", "inject=fdatasync:delay_enter=300000", "-e", "signal=none",
+                "-o", "/dev/null", "-p", "\(pid)",
+            ], stdout: .discard)
+        defer { _ = strace.stop(signal: SIGINT) }
+        let attached = eventually(within: .seconds(10)) { strace.stderr.text.contains("attached") }
+        try #require(attached, "strace did not attach: \(strace.stderr.text)")
+
+        let before = try #require(ProcessMemory.residentKilobytes(of: pid))
+        // Toggles, so that there are commits to wait on.
+        let probe = try BoundsProbe.commands(
+            at: service.commandEndpoint,
+            asking: [#"{"op":"toggle","index":1}"#, #"{"op":"toggle","index":2}"#])
+        let context = try Context()
+        defer { context.terminate() }
+        let peers = 4
+        var flooders: [Socket] = []
+        defer { for flooder in flooders { flooder.close() } }
+        for _ in 0..<peers {
+            let flooder = try context.makeSocket(.dealer)
+            try flooder.setOption(.linger, 0)
+            try flooder.setOption(.sendHighWaterMark, 16)  // this process's own queue stays small
+            try flooder.connect(service.commandEndpoint)
+            flooders.append(flooder)
+        }
+        // Under the frame limit (128 KiB), over the body limit: each is refused `too_large`.
+        let request =
+            Data(#"{"op":"add","name":""#.utf8) + Data(repeating: 0x61, count: 120_000) + Data(#""}"#.utf8)
+        var sent = 0
+        let until = ContinuousClock.now + .seconds(6)  // unscaled: how long the load runs
+        while ContinuousClock.now < until {
+            var progressed = false
+            for flooder in flooders where (try? flooder.send([Data(), request], dontWait: true)) == true {
+                sent += 1
+                progressed = true
+            }
+            if !progressed { usleep(1_000) }
+        }
+        let peak = try #require(ProcessMemory.peakResidentKilobytes(of: pid))
+        let (worst, answers) = try probe.stop(notBefore: .zero)
+        let growth = peak - before
+        ReliabilitySizes.report(
+            "big requests from \(peers) peers with 300 ms syncs: \(sent) sent in 6 s, peak growth \(growth / 1024) MiB; toggles \(answers), worst wait \(worst.milliseconds) ms"
+        )
+        #expect(sent > peers * 128, "the peers sent only \(sent) requests: nothing was queued")
+        if Self.measuresMemory {
+            // 4 peers x 16 MiB, a batch's 4 MiB, and libzmq's and the allocator's overhead.
+            #expect(growth < 128 * 1024, "the service grew by \(growth / 1024) MiB at peak")
+        }
+        #expect(worst < .seconds(3) * Self.slowdown, "a toggle waited \(worst) for its reply")
+    }
+
     /// The issue's reproduction: the longest list the service takes (10,000 names of 100
     /// characters of four 4-byte scalars: a `list` reply of 16 MB); one DEALER pipelines 40 `list`s and
     /// reads none while another client asks `count`. Replies were bounded in number (1,000 per
