@@ -1,18 +1,31 @@
 import CountriesCore
 
 /// The events a subscription received but could not apply yet (a hole before them, or no
-/// replica to apply them to): sorted by seq, each seq once, at most ``limit`` of them.
-/// ``SubscriptionMachine`` applies them from the front as its replica reaches them.
+/// replica to apply them to): sorted by seq, each seq once, at most ``limit`` of them and about
+/// ``byteLimit`` bytes. ``SubscriptionMachine`` applies them from the front as its replica
+/// reaches them.
+///
+/// Bounded in bytes too: a reset of the longest list is 16 MB, so 10,000 events may be
+/// 160 GB, and a publisher (or one behind a relay, whose events are legal in shape) that sends
+/// resets past a hole would have made a `watch` hold them all.
 struct PendingEvents: Sendable {
     /// The most events kept: past it the subscription is too far behind for history to be
     /// worth it, and starts again from a snapshot.
     let limit: Int
+    /// The most bytes of events kept (``CountriesCore/Event/estimatedBytes``), past which the
+    /// same happens; one event is always kept, however big.
+    let byteLimit: Int
     /// The events, by ascending seq, without duplicates.
     private(set) var events: [Event] = []
+    /// Each event's estimated bytes, in the same order.
+    private var sizes: [Int] = []
+    /// The sum of `sizes`.
+    private(set) var bytes = 0
 
-    /// A buffer of at most `limit` events (at least one).
-    init(limit: Int) {
+    /// A buffer of at most `limit` events (at least one) and `byteLimit` bytes of them.
+    init(limit: Int, byteLimit: Int = Int.max) {
         self.limit = max(1, limit)
+        self.byteLimit = byteLimit
     }
 
     var isEmpty: Bool { events.isEmpty }
@@ -23,12 +36,15 @@ struct PendingEvents: Sendable {
     /// the buffer was full: everything held before is forgotten, and only `event` is kept.
     mutating func insert(_ event: Event) -> Bool {
         var kept = true
-        if events.count >= limit {
-            events.removeAll()
+        let size = event.estimatedBytes
+        if events.count >= limit || (!events.isEmpty && bytes > byteLimit - size) {
+            removeAll()
             kept = false
         }
         guard let last = events.last, last.seq >= event.seq else {
             events.append(event)
+            sizes.append(size)
+            bytes += size
             return kept
         }
         var low = 0
@@ -37,22 +53,37 @@ struct PendingEvents: Sendable {
             let middle = (low + high) / 2
             if events[middle].seq < event.seq { low = middle + 1 } else { high = middle }
         }
-        if events[low].seq != event.seq { events.insert(event, at: low) }
+        if events[low].seq != event.seq {
+            events.insert(event, at: low)
+            sizes.insert(size, at: low)
+            bytes += size
+        }
         return kept
     }
 
     /// Forgets the events up to `seq`: the replica has them already.
     mutating func drop(through seq: UInt64) {
-        events.removeFirst(events.prefix { $0.seq <= seq }.count)
+        removeFirst(events.prefix { $0.seq <= seq }.count)
     }
 
     /// Forgets the first `count` events (applied).
     mutating func removeFirst(_ count: Int) {
+        bytes -= sizes.prefix(count).reduce(0, +)
         events.removeFirst(count)
+        sizes.removeFirst(count)
     }
 
     /// Forgets the events that `isStale` says no longer belong.
     mutating func removeAll(where isStale: (Event) -> Bool = { _ in true }) {
-        events.removeAll(where: isStale)
+        var index = 0
+        var keptSizes: [Int] = []
+        events.removeAll { event in
+            defer { index += 1 }
+            if isStale(event) { return true }
+            keptSizes.append(sizes[index])
+            return false
+        }
+        sizes = keptSizes
+        bytes = keptSizes.reduce(0, +)
     }
 }

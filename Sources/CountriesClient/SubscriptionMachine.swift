@@ -136,21 +136,27 @@ public struct SubscriptionMachine: Sendable {
     ///   - missedHeartbeatsBeforeStale: intervals of silence before the replica is stale.
     ///   - maximumRetryDelay: cap of the retry and probe backoff (which starts at one interval).
     ///   - bufferLimit: events kept while waiting for a snapshot or history.
+    ///   - bufferBytes: bytes of them kept (``CountriesCore/Event/estimatedBytes``); past either
+    ///     bound the machine starts again from a snapshot.
     ///   - sources: the replicas whose PUB sockets feed the machine (docs/PROTOCOL.md,
     ///     "Replicas"). With more than one, a heartbeat behind the replica or behind what PUB
     ///     delivered is a lagging replica, not a service that went back: only another store id
     ///     means a new store.
     public init(
         heartbeatInterval: Duration = Defaults.heartbeatInterval, missedHeartbeatsBeforeStale: Int = 3,
-        maximumRetryDelay: Duration = .seconds(5), bufferLimit: Int = 10_000, sources: Int = 1
+        maximumRetryDelay: Duration = .seconds(5), bufferLimit: Int = 10_000,
+        bufferBytes: Int = SubscriptionMachine.defaultBufferBytes, sources: Int = 1
     ) {
         self.sources = max(1, sources)
         self.heartbeatInterval = heartbeatInterval
         self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
         self.maximumRetryDelay = max(maximumRetryDelay, heartbeatInterval)
-        self.buffer = PendingEvents(limit: bufferLimit)
+        self.buffer = PendingEvents(limit: bufferLimit, byteLimit: bufferBytes)
         self.retryDelay = heartbeatInterval
     }
+
+    /// Bytes of events kept while waiting, unless told: four resets of the longest list.
+    public static let defaultBufferBytes = 64 << 20
 
     /// How long without a heartbeat or event before the replica is stale.
     public var silenceWindow: Duration { heartbeatInterval * missedHeartbeatsBeforeStale }

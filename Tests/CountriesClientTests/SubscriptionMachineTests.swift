@@ -430,6 +430,21 @@ private func applied(_ output: Machine.Output) -> [UInt64] {
     #expect(snapshot.notifications == [.replaced(seq: 16), .applied(visit(17)), .phaseChanged(.live)])
 }
 
+/// Resets of a long list past a hole fill the buffer's bytes long before its count: the machine
+/// starts again from a snapshot instead of holding them all.
+@Test func bufferBytesOverflowWhileWaitingForHistoryResyncs() {
+    let rows = (0..<2_000).map { IndexedCountry(index: $0, name: "Country \($0)", visited: false) }
+    let size = Event(seq: 1, kind: .reset(rows)).estimatedBytes
+    var machine = liveMachine(at: 10, Machine(bufferBytes: 4 * size))
+    _ = machine.receive(visit(12), now: at(1))
+    for seq: UInt64 in 13...15 { _ = machine.receive(Event(seq: seq, kind: .reset(rows)), now: at(2)) }
+    #expect(machine.phase != .stale("fell too far behind"), "three resets and a toggle fit")
+    _ = machine.receive(Event(seq: 16, kind: .reset(rows)), now: at(3))
+    #expect(machine.phase == .stale("fell too far behind"))
+    let history = machine.receiveHistory([visit(11)], now: at(4))
+    #expect(history.actions == [.requestSnapshot])
+}
+
 @Test func bufferOverflowBeforeTheFirstSnapshotStillConverges() {
     var machine = Machine(bufferLimit: 3)
     _ = machine.start(now: t0)
