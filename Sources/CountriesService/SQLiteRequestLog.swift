@@ -109,11 +109,8 @@ final class SQLiteRequestLog {
         guard let ordinal = ordinals[id], retention.keeps(ordinal: ordinal, nowMilliseconds: clock()) else {
             return nil
         }
-        let rows: [[SQLiteValue]]
-        do {
-            rows = try selectRequest.rows([.integer(ordinal)])
-        } catch {
-            throw StateStoreError(error.description)
+        let rows = try StateStoreError.running { () throws(SQLiteError) in
+            try selectRequest.rows([.integer(ordinal)])
         }
         guard let row = rows.first, row.count == 3, case .blob(let reply) = row[1] else { return nil }
         var request: Data?
@@ -230,11 +227,8 @@ extension SQLiteRequestLog {
 
     /// The reply of the remembered reset that made the event at `seq`, made again from it.
     private func resetReply(atSeq seq: UInt64) throws(StateStoreError) -> Data {
-        let rows: [[SQLiteValue]]
-        do {
-            rows = try selectEventBody.rows([.integer(Int64(seq))])
-        } catch {
-            throw StateStoreError(error.description)
+        let rows = try StateStoreError.running { () throws(SQLiteError) in
+            try selectEventBody.rows([.integer(Int64(seq))])
         }
         guard case .blob(let bytes)? = rows.first?.first, let event = try? Event.decode(Data(bytes)),
             event.seq == seq

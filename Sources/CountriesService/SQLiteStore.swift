@@ -179,7 +179,7 @@ extension SQLiteStore {
         if since == currentSeq { return [] }
         let oldest = try oldestRetainedSeq(currentSeq: currentSeq)
         guard since + 1 >= oldest else { return nil }
-        let rows = try running { () throws(SQLiteError) in
+        let rows = try StateStoreError.running { () throws(SQLiteError) in
             try selectEvents.rows([.integer(Int64(since)), .integer(Int64(clamping: max(0, limit)))])
         }
         return rows.compactMap { row in
@@ -190,7 +190,7 @@ extension SQLiteStore {
 
     /// The oldest seq whose event is kept (`currentSeq + 1` when none is).
     func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
-        let rows = try running { () throws(SQLiteError) in try selectOldestEvent.rows() }
+        let rows = try StateStoreError.running { () throws(SQLiteError) in try selectOldestEvent.rows() }
         guard case .integer(let stored)? = rows.first?.first else { return currentSeq + 1 }
         // Events older than the last retainedEvents wait for the next trim, dropped already.
         let retained = UInt64(Limits.retainedEvents)
@@ -287,15 +287,6 @@ extension SQLiteStore {
         }
     }
 
-    /// Runs one SQLite call for a ``StateStore`` method: its failure in the store's terms.
-    private func running<Value>(_ body: () throws(SQLiteError) -> Value) throws(StateStoreError) -> Value {
-        do {
-            return try body()
-        } catch {
-            throw StateStoreError(error.description)
-        }
-    }
-
     /// Writes the rows `events` leave, in order. A run of `changed` events moves no row, so
     /// only the last value of each row it touches is written: the rows of 256 toggles of the
     /// same few countries are a few updates, not 256 (docs/BENCHMARKS.md, "The durable commit").
@@ -345,6 +336,18 @@ extension SQLiteStore {
 }
 
 @available(*, unavailable) extension SQLiteStore: Sendable {}
+
+extension StateStoreError {
+    /// Runs one SQLite call for a ``StateStore`` method (of the SQLite store or its request log):
+    /// its failure in the store's terms.
+    static func running<Value>(_ body: () throws(SQLiteError) -> Value) throws(StateStoreError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw StateStoreError(error.description)
+        }
+    }
+}
 
 extension StoreOpenError {
     /// The failure SQLite reported, with what to do about it.
