@@ -109,13 +109,17 @@ extension Event {
 
 extension Event {
     /// About the bytes the event takes encoded, in a reply or a commit, without encoding it: a
-    /// row's name and about 80 bytes of JSON around it, 40 for each row of a reset.
+    /// row (``estimatedRowBytes(name:)``) and about 40 bytes around it, or a reset's rows.
     public var estimatedBytes: Int {
         switch kind {
         case .changed(let row), .added(let row), .removed(let row):
-            return 80 + row.name.utf8.count
+            return 40 + Self.estimatedRowBytes(name: row.name)
         case .reset(let rows):
-            return rows.reduce(48) { $0 + 40 + $1.name.utf8.count }
+            return rows.reduce(48) { $0 + Self.estimatedRowBytes(name: $1.name) }
         }
     }
+
+    /// About the bytes a row named `name` takes encoded, in an event or a `list` reply: its name
+    /// and about 40 bytes of JSON around it.
+    public static func estimatedRowBytes(name: String) -> Int { 40 + name.utf8.count }
 }

@@ -37,8 +37,7 @@ final class ReadAnswers {
     func estimatedListBytes(of state: CountriesState) -> Int {
         if let listReply, listReply.seq == state.seq { return listReply.body.count }
         if let listBytesGuess, listBytesGuess.seq == state.seq { return listBytesGuess.bytes }
-        // A row is its name and about 40 bytes of JSON around it.
-        let bytes = state.countries.reduce(64) { $0 + $1.name.utf8.count + 40 }
+        let bytes = state.countries.reduce(64) { $0 + Event.estimatedRowBytes(name: $1.name) }
         listBytesGuess = (state.seq, bytes)
         return bytes
     }
@@ -70,8 +69,9 @@ final class ReadAnswers {
         var page: [Event] = []
         var bytes = 0
         for event in events {
-            if !page.isEmpty && bytes + event.estimatedBytes > Limits.historyPageBytes { break }
-            bytes += event.estimatedBytes
+            let size = event.estimatedBytes
+            if !page.isEmpty && bytes + size > Limits.historyPageBytes { break }
+            bytes += size
             page.append(event)
         }
         var reply = Reply(seq: state.seq, events: page)
@@ -79,7 +79,6 @@ final class ReadAnswers {
         if let last = page.last, last.seq < state.seq { reply.more = true }
         return reply
     }
-
 }
 
 @available(*, unavailable) extension ReadAnswers: Sendable {}
