@@ -17,9 +17,7 @@ struct PendingEvents: Sendable {
     let byteLimit: Int
     /// The events, by ascending seq, without duplicates.
     private(set) var events: [Event] = []
-    /// Each event's estimated bytes, in the same order.
-    private var sizes: [Int] = []
-    /// The sum of `sizes`.
+    /// The events' estimated bytes, summed: kept, so that an insertion does not walk them all.
     private(set) var bytes = 0
 
     /// A buffer of at most `limit` events (at least one) and `byteLimit` bytes of them.
@@ -43,7 +41,6 @@ struct PendingEvents: Sendable {
         }
         guard let last = events.last, last.seq >= event.seq else {
             events.append(event)
-            sizes.append(size)
             bytes += size
             return kept
         }
@@ -55,7 +52,6 @@ struct PendingEvents: Sendable {
         }
         if events[low].seq != event.seq {
             events.insert(event, at: low)
-            sizes.insert(size, at: low)
             bytes += size
         }
         return kept
@@ -68,22 +64,13 @@ struct PendingEvents: Sendable {
 
     /// Forgets the first `count` events (applied).
     mutating func removeFirst(_ count: Int) {
-        bytes -= sizes.prefix(count).reduce(0, +)
+        bytes -= events.prefix(count).reduce(0) { $0 + $1.estimatedBytes }
         events.removeFirst(count)
-        sizes.removeFirst(count)
     }
 
     /// Forgets the events that `isStale` says no longer belong.
     mutating func removeAll(where isStale: (Event) -> Bool = { _ in true }) {
-        var index = 0
-        var keptSizes: [Int] = []
-        events.removeAll { event in
-            defer { index += 1 }
-            if isStale(event) { return true }
-            keptSizes.append(sizes[index])
-            return false
-        }
-        sizes = keptSizes
-        bytes = keptSizes.reduce(0, +)
+        events.removeAll(where: isStale)
+        bytes = events.reduce(0) { $0 + $1.estimatedBytes }
     }
 }
