@@ -100,7 +100,7 @@ let package = Package(
         ),
         .target(
             name: "CountriesClient",
-            dependencies: ["CountriesCore", "JSON", "ZeroMQ"],
+            dependencies: ["CountriesCore", "JSON", "SystemSupport", "ZeroMQ"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -40,9 +40,13 @@ public final class LiveSubscription {
         fileprivate var requests: Int?
     }
 
+    /// What the events waiting to be processed may weigh by default: twice the largest event (a
+    /// reset of the longest list, 16 MB), so one of them and what follows it fit.
+    public static let defaultEventBufferBytes = 32 << 20
+
     /// The endpoints in use.
     public let endpoints: Endpoints
-    private let subscriber: Socket
+    private let receiver: EventReceiver
     private let requests: PendingRequests<SubscriptionMachine.Action>
     private var machine: SubscriptionMachine
 
@@ -62,10 +66,14 @@ public final class LiveSubscription {
     /// (``SubscriptionMachine/keepsStates``): each kept state costs a copy of the list when the
     /// next event of the same page is applied (measured: a history page of 500 events on a
     /// 10,000-row list, 87 ms with and 1.5 ms without, debug build).
+    ///
+    /// Events wait to be processed in at most `eventBufferBytes` (``defaultEventBufferBytes``);
+    /// past it they are dropped and the subscription catches up (docs/RELIABILITY.md, section 2).
     public init(
         context: Context, endpoints: Endpoints, heartbeatInterval: Duration = Defaults.heartbeatInterval,
         requestTimeout: Duration = Defaults.requestTimeout, security: ClientSecurity? = nil,
-        eventsSecurity: ClientSecurity? = nil, keepsStates: Bool = false
+        eventsSecurity: ClientSecurity? = nil, keepsStates: Bool = false,
+        eventBufferBytes: Int = LiveSubscription.defaultEventBufferBytes
     ) throws(ClientError) {
         self.endpoints = endpoints
         machine = SubscriptionMachine(
@@ -75,29 +83,21 @@ public final class LiveSubscription {
         requests = PendingRequests(
             context: context, endpoints: endpoints.commandEndpoints, timeout: requestTimeout, tries: 1,
             security: security)
-        do {
-            subscriber = try context.makeSocket(.sub)
-            try subscriber.setOption(.linger, 0)
+        // A relay has its own key; without one given, the events come from the service.
+        let eventKeys = eventsSecurity ?? security
+        receiver = try EventReceiver(
+            context: context, endpoints: endpoints.eventEndpoints, bufferBytes: eventBufferBytes
+        ) { subscriber throws(ZMQError) in
             // A reset of a 10,000-row list is the largest event; anything far larger is not ours.
             try subscriber.setOption(.maxMessageSize, 64 << 20)
-            // Bound what piles up while we are slow: past it we lose events, notice the gap,
-            // and catch up from history instead of holding memory without limit.
+            // The receiver's thread keeps this queue short; the bound that counts is its own,
+            // in bytes (``EventReceiver``). Past either, we lose events, notice the gap, and
+            // catch up from history instead of holding memory without limit.
             try subscriber.setOption(.receiveHighWaterMark, 100_000)
             try subscriber.setOption(.heartbeatInterval, 2_000)
             try subscriber.setOption(.heartbeatTimeout, 6_000)
-            // A relay has its own key; without one given, the events come from the service.
-            if let events = eventsSecurity ?? security { try events.apply(to: subscriber) }
-            try subscriber.subscribe("")
-            // One SUB on every replica: the machine takes each seq once (``SubscriptionMachine/sources``).
-            for endpoint in endpoints.eventEndpoints { try subscriber.connect(endpoint) }
-        } catch {
-            throw ClientError(
-                .sockets, endpoint: endpoints.events, "cannot subscribe to \(endpoints.events): \(error)")
+            if let eventKeys { try eventKeys.apply(to: subscriber) }
         }
-    }
-
-    deinit {
-        subscriber.close()
     }
 
     /// Asks for the first snapshot (the SUB socket is already subscribed, so nothing falls
@@ -110,7 +110,8 @@ public final class LiveSubscription {
 
     /// Adds this subscription's sockets to `poller`.
     public func register(in poller: inout Poller) -> Registration {
-        Registration(events: poller.add(subscriber), requests: requests.register(in: &poller))
+        Registration(
+            events: poller.add(fileDescriptor: receiver.fileDescriptor), requests: requests.register(in: &poller))
     }
 
     /// Reads whatever is ready after a poll and returns what changed.
@@ -142,14 +143,7 @@ public final class LiveSubscription {
     private func drainEvents(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {
         var out = SubscriptionMachine.Output()
         // Bounded so a flood of events cannot starve the keyboard and the screen.
-        for _ in 0..<10_000 {
-            let frames: [Data]?
-            do {
-                frames = try subscriber.receive(dontWait: true)
-            } catch {
-                break
-            }
-            guard let frames else { break }
+        for frames in receiver.receive(maximumCount: 10_000) {
             guard frames.count == 2 else { continue }
             let topic = String(decoding: frames[0], as: UTF8.self)
             if topic == Topic.heartbeat.rawValue {

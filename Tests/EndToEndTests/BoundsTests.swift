@@ -403,4 +403,59 @@ import ZeroMQ
         #expect(figures.large >= 1)
         #expect(figures.after == BoundsRelay.eventsAfter)
     }
+
+    /// A publisher faster than a subscriber decodes (here legal resets of 10,000 names of 100
+    /// characters, 1.4 MB each, as fast as libzmq sends them, while the command endpoint never
+    /// answers, so every event waits): `watch` grew by 1.3 GiB in 12 s, 110 MiB a second, as
+    /// libzmq queued up to 100,000 messages. Now a thread moves them into a queue bounded in
+    /// bytes (32 MiB) and the waiting events are bounded too (64 MiB as encoded): about 110 MiB
+    /// of growth, reached in two seconds (docs/RELIABILITY.md, section 2).
+    @Test(.hangGuard())
+    func aPublisherFasterThanAWatchDecodesCannotGrowIt() throws {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let context = try Context()
+        defer { context.terminate() }
+        let publisher = try context.makeSocket(.xpub)
+        defer { publisher.close() }
+        try publisher.setOption(.linger, 0)
+        let events = "ipc://\(scratch.file("events"))"
+        try publisher.bind(events)
+        // Nothing listens here: the watch's `list` is never answered.
+        let watch = try ReliabilityChild(
+            ["watch", "--command", "ipc://\(scratch.file("nobody"))", "--events", events],
+            stdout: scratch.file("watch.out"), stderr: scratch.file("watch.err"))
+        defer { watch.stop() }
+        try publisher.setOption(.receiveTimeout, Int32(15_000 * Self.slowdown))
+        try #require(try publisher.receive() != nil, "the watch never subscribed")
+
+        let rows = (0..<Limits.maximumCountries).map {
+            IndexedCountry(index: $0, name: "N\($0)" + String(repeating: "a", count: 94), visited: false)
+        }
+        let topic = Data(Topic.countriesReset.rawValue.utf8)
+        // Encoded once; each send writes its own seq (ten digits, the same length) in place.
+        let firstSeq: UInt64 = 1_000_000_000
+        var body = Event(seq: firstSeq, kind: .reset(rows), store: "hostile").encoded()
+        let seqField = try #require(body.range(of: Data("\"seq\":\(firstSeq)".utf8)))
+        let digits = seqField.upperBound - 10..<seqField.upperBound
+        let before = try #require(ProcessMemory.residentKilobytes(of: watch.pid))
+        var sent = 0
+        let until = ContinuousClock.now + .seconds(6)  // unscaled: how long the load runs
+        while ContinuousClock.now < until && sent < 5_000 {
+            body.replaceSubrange(digits, with: Data(String(firstSeq + UInt64(sent)).utf8))
+            _ = try publisher.send([topic, body])
+            sent += 1
+        }
+        let growth = try BoundsFlood.settledPeakGrowth(of: watch.pid, since: before)
+        ReliabilitySizes.report(
+            "watch after \(sent) resets of 1.4 MB in 6 s, its list never answered: peak growth \(growth / 1024) MiB"
+        )
+        #expect(watch.isRunning, "the watch ended: \(scratch.read("watch.err"))")
+        #expect(sent >= 100, "only \(sent) resets were sent")
+        if Self.measuresMemory {
+            // 32 MiB waiting to be decoded, 64 MiB of decoded events (as encoded), one event
+            // being decoded, and the allocator's slack.
+            #expect(growth < 256 * 1024, "the watch grew by \(growth / 1024) MiB at peak")
+        }
+    }
 }

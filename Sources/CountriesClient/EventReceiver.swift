@@ -1,0 +1,129 @@
+import Foundation
+import Synchronization
+import SystemSupport
+import ZeroMQ
+
+/// A subscription's SUB socket, read on a thread of its own into a queue bounded in bytes: what
+/// a publisher sends faster than the subscriber decodes it costs at most ``bufferBytes``.
+///
+/// libzmq counts a SUB's queue in messages (``LiveSubscription`` keeps up to 100,000, each up to
+/// 64 MiB), so a publisher that sends large events faster than they are decoded (or a hostile
+/// one: its events only have to be legal in shape) grew a subscriber by as much as it liked. This
+/// thread does nothing but move whole messages out of libzmq, which it does far faster than they
+/// arrive, so libzmq's queue stays short, and the messages wait here, weighed in bytes. A message
+/// past the budget is dropped: the subscription sees the gap in seqs and catches up from
+/// `history` or a `list`, as it does when libzmq drops one (docs/RELIABILITY.md, section 2).
+///
+/// The socket is made, used and closed on the thread; the loop polls ``fileDescriptor`` and
+/// takes the messages with ``receive(maximumCount:)``.
+final class EventReceiver {
+    /// Counted for each frame besides its bytes (a `Data`'s storage and its place in an array),
+    /// so that a flood of tiny messages is bounded too.
+    static let frameOverheadBytes = 64
+
+    /// What a message weighs against the budget.
+    static func weight(of frames: [Data]) -> Int {
+        frames.reduce(0) { $0 + $1.count + frameOverheadBytes }
+    }
+
+    /// The most the waiting messages weigh.
+    let bufferBytes: Int
+    private let queue: WakeupQueue<[Data]>
+    private let stopping: WakeupPipe
+    private let worker = WorkerThread(name: "events in")
+    private let droppedCount: Dropped
+
+    /// Readable while messages wait in ``receive(maximumCount:)``.
+    var fileDescriptor: Int32 { queue.fileDescriptor }
+
+    /// How many messages were dropped because the budget was spent.
+    var dropped: Int { droppedCount.value.load(ordering: .relaxed) }
+
+    /// How many messages wait for ``receive(maximumCount:)``.
+    var waitingCount: Int { queue.count }
+
+    /// What they weigh against the budget (``weight(of:)``).
+    var waitingBytes: Int { queue.queuedBytes }
+
+    /// Subscribes to every topic at `endpoints` (one SUB connected to each) and starts reading.
+    /// `configure` sets the socket's options on the reading thread, before it connects.
+    init(
+        context: Context, endpoints: [String], bufferBytes: Int,
+        configure: @escaping @Sendable (Socket) throws(ZMQError) -> Void
+    ) throws(ClientError) {
+        self.bufferBytes = bufferBytes
+        let description = endpoints.joined(separator: ",")
+        do {
+            queue = try WakeupQueue(budget: .init(maximumBytes: bufferBytes, bytes: Self.weight(of:)))
+            stopping = try WakeupPipe()
+        } catch {
+            throw ClientError(.sockets, endpoint: description, "cannot make a wake-up pipe: \(error)")
+        }
+        let dropped = Dropped()
+        droppedCount = dropped
+        let setup = Locked<Result<Void, ZMQError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        worker.start { [queue, stopping, worker] in
+            let subscriber: Socket
+            do throws(ZMQError) {
+                subscriber = try context.makeSocket(.sub)
+                try subscriber.setOption(.linger, 0)
+                try configure(subscriber)
+                try subscriber.subscribe("")
+                // One SUB on every replica: the machine takes each seq once
+                // (``SubscriptionMachine/sources``).
+                for endpoint in endpoints { try subscriber.connect(endpoint) }
+            } catch {
+                setup.withLock { $0 = .failure(error) }
+                ready.signal()
+                return
+            }
+            setup.withLock { $0 = .success(()) }
+            ready.signal()
+            Self.read(subscriber, into: queue, counting: dropped, until: stopping, worker: worker)
+            subscriber.close()
+        }
+        ready.wait()
+        if case .failure(let error) = setup.current {
+            worker.stop()
+            throw ClientError(.sockets, endpoint: description, "cannot subscribe to \(description): \(error)")
+        }
+    }
+
+    deinit {
+        worker.stop(wake: stopping.wake)
+    }
+
+    /// The oldest `maximumCount` messages waiting, oldest first; ``fileDescriptor`` stays
+    /// readable while more wait.
+    func receive(maximumCount: Int) -> [[Data]] {
+        queue.drain(maximumCount: maximumCount)
+    }
+
+    /// The thread's loop: every message libzmq has, into the queue, until asked to stop (or the
+    /// context is shut down).
+    private static func read(
+        _ subscriber: Socket, into queue: WakeupQueue<[Data]>, counting dropped: Dropped,
+        until stopping: WakeupPipe, worker: WorkerThread
+    ) {
+        var poller = Poller()
+        let events = poller.add(subscriber)
+        _ = poller.add(fileDescriptor: stopping.fileDescriptor)
+        while !worker.isStopping {
+            guard let ready = try? poller.poll(timeoutMilliseconds: -1) else { return }
+            guard ready.isReadable(events) else { continue }
+            // One message at a time: a batch gathered here would be memory outside the budget.
+            while !worker.isStopping, let frames = try? subscriber.receive(dontWait: true) {
+                let lost = queue.post([frames])
+                if lost > 0 { dropped.value.add(lost, ordering: .relaxed) }
+            }
+        }
+    }
+
+    /// The count of dropped messages, shared with the thread.
+    private final class Dropped: Sendable {
+        let value = Atomic<Int>(0)
+    }
+}
+
+@available(*, unavailable) extension EventReceiver: Sendable {}
