@@ -34,7 +34,8 @@ public final class LiveSubscription {
         public var events: String { eventEndpoints.joined(separator: ",") }
     }
 
-    /// The poller indexes of this subscription's sockets, for ``process(_:_:now:)``.
+    /// The poller indexes of this subscription's request socket and events' queue, for
+    /// ``process(_:_:now:)``.
     public struct Registration {
         fileprivate var events: Int
         fileprivate var requests: Int?
@@ -108,10 +109,12 @@ public final class LiveSubscription {
         perform(machine.start(now: now), now: now)
     }
 
-    /// Adds this subscription's sockets to `poller`.
+    /// Adds this subscription's request socket and its events' queue (``EventReceiver``) to
+    /// `poller`.
     public func register(in poller: inout Poller) -> Registration {
         Registration(
-            events: poller.add(fileDescriptor: receiver.fileDescriptor), requests: requests.register(in: &poller))
+            events: poller.add(fileDescriptor: receiver.fileDescriptor),
+            requests: requests.register(in: &poller))
     }
 
     /// Reads whatever is ready after a poll and returns what changed.

@@ -1,10 +1,11 @@
-@testable import CountriesClient
 import Foundation
 @preconcurrency import Glibc
 import SystemSupport
 import TestSupport
 import Testing
 import ZeroMQ
+
+@testable import CountriesClient
 
 /// A subscription's receiving thread: what it holds for the loop is bounded in bytes, what is
 /// past the bound is dropped (and counted), the rest comes in order, and a socket that cannot
@@ -61,7 +62,8 @@ import ZeroMQ
         let context = try Context()
         defer { context.terminate() }
         #expect(throws: ClientError.self) {
-            _ = try EventReceiver(context: context, endpoints: ["nonsense://x"], bufferBytes: 1 << 20) { _ in }
+            _ = try EventReceiver(context: context, endpoints: ["nonsense://x"], bufferBytes: 1 << 20) { _ in
+            }
         }
     }
 }
