@@ -70,6 +70,14 @@ public final class WakeupQueue<Item>: @unchecked Sendable {
         return dropped
     }
 
+    /// Whether an item of `bytes` would be kept by ``post(_:)`` now: always without a budget or
+    /// when the queue is empty. Room only grows until the next post, so a lone poster can ask
+    /// before it makes an item that would be dropped (and skip the making).
+    public func hasRoom(forBytes bytes: Int) -> Bool {
+        guard let budget else { return true }
+        return state.withLock { $0.items.isEmpty || $0.bytes + bytes <= budget.maximumBytes }
+    }
+
     /// The oldest `maximumCount` items queued, oldest first (on the loop's thread). When more
     /// are left, the pipe stays readable, so the loop comes back for them after its other work.
     public func drain(maximumCount: Int = .max) -> [Item] {

@@ -44,6 +44,18 @@ import Testing
         #expect(queue.drain() == [[7]])
     }
 
+    @Test func roomIsWhatAPostWouldKeep() throws {
+        let queue = try WakeupQueue<[UInt8]>(budget: .init(maximumBytes: 100) { $0.count })
+        #expect(queue.hasRoom(forBytes: 1_000), "an empty queue keeps anything")
+        queue.post([Array(repeating: 1, count: 70)])
+        #expect(queue.hasRoom(forBytes: 30))
+        #expect(!queue.hasRoom(forBytes: 31))
+        #expect(queue.post([Array(repeating: 2, count: 31)]) == 1)
+        _ = queue.drain()
+        #expect(queue.hasRoom(forBytes: 31))
+        #expect(try WakeupQueue<Int>().hasRoom(forBytes: .max), "without a budget, always")
+    }
+
     @Test func aPartialDrainLeavesTheRestReadableAndCounted() throws {
         let queue = try WakeupQueue<[UInt8]>(budget: .init(maximumBytes: 1_000) { $0.count })
         queue.post((0..<10).map { Array(repeating: UInt8($0), count: 10) })
