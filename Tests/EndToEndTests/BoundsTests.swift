@@ -407,9 +407,10 @@ import ZeroMQ
     /// A publisher faster than a subscriber decodes (here legal resets of 10,000 names of 100
     /// characters, 1.4 MB each, as fast as libzmq sends them, while the command endpoint never
     /// answers, so every event waits): `watch` grew by 1.3 GiB in 12 s, 110 MiB a second, as
-    /// libzmq queued up to 100,000 messages. Now a thread moves them into a queue bounded in
-    /// bytes (32 MiB) and the waiting events are bounded too (64 MiB as encoded): about 110 MiB
-    /// of growth, reached in two seconds (docs/RELIABILITY.md, section 2).
+    /// libzmq queued up to 100,000 messages (a release build, a Python publisher). Now a thread
+    /// moves them into a queue bounded in bytes (32 MiB) and the waiting events are bounded too
+    /// (64 MiB as encoded): 180 MiB at peak here, 2,009 MiB before (docs/RELIABILITY.md,
+    /// section 2).
     @Test(.hangGuard())
     func aPublisherFasterThanAWatchDecodesCannotGrowIt() throws {
         let scratch = try ReliabilityScratch()
