@@ -55,6 +55,11 @@ public final class LiveSubscription {
     public var replica: CountriesState? { machine.replica }
     /// Whether the replica is live, stale or not there yet.
     public var phase: SubscriptionPhase { machine.phase }
+    /// How many events (heartbeats included) were dropped because they came faster than this
+    /// subscription took them: more than `eventBufferBytes` waited. Each drop is a gap the
+    /// subscription catches up from; a count that grows says the subscriber, not the service
+    /// or the network, lost them.
+    public var droppedEvents: Int { receiver.dropped }
     /// The identity of the store the replica belongs to (nil before the first snapshot, or from
     /// a service older than v1.1).
     public var store: String? { machine.store }

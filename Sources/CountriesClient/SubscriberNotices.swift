@@ -16,6 +16,10 @@ public struct SubscriberNotices: Sendable {
     /// Whether it was ever live: before that, stale (a first list, no heartbeat yet) is still
     /// waiting, already said.
     private var wasLive = false
+    /// The subscription's count of events it dropped, when last looked at.
+    private var dropped = 0
+    /// Whether drops were said since the subscriber was last live: once an episode.
+    private var saidDrops = false
 
     /// Notices for a subscriber that started at `now`.
     public init(endpoints: LiveSubscription.Endpoints, patience: Duration, now: ContinuousClock.Instant) {
@@ -27,18 +31,31 @@ public struct SubscriberNotices: Sendable {
     /// `tcp://h:5555 (events tcp://h:5556)`: the endpoints a subscriber needs, both.
     public var waitingFor: String { "\(endpoints.command) (events \(endpoints.events))" }
 
-    /// The lines due at `now`, the subscription being in `phase` with its replica at `seq`:
-    /// at most one per change of phase, and the "waiting" line once while the first list is due.
-    public mutating func lines(phase: SubscriptionPhase, seq: UInt64?, now: ContinuousClock.Instant)
-        -> [String]
-    {
+    /// The lines due at `now`, the subscription being in `phase` with its replica at `seq`
+    /// and `droppedEvents` dropped so far (``LiveSubscription/droppedEvents``): at most one per
+    /// change of phase, the "waiting" line once while the first list is due, and "fell behind"
+    /// once until it is live again when it dropped events, so that a gap it made itself is
+    /// not taken for the service's or the network's.
+    public mutating func lines(
+        phase: SubscriptionPhase, seq: UInt64?, now: ContinuousClock.Instant, droppedEvents: Int = 0
+    ) -> [String] {
         var lines: [String] = []
+        if droppedEvents > dropped {
+            if !saidDrops {
+                saidDrops = true
+                lines.append(
+                    "fell behind: \(droppedEvents - dropped) events dropped here, they came faster than this subscriber took them; catching up"
+                )
+            }
+            dropped = droppedEvents
+        }
         if phase != self.phase {
             self.phase = phase
             switch phase {
             case .stale(let reason) where wasLive: lines.append("stale: \(reason); waiting for \(waitingFor)")
             case .live:
                 wasLive = true
+                saidDrops = false
                 lines.append("live at seq \(seq ?? 0)")
             case .connecting, .stale: break
             }

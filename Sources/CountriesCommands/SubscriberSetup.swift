@@ -80,7 +80,9 @@ extension SubscriberSetup {
             case .readable: return signals.drain().isEmpty
             case .replies: return true
             case .tick:
-                for line in notices.lines(phase: subscription.phase, seq: subscription.replica?.seq, now: now)
+                for line in notices.lines(
+                    phase: subscription.phase, seq: subscription.replica?.seq, now: now,
+                    droppedEvents: subscription.droppedEvents)
                 {
                     Output.error(line)
                 }
@@ -97,7 +99,10 @@ extension SubscriberSetup {
                     return nil
                 }
                 for phase in phases + [update.phase] {
-                    for line in notices.lines(phase: phase, seq: update.replica?.seq, now: now) {
+                    for line in notices.lines(
+                        phase: phase, seq: update.replica?.seq, now: now,
+                        droppedEvents: subscription.droppedEvents)
+                    {
                         Output.error(line)
                     }
                 }

@@ -31,6 +31,27 @@ import Testing
         #expect(notices.lines(phase: .live, seq: 0, now: start + .seconds(3)) == ["live at seq 0"])
     }
 
+    /// Events the subscriber dropped itself are said once an episode, before the gap they make,
+    /// and again only after it was live in between.
+    @Test func dropsAreSaidOnceUntilLiveAgain() {
+        var notices = SubscriberNotices(endpoints: endpoints, patience: .seconds(1), now: start)
+        #expect(notices.lines(phase: .live, seq: 0, now: start) == ["live at seq 0"])
+        #expect(notices.lines(phase: .live, seq: 1, now: start, droppedEvents: 0).isEmpty)
+        #expect(
+            notices.lines(phase: .stale("missed events 2-40"), seq: 1, now: start, droppedEvents: 39) == [
+                "fell behind: 39 events dropped here, they came faster than this subscriber took them; catching up",
+                "stale: missed events 2-40; waiting for tcp://127.0.0.1:5555 (events tcp://127.0.0.1:5556)",
+            ])
+        #expect(
+            notices.lines(phase: .stale("missed events 2-40"), seq: 1, now: start, droppedEvents: 80).isEmpty,
+            "said once while it has not caught up")
+        #expect(notices.lines(phase: .live, seq: 90, now: start, droppedEvents: 80) == ["live at seq 90"])
+        #expect(
+            notices.lines(phase: .live, seq: 90, now: start, droppedEvents: 85) == [
+                "fell behind: 5 events dropped here, they came faster than this subscriber took them; catching up"
+            ], "counted from the last look")
+    }
+
     /// A list in time: no "waiting" at all, just live.
     @Test func aPromptServiceIsOnlyLive() {
         var notices = SubscriberNotices(endpoints: endpoints, patience: .seconds(1), now: start)

@@ -452,6 +452,8 @@ import ZeroMQ
             "watch after \(sent) resets of 1.4 MB in 6 s, its list never answered: peak growth \(growth / 1024) MiB"
         )
         #expect(watch.isRunning, "the watch ended: \(scratch.read("watch.err"))")
+        let said = eventually(within: .seconds(10)) { scratch.read("watch.err").contains("fell behind: ") }
+        #expect(said, "the watch did not say it dropped events: \(scratch.read("watch.err"))")
         #expect(sent >= 100, "only \(sent) resets were sent")
         if Self.measuresMemory {
             // 32 MiB waiting to be decoded, 64 MiB of decoded events (as encoded), one event
