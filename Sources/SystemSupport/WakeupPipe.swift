@@ -38,6 +38,8 @@ public final class WakeupPipe: Sendable {
     /// Empties the pipe (on the reader's thread), so the next poll waits again.
     public func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
-        while read(fileDescriptor, &buffer, buffer.count) > 0 {}
+        // A read that did not fill the buffer took everything: no second call to learn that
+        // the pipe is empty (one system call per wake-up, not two).
+        while read(fileDescriptor, &buffer, buffer.count) == buffer.count {}
     }
 }

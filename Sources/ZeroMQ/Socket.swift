@@ -37,6 +37,11 @@ public final class Socket {
         close()
     }
 
+    /// Records that a receive just found nothing queued (``drainedAtActivity``).
+    func noteDrained() {
+        drainedAtActivity = activity
+    }
+
     /// The open libzmq handle, or `ENOTSOCK` if the socket has been closed.
     func openHandle(_ operation: @autoclosure () -> String) throws(ZMQError) -> UnsafeMutableRawPointer {
         guard let handle else {
@@ -216,7 +221,7 @@ public final class Socket {
                 zmq_msg_close(&message)
                 // Nothing queued is the common case of a non-blocking read: no error value made.
                 if frames.isEmpty && code == EAGAIN {
-                    drainedAtActivity = activity
+                    noteDrained()
                     return nil
                 }
                 if frames.isEmpty && code == EINTR { return nil }
