@@ -456,8 +456,8 @@ import ZeroMQ
         #expect(said, "the watch did not say it dropped events: \(scratch.read("watch.err"))")
         #expect(sent >= 100, "only \(sent) resets were sent")
         if Self.measuresMemory {
-            // 32 MiB waiting to be decoded, 64 MiB of decoded events (as encoded), one event
-            // being decoded, and the allocator's slack.
+            // 32 MiB waiting, as much again taken and being decoded, 64 MiB of decoded events
+            // (as encoded; half as much again as rows), and the allocator's slack.
             #expect(growth < 256 * 1024, "the watch grew by \(growth / 1024) MiB at peak")
         }
     }
