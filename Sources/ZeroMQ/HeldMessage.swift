@@ -68,7 +68,7 @@ extension Socket {
                 let code = zmq_errno()
                 zmq_msg_close(frame)
                 frame.deallocate()
-                if message.count == 0 && code == EAGAIN { noteDrained() }
+                if message.count == 0 && code == EAGAIN { drainedAtActivity = activity }
                 if message.count == 0 && (code == EAGAIN || code == EINTR) { return nil }
                 if code == EINTR { continue }  // Mid-message: the rest is already here.
                 throw ZMQError(code: code, operation: "receive(frame \(message.count + 1))")

@@ -22,8 +22,9 @@ public final class Socket {
     /// ``activity`` when a receive last found nothing queued (`EAGAIN`). libzmq processed the
     /// socket's pending commands for that receive and found no message, just as `ZMQ_EVENTS`
     /// would: while the count has not moved since, a ``Poller`` knows the socket is not
-    /// readable without asking (two system calls saved per wait of a loop that reads last).
-    private(set) var drainedAtActivity: UInt64?
+    /// readable without asking (two system calls saved per wait of a loop that reads last). Set
+    /// by each receive of the module (``receive(dontWait:)``, ``receiveHeld(dontWait:)``).
+    var drainedAtActivity: UInt64?
     /// Whether ``startMonitor(_:kinds:)`` is in effect: ``close()`` stops it first.
     var isMonitored = false
 
@@ -35,11 +36,6 @@ public final class Socket {
 
     deinit {
         close()
-    }
-
-    /// Records that a receive just found nothing queued (``drainedAtActivity``).
-    func noteDrained() {
-        drainedAtActivity = activity
     }
 
     /// The open libzmq handle, or `ENOTSOCK` if the socket has been closed.
@@ -221,7 +217,7 @@ public final class Socket {
                 zmq_msg_close(&message)
                 // Nothing queued is the common case of a non-blocking read: no error value made.
                 if frames.isEmpty && code == EAGAIN {
-                    noteDrained()
+                    drainedAtActivity = activity
                     return nil
                 }
                 if frames.isEmpty && code == EINTR { return nil }
