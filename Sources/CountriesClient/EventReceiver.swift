@@ -21,9 +21,14 @@ final class EventReceiver {
     /// so that a flood of tiny messages is bounded too.
     static let frameOverheadBytes = 64
 
+    /// What a message of `frames` frames holding `bytes` bytes weighs against the budget.
+    static func weight(bytes: Int, frames: Int) -> Int {
+        bytes + frames * frameOverheadBytes
+    }
+
     /// What a message weighs against the budget.
     static func weight(of frames: [Data]) -> Int {
-        frames.reduce(0) { $0 + $1.count + frameOverheadBytes }
+        weight(bytes: frames.reduce(0) { $0 + $1.count }, frames: frames.count)
     }
 
     /// The most the waiting messages weigh.
@@ -61,7 +66,7 @@ final class EventReceiver {
         }
         let dropped = Dropped()
         droppedCount = dropped
-        let setup = Locked<Result<Void, ZMQError>?>(nil)
+        let setupFailure = Locked<ZMQError?>(nil)
         let ready = DispatchSemaphore(value: 0)
         worker.start { [queue, stopping, worker] in
             let subscriber: Socket
@@ -74,17 +79,16 @@ final class EventReceiver {
                 // (``SubscriptionMachine/sources``).
                 for endpoint in endpoints { try subscriber.connect(endpoint) }
             } catch {
-                setup.withLock { $0 = .failure(error) }
+                setupFailure.withLock { $0 = error }
                 ready.signal()
                 return
             }
-            setup.withLock { $0 = .success(()) }
             ready.signal()
             Self.read(subscriber, into: queue, counting: dropped, until: stopping, worker: worker)
             subscriber.close()
         }
         ready.wait()
-        if case .failure(let error) = setup.current {
+        if let error = setupFailure.current {
             worker.stop()
             throw ClientError(.sockets, endpoint: description, "cannot subscribe to \(description): \(error)")
         }
@@ -118,8 +122,7 @@ final class EventReceiver {
             // libzmq's queue at the speed of a receive, not of a copy (a sanitized build's copy
             // is ten times slower, and fell behind a fast publisher).
             while !worker.isStopping, let message = try? subscriber.receiveHeld(dontWait: true) {
-                let weight = message.byteCount + message.count * frameOverheadBytes
-                guard queue.hasRoom(forBytes: weight) else {
+                guard queue.hasRoom(forBytes: weight(bytes: message.byteCount, frames: message.count)) else {
                     dropped.value.add(1, ordering: .relaxed)
                     continue
                 }
