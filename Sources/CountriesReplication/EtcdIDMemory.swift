@@ -188,12 +188,13 @@ final class EtcdIDMemory {
         let found = ids.remembered(among: wanted)
         var requests: [String: RememberedRequest] = read
         var keys: [String] = []
+        var keysAsked = Set<String>()
         // The id each key of its own holds (a store's from before the id log).
         var ownKeys: [String: String] = [:]
         for (id, entry) in found where requests[id] == nil {
             let key = entry.logSeq.map(layout.idLog) ?? layout.request(id, generation: entry.generation)
             if entry.logSeq == nil { ownKeys[key] = id }
-            if !keys.contains(key) { keys.append(key) }
+            if keysAsked.insert(key).inserted { keys.append(key) }
         }
         var start = 0
         while start < keys.count {

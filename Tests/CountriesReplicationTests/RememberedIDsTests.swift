@@ -27,6 +27,16 @@ import Testing
         #expect(ids.remembered(among: ["a"]).isEmpty)
     }
 
+    @Test func aWholeBatchOfRetriesIsFoundEachOnceInOrder() {
+        var ids = RememberedIDs()
+        let batch = (0..<256).map { "retry-\($0)" }
+        ids.learn(batch, generation: 3, logSeq: 9)
+        let asked = batch.reversed() + batch + ["unknown"]
+        let found = ids.remembered(among: asked)
+        #expect(found.map(\.id) == batch.reversed())
+        #expect(found.allSatisfy { $0.entry == Entry(generation: 3, logSeq: 9) })
+    }
+
     @Test func howFarItIsCompleteOnlyMovesForward() {
         var ids = RememberedIDs()
         #expect(ids.knownThrough == nil)
