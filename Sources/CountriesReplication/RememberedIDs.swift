@@ -90,8 +90,8 @@ struct RememberedIDs {
     }
 
     /// The ids among `ids` that are remembered, each once, in the order asked, with where.
-    /// Linear in `ids`: a batch of retries (up to 256 ids, all found) compared each found id
-    /// with every one before it.
+    /// Linear in `ids`: those already found are a set, so a batch of retries that are all
+    /// remembered costs no more per id than one.
     func remembered(among ids: [String]) -> [(id: String, entry: Entry)] {
         var found: [(id: String, entry: Entry)] = []
         var seen = Set<String>()
