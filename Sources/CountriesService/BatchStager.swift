@@ -13,7 +13,7 @@ struct BatchStager {
 
     /// Runs `change` on `working` and returns it staged (its refusal, when it is refused).
     func stage(
-        _ change: Change, id: String?, asked: Data?, ifStore: String?, envelope: [Data],
+        _ change: Change, id: String?, ifStore: String?, envelope: [Data],
         on working: inout CountriesState
     ) -> StagedChange {
         if let ifStore, ifStore != identity {
@@ -26,7 +26,7 @@ struct BatchStager {
             // of another store from a refusal of its change (docs/PROTOCOL.md, "Outcomes").
             refusal.store = identity
             return StagedChange(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: refusal,
+                envelope: envelope, id: id, change: change, ifStore: ifStore, reply: refusal,
                 event: nil)
         }
         do throws(CountriesError) {
@@ -37,11 +37,11 @@ struct BatchStager {
             // A seq means something only within one store: the reply says which (v1.3).
             reply.store = identity
             return StagedChange(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore, reply: reply,
+                envelope: envelope, id: id, change: change, ifStore: ifStore, reply: reply,
                 event: event)
         } catch {
             return StagedChange(
-                envelope: envelope, id: id, asked: asked, change: change, ifStore: ifStore,
+                envelope: envelope, id: id, change: change, ifStore: ifStore,
                 reply: Reply(error: error), event: nil)
         }
     }

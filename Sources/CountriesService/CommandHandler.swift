@@ -8,7 +8,9 @@ import SystemSupport
 /// commits changes in batches (group commit: requests that arrive together share one transaction
 /// and one fsync), and says what to reply and publish.
 ///
-/// The rule it keeps: nothing is replied or published before the store has committed it.
+/// The rule it keeps: nothing is replied or published before the store has committed it; a
+/// store whose commit cannot fail (memory) has its replies sent before its bookkeeping, which
+/// nothing can read in between (``CommitPath/repliesBeforeCommit``).
 final class CommandHandler {
     /// The state as committed.
     private(set) var state: CountriesState
@@ -131,6 +133,12 @@ final class CommandHandler {
         func flush() {
             stagedEventBytes = 0
             if !staged.isEmpty {
+                if path.repliesBeforeCommit {
+                    // The client's wait ends here; the store's bookkeeping comes after.
+                    path.appendReplies(to: staged, into: &output)
+                    emit(output)
+                    output.removeAll(keepingCapacity: true)
+                }
                 // Measured when it writes an event: a batch of refusals commits nothing.
                 let started = measuresCommits ? ContinuousClock.now : nil
                 path.commit(staged, state: &state, working: &working, into: &output)
@@ -220,14 +228,13 @@ final class CommandHandler {
                             .storageError, "\(why); nothing changed, retry later or on another replica"))
                     continue
                 }
-                let asked = request.id.map { _ in change.canonicalForm }
                 if let id = request.id {
                     // A retry of a change not committed yet: its reply is known only once the
                     // commit is done. If the commit fails, the retry runs as a new request.
                     if stagedIDs.find(id, among: staged.count, entry: { (staged[$0].id, ()) }) != nil {
                         flush()
                     }
-                    switch path.earlyAnswer(forID: id, asking: asked) {
+                    switch path.earlyAnswer(forID: id, asking: { change.canonicalForm }) {
                     case .reply(let first)?:
                         flush()  // keep replies in arrival order
                         tally.countServed(trace, seq: nil)
@@ -244,7 +251,7 @@ final class CommandHandler {
                 // was copied whole (a dozen reference counts), and so was `staged.last`.
                 staged.append(
                     stager.stage(
-                        change, id: request.id, asked: asked, ifStore: request.ifStore,
+                        change, id: request.id, ifStore: request.ifStore,
                         envelope: incoming.envelope, on: &working))
                 let last = staged.count - 1
                 staged[last].trace = trace

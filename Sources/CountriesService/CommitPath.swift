@@ -11,7 +11,8 @@ protocol CommitPath: AnyObject {
 
     /// Before a change with an id is staged: what the store already says of the id (its first
     /// reply, or a refusal), or nil to stage it (the id is new, or the commit checks it).
-    func earlyAnswer(forID id: String, asking asked: Data?) -> EarlyAnswer?
+    /// `asked` makes the change's canonical form, asked only of an id found remembered.
+    func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer?
 
     /// Before the first read of a batch: brings `state` up to what the store holds, or says
     /// why it cannot.
@@ -32,6 +33,12 @@ protocol CommitPath: AnyObject {
     /// The batch's working state when the batch is done (equal to the committed state then).
     func batchEnded(with working: CountriesState)
 
+    /// Whether a batch's replies go out before ``commit(_:state:working:into:)``, which then
+    /// appends only the events: for a store whose commit cannot fail
+    /// (``CountriesStore/StateStore/commitCannotFail``), so the reply waits for none of its
+    /// bookkeeping (the event's encoding, the id's memory).
+    var repliesBeforeCommit: Bool { get }
+
     /// Whether ``prepareRead(_:)`` may change the state (a catch-up), so that the working state
     /// must be taken from it again after.
     var readsMayCatchUp: Bool { get }
@@ -41,6 +48,7 @@ extension CommitPath {
     func workingCopy(of state: CountriesState) -> CountriesState { state }
     func batchEnded(with working: CountriesState) {}
     var readsMayCatchUp: Bool { true }
+    var repliesBeforeCommit: Bool { false }
 }
 
 /// What a store already says of a change's id.

@@ -25,11 +25,13 @@ final class LocalCommitPath: CommitPath {
         self.logger = logger
     }
 
+    var repliesBeforeCommit: Bool { store.commitCannotFail }
+
     /// Only committed requests count: a change still staged in this batch may yet fail.
-    func earlyAnswer(forID id: String, asking asked: Data?) -> EarlyAnswer? {
+    func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer? {
         do {
             guard let first = try store.rememberedRequest(for: id) else { return nil }
-            switch first.answer(toChangeAsking: asked) {
+            switch first.answer(toChangeAsking: asked()) {
             case .success(let reply): return .reply(reply)
             case .failure(let refusal): return .refusal(refusal)
             }
@@ -77,13 +79,14 @@ final class LocalCommitPath: CommitPath {
         } catch {
             working = state
             logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
-            output += failed(staged, error)
+            // A store whose commit cannot fail had its replies sent already.
+            if !repliesBeforeCommit { output += failed(staged, error) }
             return
         }
         // `state` takes the committed value, and `working` (the old storage) follows it.
         swap(&state, &working)
         working.follow(state, through: batch.events)
-        appendReplies(to: staged, into: &output)
+        if !repliesBeforeCommit { appendReplies(to: staged, into: &output) }
         // What is published is what was committed: the batch's events with their own
         // encodings, so no event can go out with another's bytes. By index: an iterator over
         // the encodings would share the array the spare batch keeps.

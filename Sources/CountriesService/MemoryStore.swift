@@ -29,6 +29,9 @@ final class MemoryStore: StateStore {
     /// wait for each other.
     var groupsCommits: Bool { false }
 
+    /// Assignments in memory, gone with the process anyway.
+    var commitCannotFail: Bool { true }
+
     func loadState() throws(StoreOpenError) -> CountriesState {
         CountriesState(countries: contents.countries, seq: contents.seq)
     }

@@ -29,7 +29,7 @@ final class SharedCommitPath: CommitPath {
 
     /// The commit checks ids itself (one round trip, not one per id), and its answer is the
     /// only one another replica cannot race.
-    func earlyAnswer(forID id: String, asking asked: Data?) -> EarlyAnswer? { nil }
+    func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer? { nil }
 
     /// No read answers older than a change another replica acknowledged before it was sent.
     func prepareRead(_ state: inout CountriesState) -> CountriesError? {
@@ -112,7 +112,7 @@ final class SharedCommitPath: CommitPath {
                 change.settled != nil
                     ? change
                     : stager.stage(
-                        change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
+                        change.change, id: change.id, ifStore: change.ifStore,
                         envelope: change.envelope, on: &working)
             }
             replies += committing(restaged, state: &state, working: &working)
@@ -146,7 +146,7 @@ final class SharedCommitPath: CommitPath {
                 continue
             }
             staged[index] = stager.stage(
-                change.change, id: change.id, asked: change.asked, ifStore: change.ifStore,
+                change.change, id: change.id, ifStore: change.ifStore,
                 envelope: change.envelope, on: &working)
         }
         return nil

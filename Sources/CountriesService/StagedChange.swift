@@ -7,8 +7,6 @@ struct StagedChange {
     /// The envelope of the request, to send the reply back on.
     var envelope: [Data]
     var id: String?
-    /// What the change asked (``CountriesCore/Change/canonicalForm``), remembered beside `id`.
-    var asked: Data?
     var change: Change
     var ifStore: String?
     /// What the tally counts of the reply.
@@ -24,16 +22,22 @@ struct StagedChange {
     var trace = RequestTrace.none
 
     init(
-        envelope: [Data], id: String?, asked: Data?, change: Change, ifStore: String?, reply: Reply,
+        envelope: [Data], id: String?, change: Change, ifStore: String?, reply: Reply,
         event: Event?
     ) {
         self.envelope = envelope
         self.id = id
-        self.asked = asked
         self.change = change
         self.ifStore = ifStore
         self.outcome = AnswerTally.Outcome(reply)
         self.body = reply.encoded()
         self.event = event
     }
+}
+
+extension StagedChange {
+    /// What the change asked (``CountriesCore/Change/canonicalForm``), remembered beside `id`
+    /// (nil without one). Made when it is needed, which for most changes is after the reply:
+    /// only a retried id compares it before.
+    var asked: Data? { id == nil ? nil : change.canonicalForm }
 }

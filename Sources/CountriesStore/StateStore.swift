@@ -65,6 +65,11 @@ public protocol StateStore: AnyObject {
     /// whose commit costs nothing answers each request as soon as it is handled instead, so
     /// no reply waits for the rest of its batch.
     var groupsCommits: Bool { get }
+
+    /// Whether a commit can neither fail nor outlive the process (memory): then a batch's
+    /// replies may go out before the store records it, since nothing reads the store between
+    /// the two (``CommandHandler`` reads the next request only after).
+    var commitCannotFail: Bool { get }
 }
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
@@ -169,6 +174,9 @@ extension StateStore {
 
     /// A commit costs a sync or a round trip: worth sharing.
     public var groupsCommits: Bool { true }
+
+    /// A commit writes something that can fail (a file, a cluster).
+    public var commitCannotFail: Bool { false }
 
     /// The reply first sent to the request with this id, if it is remembered.
     public func rememberedReply(for id: String) throws(StateStoreError) -> Data? {

@@ -264,4 +264,56 @@ final class FailingStore: StateStore {
         }
         #expect(store.failedCommits > 10 && store.commits > 100)
     }
+
+    /// A store whose commit can fail: each reply goes out only once the store holds its id.
+    @Test func aReplyLeavesOnlyOnceAStoreThatCanFailHoldsItsID() throws {
+        let store = FailingStore(seed: seed)
+        let handler = try handler(on: store)
+        var replies = 0
+        let bodies = (0..<4).map { #"{"op":"toggle","index":\#($0),"id":"held-\#($0)"}"# }
+        let requests = bodies.enumerated().map {
+            IncomingRequest(envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+        }
+        handler.handle(requests) { output in
+            for case .reply(let envelope, _) in output {
+                replies += 1
+                let index = Int(String(decoding: envelope[0].dropFirst(), as: UTF8.self))!
+                #expect((try? store.rememberedRequest(for: "held-\(index)")) != nil)
+            }
+        }
+        #expect(replies == 4 && store.commits == 1)
+    }
+
+    /// The in-memory store, whose commit cannot fail, sends each reply before its bookkeeping
+    /// (apart from and ahead of the event), and keeps the change and the id all the same.
+    @Test func inMemoryTheReplyLeavesBeforeTheBookkeepingAndIsKept() throws {
+        let store = MemoryStore(seed: seed)
+        let handler = try handler(on: store)
+        var emitted: [[Outgoing]] = []
+        let toggle = IncomingRequest(
+            envelope: [Data("p".utf8), Data()], body: [Data(#"{"op":"toggle","index":2,"id":"early"}"#.utf8)])
+        handler.handle(CollectionOfOne(toggle)) { output in
+            // The reply is out before the store has the id or the event.
+            if case .reply? = output.first {
+                #expect((try? store.rememberedRequest(for: "early")) == nil)
+            }
+            emitted.append(output)
+        }
+        #expect(emitted.count == 2)
+        guard case .reply(_, let first)? = emitted.first?.first, emitted.first?.count == 1,
+            case .publish(_, let seq, _)? = emitted.last?.first
+        else {
+            Issue.record("expected the reply, then the event: \(emitted)")
+            return
+        }
+        #expect(seq == 1 && handler.state.seq == 1)
+        #expect(try store.loadState() == handler.state)
+        #expect(try store.rememberedRequest(for: "early")?.reply == first)
+        let again = handler.handle(CollectionOfOne(toggle))
+        guard case .reply(_, let retried)? = again.first else {
+            Issue.record("expected a reply to the retry: \(again)")
+            return
+        }
+        #expect(retried == first && again.count == 1 && handler.state.seq == 1)
+    }
 }

@@ -24,7 +24,7 @@ struct EtcdResetMarkerTests {
     private func reset(after seq: UInt64, seed: [Country]) throws -> (Event, Data) {
         var state = CountriesState(countries: [Country(name: "Narnia", visited: true)], seq: seq)
         let stager = BatchStager(identity: identity, seed: seed)
-        let staged = stager.stage(.reset, id: "r", asked: nil, ifStore: nil, envelope: [], on: &state)
+        let staged = stager.stage(.reset, id: "r", ifStore: nil, envelope: [], on: &state)
         return (try #require(staged.event), staged.body)
     }
 
