@@ -62,10 +62,22 @@ final class FloorServer {
 }
 
 /// The floor server's whole life (`countries-bench --floor-server COMMAND EVENTS
-/// publish|reply|sync:FILE|group-sync:FILE`): serves until SIGTERM (the bench starts it under
-/// `setpriv --pdeathsig KILL` where it can).
+/// publish|reply|sync:FILE|group-sync:FILE|publish-work:MICROSECONDS`): serves until SIGTERM
+/// (the bench starts it under `setpriv --pdeathsig KILL` where it can).
+///
+/// `publish-work:N` is the publishing floor busy for N µs before each reply, as a service is
+/// while it handles the request: by hand only, to measure what each microsecond of a request's
+/// work costs one client's round trip (docs/BENCHMARKS.md, "Stop 57").
 func serveFloor(command: String, events: String, mode: String) -> Never {
     do {
+        if mode.hasPrefix("publish-work:") {
+            guard let microseconds = UInt64(mode.dropFirst("publish-work:".count)) else {
+                throw BenchError("publish-work: takes a whole number of microseconds, not \(mode)")
+            }
+            try serveOneByOne(
+                FloorSockets(command: command, events: events, serverType: .rep, publishing: true),
+                journal: nil, busyNanoseconds: microseconds * 1_000)
+        }
         if mode.hasPrefix("group-sync:") {
             try serveInGroups(
                 FloorSockets(command: command, events: events, serverType: .router, publishing: true),
@@ -107,11 +119,19 @@ struct FloorSockets {
     static let topic = Data("country.changed".utf8)
 }
 
-/// REP: each request in turn, synced first when there is a journal, replied to, published.
-private func serveOneByOne(_ sockets: FloorSockets, journal: SyncedPages?) throws -> Never {
+/// REP: each request in turn, synced first when there is a journal (or busy for
+/// `busyNanoseconds`), replied to, published.
+private func serveOneByOne(_ sockets: FloorSockets, journal: SyncedPages?, busyNanoseconds: UInt64 = 0)
+    throws -> Never
+{
     while true {
         guard let request = try sockets.server.receive() else { continue }
         try journal?.writeNext()
+        if busyNanoseconds > 0 {
+            // Spinning, not sleeping: a handler's work keeps its thread on the core.
+            let until = nowNanos() + busyNanoseconds
+            while nowNanos() < until {}
+        }
         try sockets.server.send([WireSizes.reply])
         if let publisher = sockets.publisher, let body = request.last {
             try publisher.send([FloorSockets.topic, body], dontWait: true)
