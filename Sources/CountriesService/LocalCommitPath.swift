@@ -21,11 +21,13 @@ final class LocalCommitPath: CommitPath {
 
     init(store: any StateStore, tally: AnswerTally, logger: Logger) {
         self.store = store
+        repliesBeforeCommit = store.commitCannotFail
         self.tally = tally
         self.logger = logger
     }
 
-    var repliesBeforeCommit: Bool { store.commitCannotFail }
+    /// Asked once: the handler reads it for every batch.
+    let repliesBeforeCommit: Bool
 
     /// Only committed requests count: a change still staged in this batch may yet fail.
     func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer? {
