@@ -26,8 +26,6 @@ final class CommandHandler {
     private let store: any StateStore
     private let stager: BatchStager
     private let path: any CommitPath
-    /// ``CommitPath/repliesBeforeCommit``, asked once.
-    private let repliesBeforeCommit: Bool
     private let tally: AnswerTally
     private let statusInfo: () -> StatusInfo
 
@@ -83,7 +81,6 @@ final class CommandHandler {
             store.isShared
             ? SharedCommitPath(store: store, stager: stager, tally: tally, logger: logger)
             : LocalCommitPath(store: store, tally: tally, logger: logger)
-        repliesBeforeCommit = path.repliesBeforeCommit
         self.logger = logger
         self.statusInfo = statusInfo
         self.state = try store.loadState()
@@ -136,7 +133,7 @@ final class CommandHandler {
         func flush() {
             stagedEventBytes = 0
             if !staged.isEmpty {
-                if repliesBeforeCommit {
+                if path.repliesBeforeCommit {
                     // The client's wait ends here; the store's bookkeeping comes after.
                     path.appendReplies(to: staged, into: &output)
                     emit(output)

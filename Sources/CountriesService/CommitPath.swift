@@ -139,8 +139,7 @@ extension StoreBatch {
             if let event {
                 requests.append(
                     RememberedRequest(
-                        id: id, request: staged[index].change.canonicalForm, reply: staged[index].body,
-                        eventSeq: event.seq))
+                        id: id, request: staged[index].asked, reply: staged[index].body, eventSeq: event.seq))
             } else {
                 checkedIDs.append(id)
             }
