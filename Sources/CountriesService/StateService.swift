@@ -234,7 +234,7 @@ public final class StateService {
             }
             var wakeup = min(nextHeartbeat, replica?.forwarder.nextDeadline ?? nextHeartbeat)
             if board != nil { wakeup = min(wakeup, nextMetrics) }
-            let timeout = max(0, Int((wakeup - now) / .milliseconds(1)) + 1)
+            let timeout = (wakeup - now).millisecondsRoundedUp
             let ready: PollResult
             do {
                 ready = try poller.poll(timeoutMilliseconds: timeout)

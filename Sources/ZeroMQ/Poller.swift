@@ -1,4 +1,5 @@
 import CZeroMQ
+import SystemSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -129,7 +130,7 @@ public struct Poller {
                 wait = 0
             } else if let deadline {
                 let left = deadline - ContinuousClock.now
-                wait = left <= .zero ? 0 : Int32(clamping: Int((left / .milliseconds(1)).rounded(.up)))
+                wait = Int32(clamping: left.millisecondsRoundedUp)
             } else {
                 wait = -1
             }
