@@ -35,6 +35,10 @@ final class UnreadReplies {
     private var table: [Data: PeerBytes] = [:]
     /// The table's size after its last sweep of peers with nothing in flight.
     private var sweptCount = 0
+    /// The peer counted last and its entry in the table: the next reply most often goes to the
+    /// same peer, and hashing its routing id cost about 500 instructions a reply
+    /// (docs/BENCHMARKS.md, "Stop 58"). Forgotten when a sweep may have removed it.
+    private var last: (peer: Data, bytes: PeerBytes)?
 
     /// The peer a reply goes to: its routing id, the envelope's first frame.
     static func peer(of envelope: [Data]) -> Data { envelope.first ?? Data() }
@@ -53,13 +57,16 @@ final class UnreadReplies {
     @discardableResult
     func add(_ count: Int, for peer: Data) -> PeerBytes {
         let counter: PeerBytes
-        if let known = table[peer] {
+        if let last, last.peer == peer {
+            counter = last.bytes
+        } else if let known = table[peer] {
             counter = known
         } else {
             sweepIfGrown()
             counter = PeerBytes(total: total)
             table[peer] = counter
         }
+        last = (peer, counter)
         counter.bytes.add(count, ordering: .releasing)
         total.bytes.add(count, ordering: .releasing)
         return counter
@@ -77,6 +84,7 @@ final class UnreadReplies {
     private func sweepIfGrown() {
         guard table.count >= 2 * sweptCount + 64 else { return }
         table = table.filter { $0.value.bytes.load(ordering: .acquiring) > 0 }
+        last = nil
         sweptCount = table.count
     }
 }

@@ -50,6 +50,26 @@ import Testing
         #expect(unread.totalBytes == 0)
     }
 
+    /// The peer counted last is found again without the table; its count stays the table's
+    /// while sweeps forget the peers around it.
+    @Test func thePeerCountedLastKeepsOneCountAcrossSweeps() {
+        let unread = UnreadReplies()
+        let peer = Data("a".utf8)
+        let first = unread.add(10, for: peer)
+        for index in 0..<1_000 {
+            unread.add(1, for: Data("other-\(index)".utf8)).released(1)
+            #expect(unread.add(2, for: peer) === first, "one count per peer, after \(index) others")
+        }
+        #expect(unread.unread(by: peer) == 2_010)
+        #expect(unread.totalBytes == 2_010)
+        first.released(2_010)
+        for index in 0..<200 { unread.add(1, for: Data("later-\(index)".utf8)).released(1) }
+        let again = unread.add(5, for: peer)
+        #expect(unread.unread(by: peer) == 5)
+        again.released(5)
+        #expect(unread.totalBytes == 0)
+    }
+
     /// The loop's check of each request: below the bound for all peers together no peer can
     /// have reached it, and 0 is the answer without a look-up; from there on, the peer's own.
     @Test func aPeerIsLookedUpOnlyOnceAllPeersTogetherReachTheBound() {
