@@ -105,10 +105,13 @@ private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendabl
 }
 
 extension Reply {
-    /// The reply as one UTF-8 JSON frame.
-    public func encoded() -> Data {
+    /// The reply as one UTF-8 JSON frame, as `Output` (`Data` unless asked otherwise: the
+    /// service asks for `[UInt8]`, one allocation).
+    public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a change's reply (about 110 bytes with its store) without growing.
-        JSONWriter.encode(capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0)) {
+        JSONWriter.encode(
+            capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0), as: output
+        ) {
             $0.reply(self)
         }
     }
@@ -120,10 +123,13 @@ extension Reply {
 }
 
 extension Event {
-    /// The event as the JSON frame that follows its topic on the PUB channel.
-    public func encoded() -> Data {
+    /// The event as the JSON frame that follows its topic on the PUB channel, as `Output`
+    /// (`Data` unless asked otherwise: the service asks for `[UInt8]`, one allocation).
+    public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a one-row event (about 130 bytes with its store and topic) without growing.
-        JSONWriter.encode(capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192) {
+        JSONWriter.encode(
+            capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192, as: output
+        ) {
             $0.event(self)
         }
     }
@@ -140,9 +146,9 @@ extension Event {
 }
 
 extension Heartbeat {
-    /// The heartbeat as a JSON frame.
-    public func encoded() -> Data {
-        JSONWriter.encode(capacity: 48) { $0.heartbeat(self) }
+    /// The heartbeat as a JSON frame, as `Output` (`Data` unless asked otherwise).
+    public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
+        JSONWriter.encode(capacity: 48, as: output) { $0.heartbeat(self) }
     }
 
     /// Decodes a heartbeat frame; throws a `WireDecodingError` when it is not one.

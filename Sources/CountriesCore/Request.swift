@@ -258,9 +258,10 @@ private struct RequestFields {
 // MARK: - Encoding, for clients
 
 extension Request {
-    /// The request as one UTF-8 JSON frame, keys sorted.
-    public func encoded() -> Data {
-        JSONWriter.encode(capacity: 64) { $0.request(self) }
+    /// The request as one UTF-8 JSON frame, keys sorted, as `Output` (`Data` unless asked
+    /// otherwise).
+    public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
+        JSONWriter.encode(capacity: 64, as: output) { $0.request(self) }
     }
 }
 
@@ -268,13 +269,14 @@ extension Request {
 
 extension Change {
     /// What this change asks, in one form however the request was written: its request
-    /// without the id, keys sorted (the bytes ``Request/encoded()`` writes for it).
+    /// without the id, keys sorted (the bytes ``Request/encoded(as:)`` writes for it).
     ///
     /// The service remembers it beside a request id, so that a retry (the same change again)
     /// gets the first reply and another change under the same id is refused with `conflict`.
     /// A country named by reference counts as its folded key (names match case-insensitively
-    /// after trimming), so `"fRaNcE"` and `"France"` ask the same.
-    public var canonicalForm: Data {
+    /// after trimming), so `"fRaNcE"` and `"France"` ask the same. An array, as every encoding
+    /// on the service's request path (docs/BENCHMARKS.md, "Stop 58").
+    public var canonicalForm: [UInt8] {
         func folded(_ reference: CountryReference) -> CountryReference {
             guard case .name(let name) = reference else { return reference }
             return .name(CountryName.foldedKey(name))
@@ -287,6 +289,6 @@ extension Change {
         case .remove(let reference): change = .remove(folded(reference))
         case .add, .reset: change = self
         }
-        return Request(command: .change(change)).encoded()
+        return Request(command: .change(change)).encoded(as: [UInt8].self)
     }
 }

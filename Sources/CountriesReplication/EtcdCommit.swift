@@ -91,7 +91,7 @@ struct EtcdCommit {
             // not fit in one request.
             let values = batch.events.indices.map { index in
                 EtcdResetMarker(for: batch.events[index], seedRows: seedRows)?.encoded
-                    ?? batch.encodedEvent(index)
+                    ?? Data(batch.encodedEvent(index))
             }
             success.append(.put(layout.event(first.seq), EtcdLayout.encodeEntry(values)))
         }
@@ -166,7 +166,7 @@ struct EtcdCommit {
     private func resetReference(of request: RememberedRequest, in batch: StoreBatch) -> EtcdResetMarker? {
         guard let seq = request.eventSeq, let event = batch.events.first(where: { $0.seq == seq }),
             let marker = EtcdResetMarker(for: event, seedRows: seedRows),
-            marker.reply(seedRows: seedRows) == request.reply
+            marker.reply(seedRows: seedRows).elementsEqual(request.reply)
         else { return nil }
         return marker
     }

@@ -274,9 +274,13 @@ struct EtcdLayout: Sendable {
     /// the reply, or, for a reset's, the reset's marker (``EtcdResetMarker``), from which the
     /// reply is made again. Neither holds a raw newline: both are compact JSON.
     static func encode(_ remembered: RememberedRequest, reference: EtcdResetMarker? = nil) -> Data {
-        var value = remembered.request ?? Data()
+        var value = Data(remembered.request ?? [])
         value.append(0x0A)
-        value.append(reference?.encoded ?? remembered.reply)
+        if let reference {
+            value.append(reference.encoded)
+        } else {
+            value.append(contentsOf: remembered.reply)
+        }
         return value
     }
 
@@ -287,6 +291,6 @@ struct EtcdLayout: Sendable {
         let request = value[value.startIndex..<newline]
         var reply = Data(value[(newline + 1)...])
         if let marker = EtcdResetMarker(reply) { reply = marker.reply(seedRows: seedRows) }
-        return RememberedRequest(id: id, request: request.isEmpty ? nil : Data(request), reply: reply)
+        return RememberedRequest(id: id, request: request.isEmpty ? nil : Array(request), reply: Array(reply))
     }
 }

@@ -23,7 +23,7 @@ public final class EventTail: Sendable {
         /// The event.
         public var event: Event
         /// Its encoding, as committed.
-        public var body: Data
+        public var body: [UInt8]
     }
 
     /// Readable when events are waiting in ``drain()``.
@@ -198,6 +198,6 @@ public final class EventTail: Sendable {
             health.recordDamage(description)
             return nil
         }
-        return decoded.map { Entry(event: $0.event, body: $0.body) }
+        return decoded.map { Entry(event: $0.event, body: Array($0.body)) }
     }
 }

@@ -125,7 +125,7 @@ final class ChangeForwarder {
             let token = frames[0].dropFirst(Self.marker.count).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             // A reply after its request timed out: the client was told to retry with its id.
             guard let waiting = settle(token) else { continue }
-            replies.append(.reply(envelope: waiting.envelope, body: frames[2]))
+            replies.append(.reply(envelope: waiting.envelope, body: Array(frames[2])))
         }
         return replies
     }
@@ -143,7 +143,7 @@ final class ChangeForwarder {
                 .unavailable,
                 "the writer replica did not answer within \(Self.replyTimeout): the change may or may not have been applied; retry with the same id"
             )
-        ).encoded()
+        ).encoded(as: [UInt8].self)
         return overdue.compactMap { token in
             settle(token).map { .reply(envelope: $0.envelope, body: refusal) }
         }

@@ -167,7 +167,7 @@ final class CommandHandler {
                 output.append(
                     .reply(
                         envelope: incoming.envelope,
-                        body: tally.refuse(error, trace, seq: state.seq).encoded()))
+                        body: tally.refuse(error, trace, seq: state.seq).encoded(as: [UInt8].self)))
             }
 
             if let unreadReplies {
@@ -193,7 +193,9 @@ final class CommandHandler {
                 guard !readsPrepared else { return true }
                 if let refusal = path.prepareRead(&state) {
                     output.append(
-                        .reply(envelope: incoming.envelope, body: tally.refuse(refusal, trace).encoded()))
+                        .reply(
+                            envelope: incoming.envelope,
+                            body: tally.refuse(refusal, trace).encoded(as: [UInt8].self)))
                     return false
                 }
                 if path.readsMayCatchUp { working = state }
@@ -218,7 +220,7 @@ final class CommandHandler {
                     output.append(
                         .reply(
                             envelope: incoming.envelope,
-                            body: tally.refuse(refusal, trace, seq: state.seq).encoded())
+                            body: tally.refuse(refusal, trace, seq: state.seq).encoded(as: [UInt8].self))
                     )
                     continue
                 }
@@ -272,19 +274,20 @@ final class CommandHandler {
                     reply.store = store.identity
                     return reply
                 }
-                output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
+                output.append(.reply(envelope: incoming.envelope, body: reply.encoded(as: [UInt8].self)))
             case .history(let since):
                 guard readyToRead() else { continue }
                 let reply = answer(trace) { () throws(CountriesError) in
                     try reads.history(since: since, of: state)
                 }
-                output.append(.reply(envelope: incoming.envelope, body: reply.encoded()))
+                output.append(.reply(envelope: incoming.envelope, body: reply.encoded(as: [UInt8].self)))
             case .status:
                 flush()
                 output.append(
                     .reply(
                         envelope: incoming.envelope,
-                        body: answer(trace) { () throws(CountriesError) in status() }.encoded()))
+                        body: answer(trace) { () throws(CountriesError) in status() }.encoded(
+                            as: [UInt8].self)))
             }
         }
         flush()

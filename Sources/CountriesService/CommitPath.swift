@@ -12,7 +12,7 @@ protocol CommitPath: AnyObject {
     /// Before a change with an id is staged: what the store already says of the id (its first
     /// reply, or a refusal), or nil to stage it (the id is new, or the commit checks it).
     /// `asked` makes the change's canonical form, asked only of an id found remembered.
-    func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer?
+    func earlyAnswer(forID id: String, asking asked: () -> [UInt8]?) -> EarlyAnswer?
 
     /// Before the first read of a batch: brings `state` up to what the store holds, or says
     /// why it cannot.
@@ -54,7 +54,7 @@ extension CommitPath {
 /// What a store already says of a change's id.
 enum EarlyAnswer {
     /// The first reply to it, byte for byte.
-    case reply(Data)
+    case reply([UInt8])
     /// A refusal: the id was used for another change, or cannot be checked now.
     case refusal(CountriesError)
 }
@@ -110,7 +110,9 @@ extension CommitPath {
                 tally.countServed(change.trace, seq: nil)
                 return .reply(envelope: change.envelope, body: settled)
             }
-            return .reply(envelope: change.envelope, body: tally.refuse(failure, change.trace).encoded())
+            return .reply(
+                envelope: change.envelope, body: tally.refuse(failure, change.trace).encoded(as: [UInt8].self)
+            )
         }
     }
 }
@@ -131,7 +133,7 @@ extension StoreBatch {
             let event = staged[index].event
             if let event {
                 events.append(event)
-                encodedEvents.append(event.encoded())
+                encodedEvents.append(event.encoded(as: [UInt8].self))
             }
             guard let id = staged[index].id else { continue }
             // Only a change is remembered: retrying a refusal or a no-op decides it again, on a

@@ -31,7 +31,7 @@ final class EventPublisher {
     }
 
     /// Publishes the encoding of the event at `seq` under `topic`; heartbeats claim `seq` from now on.
-    func publish(topic: Topic, seq: UInt64, body: Data) {
+    func publish(topic: Topic, seq: UInt64, body: [UInt8]) {
         send(topic: topic, body: body)
         publishedSeq = seq
     }
@@ -48,10 +48,10 @@ final class EventPublisher {
             }
         }
         if heartbeatsHeld { return }
-        send(topic: .heartbeat, body: Heartbeat(seq: publishedSeq, store: store).encoded())
+        send(topic: .heartbeat, body: Heartbeat(seq: publishedSeq, store: store).encoded(as: [UInt8].self))
     }
 
-    private func send(topic: Topic, body: Data) {
+    private func send(topic: Topic, body: [UInt8]) {
         do {
             // PUB never blocks: a subscriber over its high-water mark misses the message and
             // notices the gap in seq.

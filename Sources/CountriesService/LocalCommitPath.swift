@@ -30,7 +30,7 @@ final class LocalCommitPath: CommitPath {
     let repliesBeforeCommit: Bool
 
     /// Only committed requests count: a change still staged in this batch may yet fail.
-    func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer? {
+    func earlyAnswer(forID id: String, asking asked: () -> [UInt8]?) -> EarlyAnswer? {
         do {
             guard let first = try store.rememberedRequest(for: id) else { return nil }
             switch first.answer(toChangeAsking: asked()) {

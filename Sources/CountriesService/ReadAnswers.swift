@@ -9,7 +9,7 @@ import Foundation
 final class ReadAnswers {
     private let store: any StateStore
     /// The encoded `list` reply of the state at `seq`.
-    private var listReply: (seq: UInt64, body: Data)?
+    private var listReply: (seq: UInt64, body: [UInt8])?
     /// A guess at the `list` reply's bytes at `seq`, for the loop's batch budget.
     private var listBytesGuess: (seq: UInt64, bytes: Int)?
 
@@ -19,16 +19,16 @@ final class ReadAnswers {
     }
 
     /// The `list` reply of `state`, encoded once per seq.
-    func list(of state: CountriesState) -> Data {
+    func list(of state: CountriesState) -> [UInt8] {
         if let listReply, listReply.seq == state.seq { return listReply.body }
         var reply: Reply
         do {
             reply = try state.answer(.list)
         } catch {
-            return Reply(error: error).encoded()  // a list has nothing to refuse
+            return Reply(error: error).encoded(as: [UInt8].self)  // a list has nothing to refuse
         }
         reply.store = store.identity
-        let body = reply.encoded()
+        let body = reply.encoded(as: [UInt8].self)
         listReply = (state.seq, body)
         return body
     }

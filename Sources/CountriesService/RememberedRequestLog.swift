@@ -61,7 +61,7 @@ struct RememberedRequestLog {
         return records.withUnsafeBytes { buffer in
             let record = Record(buffer, at: slot.position - recordsBase)
             return RememberedRequest(
-                id: id, request: record.request.map { Data(buffer[$0]) }, reply: Data(buffer[record.reply]))
+                id: id, request: record.request.map { Array(buffer[$0]) }, reply: Array(buffer[record.reply]))
         }
     }
 

@@ -113,12 +113,12 @@ final class SQLiteRequestLog {
             try selectRequest.rows([.integer(ordinal)])
         }
         guard let row = rows.first, row.count == 3, case .blob(let reply) = row[1] else { return nil }
-        var request: Data?
-        if case .blob(let bytes) = row[0] { request = Data(bytes) }
+        var request: [UInt8]?
+        if case .blob(let bytes) = row[0] { request = bytes }
         if case .integer(let seq) = row[2] {
             return RememberedRequest(id: id, request: request, reply: try resetReply(atSeq: UInt64(seq)))
         }
-        return RememberedRequest(id: id, request: request, reply: Data(reply))
+        return RememberedRequest(id: id, request: request, reply: reply)
     }
 }
 
@@ -170,7 +170,7 @@ extension SQLiteRequestLog {
                     parameters.null()
                 }
                 // A reset's reply is its event, kept apart: an empty blob here.
-                (reference == nil ? request.reply : Data()).withUnsafeBytes { parameters.blob($0) }
+                (reference == nil ? request.reply : []).withUnsafeBytes { parameters.blob($0) }
                 parameters.integer(commit.now)
                 if let reference { parameters.integer(Int64(reference)) } else { parameters.null() }
             }
@@ -226,7 +226,7 @@ extension SQLiteRequestLog {
     }
 
     /// The reply of the remembered reset that made the event at `seq`, made again from it.
-    private func resetReply(atSeq seq: UInt64) throws(StateStoreError) -> Data {
+    private func resetReply(atSeq seq: UInt64) throws(StateStoreError) -> [UInt8] {
         let rows = try StateStoreError.running { () throws(SQLiteError) in
             try selectEventBody.rows([.integer(Int64(seq))])
         }
@@ -240,10 +240,10 @@ extension SQLiteRequestLog {
     }
 
     /// The reply a change that made `event` got from this store.
-    private func reply(answering event: Event) -> Data {
+    private func reply(answering event: Event) -> [UInt8] {
         var reply = Reply(answering: event)
         reply.store = identity
-        return reply.encoded()
+        return reply.encoded(as: [UInt8].self)
     }
 }
 

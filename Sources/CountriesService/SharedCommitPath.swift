@@ -29,7 +29,7 @@ final class SharedCommitPath: CommitPath {
 
     /// The commit checks ids itself (one round trip, not one per id), and its answer is the
     /// only one another replica cannot race.
-    func earlyAnswer(forID id: String, asking asked: () -> Data?) -> EarlyAnswer? { nil }
+    func earlyAnswer(forID id: String, asking asked: () -> [UInt8]?) -> EarlyAnswer? { nil }
 
     /// No read answers older than a change another replica acknowledged before it was sent.
     func prepareRead(_ state: inout CountriesState) -> CountriesError? {
@@ -141,7 +141,8 @@ final class SharedCommitPath: CommitPath {
             if let id = change.id, let first = remembered[id] {
                 switch first.answer(toChangeAsking: change.asked) {
                 case .success(let reply): staged[index].settled = reply
-                case .failure(let conflict): staged[index].settled = Reply(error: conflict).encoded()
+                case .failure(let conflict):
+                    staged[index].settled = Reply(error: conflict).encoded(as: [UInt8].self)
                 }
                 continue
             }

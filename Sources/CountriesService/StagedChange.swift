@@ -13,11 +13,11 @@ struct StagedChange {
     var outcome: AnswerTally.Outcome
     /// The reply, encoded once for the request-id memory and the wire alike (the reply itself
     /// is not kept).
-    var body: Data
+    var body: [UInt8]
     var event: Event?
     /// Answered without a commit: the id was found remembered when a shared store refused the
     /// batch (the first reply, or a `conflict`).
-    var settled: Data?
+    var settled: [UInt8]?
     /// The request's trace, for its log line and metrics (``RequestTrace/none`` when unread).
     var trace = RequestTrace.none
 
@@ -30,7 +30,7 @@ struct StagedChange {
         self.change = change
         self.ifStore = ifStore
         self.outcome = AnswerTally.Outcome(reply)
-        self.body = reply.encoded()
+        self.body = reply.encoded(as: [UInt8].self)
         self.event = event
     }
 }
@@ -39,5 +39,5 @@ extension StagedChange {
     /// What the change asked (``CountriesCore/Change/canonicalForm``), remembered beside `id`
     /// (nil without one). Made when it is needed, which for most changes is after the reply:
     /// only a retried id compares it before.
-    var asked: Data? { id == nil ? nil : change.canonicalForm }
+    var asked: [UInt8]? { id == nil ? nil : change.canonicalForm }
 }

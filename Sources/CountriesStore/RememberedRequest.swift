@@ -8,15 +8,16 @@ public struct RememberedRequest: Equatable, Sendable {
     public var id: String
     /// What the change asked (``CountriesCore/Change/canonicalForm``); nil for ids remembered
     /// by schema 1, before it was kept: any request under such an id gets its reply.
-    public var request: Data?
-    /// The reply first sent, byte for byte.
-    public var reply: Data
+    public var request: [UInt8]?
+    /// The reply first sent, byte for byte. Arrays, as the service's request path makes them
+    /// (docs/BENCHMARKS.md, "Stop 58").
+    public var reply: [UInt8]
     /// The seq of the event the change made: a store may keep a reset's reply as a reference to
     /// its event instead of the list a second time.
     public var eventSeq: UInt64? = nil
 
     /// Remembers `id` with what it asked and the reply it got.
-    public init(id: String, request: Data? = nil, reply: Data, eventSeq: UInt64? = nil) {
+    public init(id: String, request: [UInt8]? = nil, reply: [UInt8], eventSeq: UInt64? = nil) {
         self.id = id
         self.request = request
         self.reply = reply
@@ -30,7 +31,7 @@ extension RememberedRequest {
 
     /// The answer to a change sent under this id: its first reply, or `conflict` when the id
     /// was first used for another change (`asked` is ``CountriesCore/Change/canonicalForm``).
-    public func answer(toChangeAsking asked: Data?) -> Result<Data, CountriesError> {
+    public func answer(toChangeAsking asked: [UInt8]?) -> Result<[UInt8], CountriesError> {
         if let first = request, first != asked {
             return .failure(
                 CountriesError(

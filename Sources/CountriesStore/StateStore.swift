@@ -79,7 +79,7 @@ public struct StoreBatch {
     public var events: [Event] = []
     /// The events' encodings when the handler made them already (it publishes the same bytes);
     /// empty, or one per event.
-    public var encodedEvents: [Data] = []
+    public var encodedEvents: [[UInt8]] = []
     /// The ids of the batch's changes, remembered with their replies.
     public var requests: [RememberedRequest] = []
     /// The ids of the batch's refusals and no-ops: not remembered (they changed nothing, and must
@@ -98,8 +98,8 @@ public struct StoreBatch {
     public var isEmpty: Bool { events.isEmpty && requests.isEmpty }
 
     /// The encoding of `events[index]`: made once, by the handler, or now.
-    public func encodedEvent(_ index: Int) -> Data {
-        encodedEvents.count == events.count ? encodedEvents[index] : events[index].encoded()
+    public func encodedEvent(_ index: Int) -> [UInt8] {
+        encodedEvents.count == events.count ? encodedEvents[index] : events[index].encoded(as: [UInt8].self)
     }
 }
 
@@ -179,7 +179,7 @@ extension StateStore {
     public var commitCannotFail: Bool { false }
 
     /// The reply first sent to the request with this id, if it is remembered.
-    public func rememberedReply(for id: String) throws(StateStoreError) -> Data? {
+    public func rememberedReply(for id: String) throws(StateStoreError) -> [UInt8]? {
         try rememberedRequest(for: id)?.reply
     }
 

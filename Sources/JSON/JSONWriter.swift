@@ -34,20 +34,23 @@ public struct JSONWriter: ~Copyable {
 
     deinit { if ownsBuffer { free(start) } }
 
-    /// The bytes `write` writes, as `Data`, written first into memory on the stack when
-    /// `capacity` is small: a service encodes a reply, an event and a canonical form per change,
-    /// and a buffer from `malloc` for each was an allocation and a free apiece
-    /// (docs/BENCHMARKS.md, "Stop 52"). `capacity` is a guess; the writer grows past it.
-    public static func encode(capacity: Int, _ write: (inout JSONWriter) -> Void) -> Data {
+    /// The bytes `write` writes, as `Output` (`Data` unless asked otherwise), written first into
+    /// memory on the stack when `capacity` is small: a service encodes a reply, an event and a
+    /// canonical form per change, and a buffer from `malloc` for each was an allocation and a
+    /// free apiece (docs/BENCHMARKS.md, "Stop 52"). `capacity` is a guess; the writer grows past
+    /// it.
+    public static func encode<Output: JSONOutput>(
+        capacity: Int, as output: Output.Type = Data.self, _ write: (inout JSONWriter) -> Void
+    ) -> Output {
         guard capacity <= largestOnStack else {
             var writer = JSONWriter(capacity: capacity)
             write(&writer)
-            return writer.finish()
+            return writer.finish(as: output)
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { buffer in
             var writer = JSONWriter(lent: buffer)
             write(&writer)
-            return writer.finish()
+            return writer.finish(as: output)
         }
     }
 
@@ -62,10 +65,10 @@ public struct JSONWriter: ~Copyable {
     /// A copy of the bytes written so far.
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
 
-    /// The bytes written, as `Data`; the writer is gone after.
-    public consuming func finish() -> Data {
+    /// The bytes written, as `Output` (`Data` unless asked otherwise); the writer is gone after.
+    public consuming func finish<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // A copy: `Data(bytesNoCopy:)` saved it but cost more when freed (its deallocator).
-        Data(bytes: start, count: count)
+        Output(copyingJSON: UnsafeBufferPointer(start: start, count: count))
     }
 
     /// Room for `extra` more bytes.

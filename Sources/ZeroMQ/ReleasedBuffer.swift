@@ -23,17 +23,15 @@ final class ReleasedBuffer: ManagedBuffer<ReleasedBuffer.Header, UInt8> {
         let count: Int
     }
 
-    /// A buffer holding a copy of `data`, that tells `observer` when released.
-    static func copying(_ data: Data, observer: any ReleaseObserver) -> ReleasedBuffer {
+    /// A buffer holding a copy of `bytes`, that tells `observer` when released.
+    static func copying(_ bytes: UnsafeRawBufferPointer, observer: any ReleaseObserver) -> ReleasedBuffer {
         let buffer = unsafeDowncast(
-            create(minimumCapacity: max(1, data.count)) { _ in Header(observer: observer, count: data.count)
+            create(minimumCapacity: max(1, bytes.count)) { _ in Header(observer: observer, count: bytes.count)
             },
             to: ReleasedBuffer.self)
         buffer.withUnsafeMutablePointerToElements { elements in
-            data.withUnsafeBytes { bytes in
-                if let base = bytes.baseAddress {
-                    elements.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-                }
+            if let base = bytes.baseAddress {
+                elements.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
             }
         }
         handOff.add(1, ordering: .acquiringAndReleasing)

@@ -97,21 +97,34 @@ public final class Socket {
     /// An empty array sends nothing and returns true.
     @discardableResult
     public func send(_ frames: [Data], dontWait: Bool = false) throws(ZMQError) -> Bool {
-        try send(count: frames.count, dontWait: dontWait) { frames[$0] }
+        try send(count: frames.count, dontWait: dontWait) { frames[$0].withUnsafeBytes($1) }
     }
 
     /// Sends `head`'s frames then `last` as one multipart message, like ``send(_:dontWait:)``
     /// with `head + [last]` but without making that array (a reply after its envelope).
     @discardableResult
     public func send(_ head: [Data], then last: Data, dontWait: Bool = false) throws(ZMQError) -> Bool {
-        try send(count: head.count + 1, dontWait: dontWait) { $0 < head.count ? head[$0] : last }
+        try send(count: head.count + 1, dontWait: dontWait) {
+            $0 < head.count ? head[$0].withUnsafeBytes($1) : last.withUnsafeBytes($1)
+        }
     }
 
     /// Sends the two frames as one message, like ``send(_:dontWait:)`` with `[first, last]`
     /// but without making that array (an event after its topic).
     @discardableResult
     public func send(_ first: Data, then last: Data, dontWait: Bool = false) throws(ZMQError) -> Bool {
-        try send(count: 2, dontWait: dontWait) { $0 == 0 ? first : last }
+        try send(count: 2, dontWait: dontWait) {
+            $0 == 0 ? first.withUnsafeBytes($1) : last.withUnsafeBytes($1)
+        }
+    }
+
+    /// Sends the two frames as one message, like ``send(_:then:dontWait:)-(Data,Data,_)``, the
+    /// last from an array (an event as the service encodes it).
+    @discardableResult
+    public func send(_ first: Data, then last: [UInt8], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try send(count: 2, dontWait: dontWait) {
+            $0 == 0 ? first.withUnsafeBytes($1) : last.withUnsafeBytes($1)
+        }
     }
 
     /// Sends `head`'s frames then `last` as one message, like ``send(_:then:dontWait:)``, and
@@ -121,7 +134,7 @@ public final class Socket {
     /// one of libzmq's I/O threads, so a caller can count what a peer has not taken yet.
     @discardableResult
     public func send(
-        _ head: [Data], then last: Data, dontWait: Bool = false, observer: any ReleaseObserver
+        _ head: [Data], then last: [UInt8], dontWait: Bool = false, observer: any ReleaseObserver
     ) throws(ZMQError) -> Bool {
         let handle = try openHandle("send")
         let flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
@@ -129,7 +142,7 @@ public final class Socket {
             guard
                 try send(
                     count: head.count, dontWait: dontWait, continued: true, opened: handle,
-                    frame: { head[$0] })
+                    frame: { head[$0].withUnsafeBytes($1) })
             else {
                 observer.released(last.count)
                 return false
@@ -139,7 +152,7 @@ public final class Socket {
             throw error
         }
         var message = zmq_msg_t()
-        let buffer = ReleasedBuffer.copying(last, observer: observer)
+        let buffer = last.withUnsafeBytes { ReleasedBuffer.copying($0, observer: observer) }
         let hint = Unmanaged.passRetained(buffer).toOpaque()
         guard zmq_msg_init_data(&message, buffer.pointer, last.count, ReleasedBuffer.free, hint) == 0 else {
             Unmanaged<ReleasedBuffer>.fromOpaque(hint).release()
@@ -156,12 +169,13 @@ public final class Socket {
         }
     }
 
-    /// Sends frames `frame(0)` to `frame(count - 1)` as one multipart message, or as its start
-    /// when `continued` (the caller sends the rest); `opened` is the handle when the caller has
-    /// opened it for this send already (one open, and one count of ``activity``, per send).
+    /// Sends frames 0 to `count - 1` as one multipart message, or as its start when `continued`
+    /// (the caller sends the rest): `frame(index, send)` calls `send` with the bytes of frame
+    /// `index` and returns what it returned. `opened` is the handle when the caller has opened
+    /// it for this send already (one open, and one count of ``activity``, per send).
     private func send(
         count: Int, dontWait: Bool, continued: Bool = false, opened: UnsafeMutableRawPointer? = nil,
-        frame: (Int) -> Data
+        frame: (Int, (UnsafeRawBufferPointer) -> Int32) -> Int32
     ) throws(ZMQError) -> Bool {
         let handle: UnsafeMutableRawPointer
         if let opened { handle = opened } else { handle = try openHandle("send") }
@@ -169,9 +183,7 @@ public final class Socket {
             var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
             if index < count - 1 || continued { flags |= ZMQ_SNDMORE }
             while true {
-                let rc = frame(index).withUnsafeBytes { bytes in
-                    zmq_send(handle, bytes.baseAddress, bytes.count, flags)
-                }
+                let rc = frame(index) { bytes in zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
                 if rc >= 0 { break }
                 let code = zmq_errno()
                 // Only the first frame can meet a full queue: libzmq checks the high-water mark per

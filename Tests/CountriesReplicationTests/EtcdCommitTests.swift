@@ -23,7 +23,7 @@ import Testing
         var batch = StoreBatch()
         batch.basis = basis
         batch.events = events
-        batch.encodedEvents = events.map { $0.encoded() }
+        batch.encodedEvents = events.map { $0.encoded(as: [UInt8].self) }
         batch.requests = requests
         batch.checkedIDs = checked
         return batch
@@ -103,8 +103,8 @@ import Testing
     /// under the batch's first seq, in the current generation, whose key is left as it is.
     @Test func changesIDsGoIntoOneIDLogEntryAndNoIDIsCompared() {
         let toggled = RememberedRequest(
-            id: "a", request: Data(#"{"index":0,"op":"toggle"}"#.utf8), reply: Data("R".utf8), eventSeq: 8)
-        let added = RememberedRequest(id: "c d", request: nil, reply: Data("S".utf8), eventSeq: 9)
+            id: "a", request: Array(#"{"index":0,"op":"toggle"}"#.utf8), reply: Array("R".utf8), eventSeq: 8)
+        let added = RememberedRequest(id: "c d", request: nil, reply: Array("S".utf8), eventSeq: 9)
         let commit = commit(
             batch(basis: 7, events: [toggle(8), toggle(9)], requests: [toggled, added], checked: ["b"]),
             knowing(firstSeq: 2, previousFirstSeq: 1))
@@ -134,7 +134,7 @@ import Testing
     /// have no generation before them.
     @Test func openingAGenerationDeletesTheOneBeforeTheCurrent() {
         let closing = RequestIDWindow(minimumAge: .zero, minimumCount: 1)
-        let remembered = RememberedRequest(id: "a", reply: Data("R".utf8), eventSeq: 8)
+        let remembered = RememberedRequest(id: "a", reply: Array("R".utf8), eventSeq: 8)
         let opened = commit(
             batch(basis: 7, events: [toggle(8)], requests: [remembered]),
             knowing(firstSeq: 5, previousFirstSeq: 2, window: closing))
@@ -162,7 +162,7 @@ import Testing
     @Test func aGenerationIsFullByItsKeyAndItsEntriesInTheLog() {
         let small = RequestIDWindow(
             minimumAge: .seconds(600), minimumCount: 1, maximumCount: 10, maximumBytes: 1_000)
-        let remembered = RememberedRequest(id: "a", reply: Data("R".utf8), eventSeq: 8)
+        let remembered = RememberedRequest(id: "a", reply: Array("R".utf8), eventSeq: 8)
         let onOneBatch = batch(basis: 7, events: [toggle(8)], requests: [remembered])
         var known = knowing(count: 4, window: small)
         known.logged = RememberedIDs.Tally(count: 5, bytes: 100)
@@ -233,9 +233,9 @@ import Testing
         var reset = Event(seq: 8, kind: .reset(seedRows))
         reset.store = identity
         let marker = try #require(EtcdResetMarker(for: reset, seedRows: seedRows))
-        let reply = marker.reply(seedRows: seedRows)
+        let reply = Array(marker.reply(seedRows: seedRows))
         let remembered = RememberedRequest(
-            id: "r", request: Data(#"{"op":"reset"}"#.utf8), reply: reply, eventSeq: 8)
+            id: "r", request: Array(#"{"op":"reset"}"#.utf8), reply: reply, eventSeq: 8)
         let commit = commit(batch(basis: 7, events: [reset], requests: [remembered]), knowing())
         let success = lines(commit.success)
         #expect(
@@ -292,7 +292,8 @@ import Testing
         #expect(
             refused.idLog == [
                 EtcdCommit.IDLogEntry(
-                    firstSeq: 8, generation: 4, requests: [RememberedRequest(id: "b", reply: Data("R".utf8))],
+                    firstSeq: 8, generation: 4,
+                    requests: [RememberedRequest(id: "b", reply: Array("R".utf8))],
                     bytes: entry.1.utf8.count)
             ])
 
@@ -329,8 +330,9 @@ import Testing
         let marker = try #require(EtcdResetMarker(for: reset, seedRows: seedRows))
         let requests = [
             RememberedRequest(
-                id: "a b", request: Data(#"{"op":"reset"}"#.utf8), reply: marker.reply(seedRows: seedRows)),
-            RememberedRequest(id: "c", request: nil, reply: Data(#"{"ok":true}"#.utf8)),
+                id: "a b", request: Array(#"{"op":"reset"}"#.utf8),
+                reply: Array(marker.reply(seedRows: seedRows))),
+            RememberedRequest(id: "c", request: nil, reply: Array(#"{"ok":true}"#.utf8)),
         ]
         let value = EtcdLayout.encodeIDLogEntry(generation: 7, [(requests[0], marker), (requests[1], nil)])
         let decoded = try #require(EtcdLayout.decodeIDLogEntry(value, seedRows: seedRows))

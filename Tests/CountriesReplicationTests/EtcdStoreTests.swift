@@ -275,7 +275,7 @@ struct EtcdStoreTests {
             for kept in max(0, id - 9)...id {
                 #expect(
                     try store.rememberedRequest(for: "id-\(kept)")?.reply
-                        == Data("{\"n\":\"id-\(kept)\"}".utf8))
+                        == Array("{\"n\":\"id-\(kept)\"}".utf8))
             }
         }
         #expect(try store.rememberedRequest(for: "id-0") == nil, "the oldest generations are gone")
@@ -387,7 +387,7 @@ struct EtcdStoreTests {
         defer { cluster.stop() }
         _ = try open(cluster, prefix: "/l/")
         let client = EtcdClient(endpoints: cluster.clientURLs)
-        let old = RememberedRequest(id: "old", request: nil, reply: Data(#"{"ok":true,"seq":1}"#.utf8))
+        let old = RememberedRequest(id: "old", request: nil, reply: Array(#"{"ok":true,"seq":1}"#.utf8))
         _ = try client.txn(
             compare: [],
             success: [
@@ -425,7 +425,8 @@ struct EtcdStoreTests {
         _ = try open(cluster, prefix: "/m/")
         let client = EtcdClient(endpoints: cluster.clientURLs)
         let kept = RememberedRequest(
-            id: "kept", request: Data(#"{"index":1,"op":"toggle"}"#.utf8), reply: Data(#"{"ok":true}"#.utf8))
+            id: "kept", request: Array(#"{"index":1,"op":"toggle"}"#.utf8), reply: Array(#"{"ok":true}"#.utf8)
+        )
         let legacy = "1 \(RequestIDWindow.nowMilliseconds) 1 40"
         _ = try client.txn(
             compare: [],
@@ -610,10 +611,10 @@ struct EtcdStoreTests {
             result.event?.store = store
             let event = try #require(result.event)
             batch.events.append(event)
-            batch.encodedEvents.append(event.encoded())
+            batch.encodedEvents.append(event.encoded(as: [UInt8].self))
             batch.requests.append(
                 RememberedRequest(
-                    id: id, request: nil, reply: Data("{\"n\":\"\(id)\"}".utf8), eventSeq: event.seq))
+                    id: id, request: nil, reply: Array("{\"n\":\"\(id)\"}".utf8), eventSeq: event.seq))
         }
         batch.state = state
         return batch

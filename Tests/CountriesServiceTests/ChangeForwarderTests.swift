@@ -51,7 +51,7 @@ import ZeroMQ
                 replies += forwarder.receiveReplies()
                 return !replies.isEmpty
             })
-        #expect(replies == [.reply(envelope: [Data("client-1".utf8), Data()], body: reply)])
+        #expect(replies == [.reply(envelope: [Data("client-1".utf8), Data()], body: Array(reply))])
         #expect(!forwarder.hasPending(peer: Data("client-1".utf8)))
         #expect(forwarder.nextDeadline == start + ChangeForwarder.replyTimeout)
         #expect(forwarder.expire(now: start + .milliseconds(1_000)).isEmpty)
@@ -63,7 +63,7 @@ import ZeroMQ
                 continue
             }
             #expect(envelope == [Data(client.utf8), Data()])
-            let error = try Reply.decode(body).error
+            let error = try Reply.decode(Data(body)).error
             #expect(error?.code == "unavailable" && error?.message.contains("retry with the same id") == true)
         }
         #expect(forwarder.nextDeadline == nil)

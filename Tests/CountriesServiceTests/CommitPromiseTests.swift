@@ -70,7 +70,7 @@ final class FailingStore: StateStore {
         var published: [UInt64] = []
         for item in output {
             switch item {
-            case .reply(_, let body): replies.append(try Reply.decode(body))
+            case .reply(_, let body): replies.append(try Reply.decode(Data(body)))
             case .publish(_, let seq, _): published.append(seq)
             }
         }

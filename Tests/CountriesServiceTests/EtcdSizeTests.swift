@@ -45,7 +45,7 @@ struct EtcdSizeTests {
             })
         return try output.compactMap { item in
             guard case .reply(_, let body) = item else { return nil }
-            return try Reply.decode(body)
+            return try Reply.decode(Data(body))
         }
     }
 

@@ -59,9 +59,9 @@ import ZeroMQ
         #expect(try Heartbeat.decode(heartbeat[1]) == Heartbeat(seq: 41, store: "store-1"))
         while try wire.hasMessage() {}
 
-        let body = Data(#"{"seq":42}"#.utf8)
+        let body = Array(#"{"seq":42}"#.utf8)
         publisher.publish(topic: .countryChanged, seq: 42, body: body)
-        #expect(try wire.next() == [Data(Topic.countryChanged.rawValue.utf8), body])
+        #expect(try wire.next() == [Data(Topic.countryChanged.rawValue.utf8), Data(body)])
         #expect(publisher.publishedSeq == 42)
         publisher.heartbeat(store: "store-1", heldBecause: nil)
         let next = try #require(try wire.next())
@@ -77,7 +77,7 @@ import ZeroMQ
         // Connected: a published event arrives.
         #expect(
             eventually {
-                publisher.publish(topic: .countryAdded, seq: 7, body: Data("{}".utf8))
+                publisher.publish(topic: .countryAdded, seq: 7, body: Array("{}".utf8))
                 return (try? wire.hasMessage()) == true
             })
         while try wire.hasMessage() {}
@@ -86,7 +86,7 @@ import ZeroMQ
         publisher.heartbeat(store: "s", heldBecause: "no quorum")
         #expect(publisher.heartbeatsHeld)
         // An event still goes out while heartbeats are held, and is the only message.
-        publisher.publish(topic: .countryRemoved, seq: 8, body: Data("{}".utf8))
+        publisher.publish(topic: .countryRemoved, seq: 8, body: Array("{}".utf8))
         #expect(try wire.next()?.first == Data(Topic.countryRemoved.rawValue.utf8))
         #expect(try !wire.hasMessage())
         publisher.heartbeat(store: "s", heldBecause: nil)

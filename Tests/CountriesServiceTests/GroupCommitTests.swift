@@ -99,7 +99,7 @@ import Testing
         for item in output {
             switch item {
             case .reply(let envelope, let body):
-                replies.append((String(decoding: envelope[0], as: UTF8.self), try Reply.decode(body)))
+                replies.append((String(decoding: envelope[0], as: UTF8.self), try Reply.decode(Data(body))))
             case .publish(_, let seq, _):
                 published.append(seq)
             }

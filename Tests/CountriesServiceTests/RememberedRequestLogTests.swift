@@ -21,7 +21,7 @@ import Testing
         -> RememberedRequest
     {
         RememberedRequest(
-            id: id, request: asked.map { Data($0.utf8) }, reply: Data((reply ?? "reply to \(id)").utf8))
+            id: id, request: asked.map { Array($0.utf8) }, reply: Array((reply ?? "reply to \(id)").utf8))
     }
 
     @Test func answersWhatWasRememberedByteForByte() {

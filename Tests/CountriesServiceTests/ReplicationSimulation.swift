@@ -274,7 +274,7 @@ final class ReplicationSimulation {
                 trace.append("\(step) r\(index) answer to c\(client) lost")
                 continue
             }
-            deliver(try Reply.decode(body), client: client, attempt: attempt, answeredBy: store)
+            deliver(try Reply.decode(Data(body)), client: client, attempt: attempt, answeredBy: store)
         }
     }
 

@@ -22,7 +22,7 @@ import Testing
     }
 
     private func request(_ id: String, _ reply: String) -> RememberedRequest {
-        RememberedRequest(id: id, request: Data(#"{"op":"toggle"}"#.utf8), reply: Data(reply.utf8))
+        RememberedRequest(id: id, request: Array(#"{"op":"toggle"}"#.utf8), reply: Array(reply.utf8))
     }
 
     /// Commits `requests` (and `events`) through the log's three steps in one transaction.
@@ -49,7 +49,7 @@ import Testing
         let log = try makeLog(database)
         try commit([request("a", "first"), request("b", "second")], on: log, in: database)
         #expect(try log.rememberedRequest(for: "a") == request("a", "first"))
-        #expect(try log.rememberedRequest(for: "b")?.reply == Data("second".utf8))
+        #expect(try log.rememberedRequest(for: "b")?.reply == Array("second".utf8))
         #expect(try log.rememberedRequest(for: "c") == nil)
 
         let loaded = try SQLiteRequestLog(
@@ -59,7 +59,7 @@ import Testing
         #expect(try loaded.rememberedRequest(for: "a") == request("a", "first"))
         // The ordinals went on from the loaded ones: no row collides.
         try commit([request("c", "third")], on: loaded, in: database)
-        #expect(try loaded.rememberedRequest(for: "c")?.reply == Data("third".utf8))
+        #expect(try loaded.rememberedRequest(for: "c")?.reply == Array("third".utf8))
         #expect(try database.prepare("SELECT count(*) FROM requests").rows().first?.first == .integer(3))
     }
 
@@ -81,12 +81,12 @@ import Testing
                 throw RolledBack()
             }
         }
-        #expect(try log.rememberedRequest(for: "a")?.reply == Data("first".utf8))
+        #expect(try log.rememberedRequest(for: "a")?.reply == Array("first".utf8))
         #expect(try log.rememberedRequest(for: "b") == nil)
 
         try commit(failing, on: log, in: database)
-        #expect(try log.rememberedRequest(for: "a")?.reply == Data("replaced".utf8))
-        #expect(try log.rememberedRequest(for: "b")?.reply == Data("new".utf8))
+        #expect(try log.rememberedRequest(for: "a")?.reply == Array("replaced".utf8))
+        #expect(try log.rememberedRequest(for: "b")?.reply == Array("new".utf8))
         #expect(try database.prepare("SELECT count(*) FROM requests").rows().first?.first == .integer(2))
     }
 
@@ -100,7 +100,7 @@ import Testing
         var reply = Reply(answering: event)
         reply.store = "store-a"
         let reset = RememberedRequest(
-            id: "the-reset", request: Data(#"{"op":"reset"}"#.utf8), reply: reply.encoded(),
+            id: "the-reset", request: Array(#"{"op":"reset"}"#.utf8), reply: reply.encoded(as: [UInt8].self),
             eventSeq: event.seq)
         try commit([reset], events: [event], on: log, in: database)
         let row = try database.prepare("SELECT length(reply), event FROM requests WHERE id = 'the-reset'")
@@ -144,11 +144,11 @@ import Testing
         for index in 0..<6 { try commit([request("id-\(index)", "r\(index)")], on: log, in: database) }
         #expect(try rows() == .integer(6), "two past the maximum wait for the next trim")
         #expect(try log.rememberedRequest(for: "id-1") == nil, "forgotten already")
-        #expect(try log.rememberedRequest(for: "id-2")?.reply == Data("r2".utf8))
+        #expect(try log.rememberedRequest(for: "id-2")?.reply == Array("r2".utf8))
         try commit([request("id-6", "r6")], on: log, in: database)
         #expect(try rows() == .integer(4), "three deleted at once")
         #expect(try log.rememberedRequest(for: "id-2") == nil)
-        #expect(try log.rememberedRequest(for: "id-3")?.reply == Data("r3".utf8))
-        #expect(try log.rememberedRequest(for: "id-6")?.reply == Data("r6".utf8))
+        #expect(try log.rememberedRequest(for: "id-3")?.reply == Array("r3".utf8))
+        #expect(try log.rememberedRequest(for: "id-6")?.reply == Array("r6".utf8))
     }
 }

@@ -57,14 +57,14 @@ import Testing
                     on: &state))
             var remembered = StoreBatch()
             remembered.requests = [
-                RememberedRequest(id: "r-1", request: Data("{}".utf8), reply: Data("first reply".utf8))
+                RememberedRequest(id: "r-1", request: Array("{}".utf8), reply: Array("first reply".utf8))
             ]
             try store.commit(remembered)
         }
         let reopened = try SQLiteStore(path: scratch.path, seed: [Country(name: "Ignored")])
         #expect(try reopened.loadState() == state)
         #expect(state.seq == 3)
-        #expect(try reopened.rememberedReply(for: "r-1") == Data("first reply".utf8))
+        #expect(try reopened.rememberedReply(for: "r-1") == Array("first reply".utf8))
         #expect(try reopened.rememberedReply(for: "r-2") == nil)
         #expect(
             try reopened.events(after: 0, currentSeq: 3)?.map(\.topic) == [
@@ -124,18 +124,18 @@ import Testing
         let total = Limits.retainedRequestIDs + 3
         var first = StoreBatch()
         first.requests = (0..<total - 1).map {
-            RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
+            RememberedRequest(id: "id-\($0)", reply: Array("reply \($0)".utf8))
         }
         try store.commit(first)
         var last = StoreBatch()
-        last.requests = [RememberedRequest(id: "id-\(total - 1)", reply: Data("reply \(total - 1)".utf8))]
+        last.requests = [RememberedRequest(id: "id-\(total - 1)", reply: Array("reply \(total - 1)".utf8))]
         try store.commit(last)
 
         for gone in 0..<3 {
             #expect(try store.rememberedReply(for: "id-\(gone)") == nil, "id-\(gone) is forgotten")
         }
-        #expect(try store.rememberedReply(for: "id-3") == Data("reply 3".utf8))
-        #expect(try store.rememberedReply(for: "id-\(total - 1)") == Data("reply \(total - 1)".utf8))
+        #expect(try store.rememberedReply(for: "id-3") == Array("reply 3".utf8))
+        #expect(try store.rememberedReply(for: "id-\(total - 1)") == Array("reply \(total - 1)".utf8))
     }
 
     /// An id's age is stored with it: after a restart a young id is still kept beyond the count
@@ -147,21 +147,21 @@ import Testing
             let store = try SQLiteStore(path: scratch.path, seed: seed, clock: clock.now)
             var burst = StoreBatch()
             burst.requests = (0..<Limits.retainedRequestIDs + 5).map {
-                RememberedRequest(id: "id-\($0)", reply: Data("reply \($0)".utf8))
+                RememberedRequest(id: "id-\($0)", reply: Array("reply \($0)".utf8))
             }
             try store.commit(burst)
         }
         let reopened = try SQLiteStore(path: scratch.path, seed: seed, clock: clock.now)
-        #expect(try reopened.rememberedReply(for: "id-0") == Data("reply 0".utf8), "young: kept")
+        #expect(try reopened.rememberedReply(for: "id-0") == Array("reply 0".utf8), "young: kept")
         clock.advance(by: Limits.requestIDMinimumAge)
         #expect(try reopened.rememberedReply(for: "id-4") == nil, "old and beyond the count")
-        #expect(try reopened.rememberedReply(for: "id-5") == Data("reply 5".utf8))
+        #expect(try reopened.rememberedReply(for: "id-5") == Array("reply 5".utf8))
 
         let database = try Database(path: scratch.path, mode: .readWrite)
         try database.execute("UPDATE requests SET at = NULL")
         let legacy = try SQLiteStore(path: scratch.path, seed: seed, clock: TestClock(hoursAhead: 0).now)
         #expect(try legacy.rememberedReply(for: "id-4") == nil, "no age: old")
-        #expect(try legacy.rememberedReply(for: "id-5") == Data("reply 5".utf8))
+        #expect(try legacy.rememberedReply(for: "id-5") == Array("reply 5".utf8))
     }
 
     /// An id that comes twice in one batch keeps one row, with the later reply: in a small batch
@@ -173,18 +173,18 @@ import Testing
             let store = try SQLiteStore(path: scratch.path, seed: seed)
             var batch = StoreBatch()
             batch.requests = (0..<size).map {
-                RememberedRequest(id: "id-\($0)", reply: Data("first \($0)".utf8))
+                RememberedRequest(id: "id-\($0)", reply: Array("first \($0)".utf8))
             }
-            batch.requests.append(RememberedRequest(id: "id-1", reply: Data("later".utf8)))
+            batch.requests.append(RememberedRequest(id: "id-1", reply: Array("later".utf8)))
             try store.commit(batch)
-            #expect(try store.rememberedReply(for: "id-1") == Data("later".utf8))
-            #expect(try store.rememberedReply(for: "id-2") == Data("first 2".utf8))
+            #expect(try store.rememberedReply(for: "id-1") == Array("later".utf8))
+            #expect(try store.rememberedReply(for: "id-2") == Array("first 2".utf8))
         }
         let rows = try Database(path: scratch.path).prepare("SELECT count(*) FROM requests WHERE id = 'id-1'")
             .rows()
         #expect(rows == [[.integer(1)]])
         let reopened = try SQLiteStore(path: scratch.path, seed: seed)
-        #expect(try reopened.rememberedReply(for: "id-1") == Data("later".utf8))
+        #expect(try reopened.rememberedReply(for: "id-1") == Array("later".utf8))
     }
 
     /// A reset's reply is the list it put back, which its event holds already: it is kept as a
@@ -200,7 +200,7 @@ import Testing
         func handle(_ bodies: [String]) -> [Data] {
             handler.handle(bodies.map { IncomingRequest(envelope: [Data()], body: [Data($0.utf8)]) })
                 .compactMap { outgoing in
-                    if case .reply(_, let body) = outgoing { return body }
+                    if case .reply(_, let body) = outgoing { return Data(body) }
                     return nil
                 }
         }
@@ -214,7 +214,7 @@ import Testing
         let first = try #require(handle([#"{"op":"reset","id":"the-reset"}"#]).first)
         #expect(try Reply.decode(first).countries?.count == 2_000)
         #expect(try storedReply().bytes == 0 && storedReply().event == .integer(1), "by reference")
-        #expect(try store.rememberedReply(for: "the-reset") == first)
+        #expect(try store.rememberedReply(for: "the-reset") == Array(first))
 
         // Past the kept events: the reset's event goes, its reply is written in full first.
         for start in stride(from: 0, to: Limits.retainedEvents + 2 * Int(SQLiteStore.rowsInterval), by: 250) {
@@ -222,9 +222,9 @@ import Testing
         }
         #expect(try store.oldestRetainedSeq(currentSeq: handler.state.seq) > 1, "the reset's event is gone")
         #expect(try storedReply().bytes == Int64(first.count) && storedReply().event == .null, "in full")
-        #expect(try store.rememberedReply(for: "the-reset") == first)
+        #expect(try store.rememberedReply(for: "the-reset") == Array(first))
         let reopened = try SQLiteStore(path: scratch.path, seed: long)
-        #expect(try reopened.rememberedReply(for: "the-reset") == first)
+        #expect(try reopened.rememberedReply(for: "the-reset") == Array(first))
     }
 
     /// Handles one request on a handler over `store`; its reply.
@@ -233,7 +233,7 @@ import Testing
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
         }
         let output = handler.handle([IncomingRequest(envelope: [Data()], body: [Data(json.utf8)])])
-        for case .reply(_, let body) in output { return try Reply.decode(body) }
+        for case .reply(_, let body) in output { return try Reply.decode(Data(body)) }
         throw HarnessError("no reply to \(json)")
     }
 
@@ -351,7 +351,7 @@ import Testing
         func toggle(_ index: Int) throws {
             var next = try batch([.toggle(.index(index % 8))], on: &state)
             next.requests = [
-                RememberedRequest(id: "t-\(state.seq)", request: Data("{}".utf8), reply: Data("r".utf8))
+                RememberedRequest(id: "t-\(state.seq)", request: Array("{}".utf8), reply: Array("r".utf8))
             ]
             try store.commit(next)
         }
@@ -383,11 +383,11 @@ import Testing
         var state = CountriesState(countries: seed)
         // Replies of 200 bytes: the 40 rows kept span pages, so the oldest is not on the page
         // the newest goes to.
-        let reply = Data(repeating: UInt8(ascii: "r"), count: 200)
+        let reply = [UInt8](repeating: UInt8(ascii: "r"), count: 200)
         func toggle() throws {
             var next = try batch([.toggle(.index(Int(state.seq % 8)))], on: &state)
             next.requests = [
-                RememberedRequest(id: "t-\(state.seq)", request: Data("{}".utf8), reply: reply)
+                RememberedRequest(id: "t-\(state.seq)", request: Array("{}".utf8), reply: reply)
             ]
             try store.commit(next)
         }

@@ -30,7 +30,7 @@ import Testing
                 Issue.record("a shared store's handler publishes from the store's log, not from its commits")
                 continue
             }
-            replies.append(try Reply.decode(body))
+            replies.append(try Reply.decode(Data(body)))
         }
         return replies
     }
@@ -182,7 +182,7 @@ import Testing
         #expect(log.requests.count == acknowledged.count)
         for (id, reply) in acknowledged {
             let remembered = try #require(log.requests[id])
-            #expect(try Reply.decode(remembered.reply) == reply, "\(id)")
+            #expect(try Reply.decode(Data(remembered.reply)) == reply, "\(id)")
             let seq = try #require(reply.seq)
             guard case .changed(let row) = log.events[Int(seq) - 1].kind else {
                 Issue.record("seq \(seq) is not a toggle")
