@@ -174,8 +174,11 @@ final class FailingStore: StateStore {
         var random = SystemRandomNumberGenerator()
         var acknowledged: [UInt64: IndexedCountry] = [:]
         var requestOfID: [String: String] = [:]
-        for _ in 0..<300 {
-            store.failing = Int.random(in: 0..<3, using: &random) == 0
+        for round in 0..<300 {
+            // The first batch fails and the second commits, whatever the draws: once the pool's
+            // ids are all remembered no batch commits anything, and the random choice alone
+            // left one kind of commit untried in about one run of sixty (simulated).
+            store.failing = round == 0 || (round > 1 && Int.random(in: 0..<3, using: &random) == 0)
             var bodies: [String] = []
             // Past the ids a batch compares one by one too (BatchIDTable.comparedDirectly).
             for _ in 0..<Int.random(in: 1...20, using: &random) {
