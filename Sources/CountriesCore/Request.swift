@@ -57,6 +57,22 @@ extension Request {
     /// anything that is not a JSON object with well-typed fields, and `unknown_op` for an op the
     /// protocol does not have. It never changes anything, so any input is safe to pass.
     public static func decode(_ body: Data) throws(CountriesError) -> Request {
+        let decoded = body.withUnsafeBytes { bytes in
+            Result { () throws(CountriesError) in try decode(bytes: bytes) }
+        }
+        return try decoded.get()
+    }
+
+    /// Decodes a request frame received as an array, as ``decode(_:)-(Data)`` does.
+    public static func decode(_ body: [UInt8]) throws(CountriesError) -> Request {
+        let decoded = body.withUnsafeBytes { bytes in
+            Result { () throws(CountriesError) in try decode(bytes: bytes) }
+        }
+        return try decoded.get()
+    }
+
+    /// Both of them: the frame's bytes, valid for the call.
+    private static func decode(bytes body: UnsafeRawBufferPointer) throws(CountriesError) -> Request {
         guard body.count <= Limits.maximumRequestBytes else {
             throw CountriesError(
                 .tooLarge,

@@ -92,7 +92,7 @@ final class ChangeForwarder {
         withUnsafeBytes(of: token.bigEndian) { tokenFrame.append(contentsOf: $0) }
         let sent: Bool
         do {
-            sent = try socket.send([tokenFrame, Data()] + request.body, dontWait: true)
+            sent = try socket.send([tokenFrame, Data()] + request.body.map { Data($0) }, dontWait: true)
         } catch {
             sent = false
         }

@@ -324,7 +324,7 @@ final class CommandHandler {
         }
     }
 
-    private func decode(_ body: [Data]) throws(CountriesError) -> Request {
+    private func decode(_ body: [[UInt8]]) throws(CountriesError) -> Request {
         guard body.count == 1, let frame = body.first else {
             throw CountriesError(
                 .badRequest,

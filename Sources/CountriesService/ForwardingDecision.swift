@@ -40,7 +40,7 @@ enum ForwardingDecision: Equatable {
 
     /// Whether `body` is one frame holding a valid change other than `reset` (anything else is
     /// answered here).
-    static func isChange(_ body: [Data]) -> Bool {
+    static func isChange(_ body: [[UInt8]]) -> Bool {
         guard body.count == 1, let frame = body.first, let request = try? Request.decode(frame) else {
             return false
         }

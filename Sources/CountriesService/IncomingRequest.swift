@@ -9,8 +9,9 @@ import ZeroMQ
 struct IncomingRequest {
     /// The routing frames (and empty delimiter) to put in front of the reply; opaque here.
     var envelope: [Data]
-    /// The frames after the envelope; a valid request has exactly one.
-    var body: [Data]
+    /// The frames after the envelope; a valid request has exactly one. Arrays, read once by the
+    /// parser: a `Data` of a body's size was two allocations (docs/BENCHMARKS.md, "Stop 58").
+    var body: [[UInt8]]
     /// What the client may do (read-only clients are refused changes).
     var access: Access = .readWrite
     /// Who sent it and when it was read, when the tally reads traces (else ``RequestTrace/none``).
@@ -26,22 +27,20 @@ struct IncomingRequest {
     /// The message property in which libzmq names a tcp peer's address.
     static let peerAddressProperty = "Peer-Address"
 
-    init(envelope: [Data], body: [Data], access: Access = .readWrite) {
+    init(envelope: [Data], body: [[UInt8]], access: Access = .readWrite) {
         self.envelope = envelope
         self.body = body
         self.access = access
     }
 
-    /// A message off the ROUTER: split into envelope and body; when clients are
+    /// A message off the ROUTER, its frames given to an ``Assembler``; when clients are
     /// `authenticated`, the access the ZAP handler wrote in the User-Id ("rw:KEY" or "ro:KEY"),
     /// anything else getting the least.
-    init(_ message: consuming ReceivedMessage, authenticated: Bool, received: ContinuousClock.Instant? = nil)
-    {
-        // Taken out of the message, not copied: the envelope then keeps their storage.
-        var frames: [Data] = []
-        swap(&frames, &message.frames)
-        self = Self.split(consume frames)
-        let properties = message.properties
+    init(
+        _ frames: consuming Assembler, properties: [String: String], authenticated: Bool,
+        received: ContinuousClock.Instant? = nil
+    ) {
+        self = frames.request()
         if let received {
             trace = RequestTrace(received: received)
             trace.peer = properties[Self.peerAddressProperty]
@@ -52,26 +51,47 @@ struct IncomingRequest {
         }
     }
 
-    /// Splits a ROUTER message into its envelope (routing id(s) and the empty delimiter a REQ
-    /// peer adds) and its body. A DEALER peer sends no delimiter: then the first frame alone is
-    /// the envelope.
-    static func split(_ frames: consuming [Data]) -> IncomingRequest {
-        // A closure, not the key path `\.isEmpty`: that is applied through the runtime's
-        // key-path machinery, about 1,400 instructions per request.
-        var bodyStart = min(1, frames.count)
-        if let delimiter = frames.firstIndex(where: { $0.isEmpty }), delimiter > 0 {
-            bodyStart = delimiter + 1
+    /// Splits a ROUTER message, frame by frame as it is received, into its envelope (routing
+    /// id(s) and the empty delimiter a REQ peer adds) and its body. A DEALER peer sends no
+    /// delimiter: then the first frame alone is the envelope.
+    ///
+    /// The envelope's frames are kept as `Data`, which holds a routing id (5 bytes from libzmq)
+    /// and the delimiter without an allocation; the body's as arrays, one allocation each.
+    struct Assembler {
+        private var envelope: [Data] = []
+        private var body: [[UInt8]] = []
+        /// Whether the first empty frame came after the first frame: the frames after it are
+        /// the body.
+        private var delimited = false
+        private var sawEmpty = false
+
+        /// An assembler of no frames yet.
+        init() {}
+
+        /// Takes the next frame; `more` says whether others follow.
+        mutating func take(_ bytes: UnsafeRawBufferPointer, more: Bool) {
+            if delimited {
+                body.append(Array(bytes))
+                return
+            }
+            if envelope.isEmpty { envelope.reserveCapacity(more ? 2 : 1) }
+            envelope.append(bytes.isEmpty ? Data() : Data(bytes))
+            if bytes.isEmpty {
+                delimited = !sawEmpty && envelope.count > 1
+                sawEmpty = true
+            }
         }
-        // The envelope keeps the frames' own storage (the message's, not shared): one array
-        // made per request, for the body, instead of two copies.
-        guard bodyStart != frames.count - 1 else {
-            // One body frame, as every valid request has: moved out, not copied.
-            let body = [frames.removeLast()]
-            return IncomingRequest(envelope: frames, body: body)
+
+        /// The request of the frames taken.
+        consuming func request() -> IncomingRequest {
+            guard !delimited, envelope.count > 1 else {
+                return IncomingRequest(envelope: envelope, body: body)
+            }
+            // No delimiter: the first frame is the envelope, the rest the body.
+            let rest = envelope[1...].map { [UInt8]($0) }
+            envelope.removeSubrange(1...)
+            return IncomingRequest(envelope: envelope, body: rest)
         }
-        let body = Array(frames[bodyStart...])
-        frames.removeSubrange(bodyStart...)
-        return IncomingRequest(envelope: frames, body: body)
     }
 
     /// What a request's reply may take, guessed from its body's bytes before it is decoded.

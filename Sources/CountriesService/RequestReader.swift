@@ -65,12 +65,14 @@ struct RequestReader {
         {
             let request: IncomingRequest
             do {
+                var frames = IncomingRequest.Assembler()
                 guard
-                    let message = try commands.receiveMessage(
-                        dontWait: true, properties: properties, sourceDescriptor: false)
+                    let metadata = try commands.receiveFrames(
+                        dontWait: true, properties: properties, sourceDescriptor: false,
+                        { frames.take($0, more: $1) })
                 else { return false }
-                // Its last use: the request takes the message's frames without copying them.
-                request = IncomingRequest(message, authenticated: authenticates, received: received)
+                request = IncomingRequest(
+                    frames, properties: metadata.properties, authenticated: authenticates, received: received)
             } catch {
                 logger.log(.error, "receiving a request failed: \(error)")
                 return true

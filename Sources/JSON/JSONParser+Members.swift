@@ -18,19 +18,28 @@ extension JSONParser {
     ) throws(Failure) -> Bool {
         let parsed = data.withUnsafeBytes { bytes in
             Result { () throws(Failure) -> Bool in
-                var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
-                parser.startDocument()
-                guard parser.peek() == UInt8(ascii: "{") else {
-                    _ = try parser.value(depth: 0)
-                    try parser.endDocument()
-                    return false
-                }
-                try parser.visitObject(visit)
-                try parser.endDocument()
-                return true
+                try visitMembers(bytes, maximumNesting: maximumNesting, visit)
             }
         }
         return try parsed.get()
+    }
+
+    /// Parses one JSON object that fills `bytes`, as ``visitMembers(_:maximumNesting:_:)-(Data,_,_)``
+    /// does.
+    public static func visitMembers(
+        _ bytes: UnsafeRawBufferPointer, maximumNesting: Int = defaultMaximumNesting,
+        _ visit: (JSONKey, JSONValue) -> Void
+    ) throws(Failure) -> Bool {
+        var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
+        parser.startDocument()
+        guard parser.peek() == UInt8(ascii: "{") else {
+            _ = try parser.value(depth: 0)
+            try parser.endDocument()
+            return false
+        }
+        try parser.visitObject(visit)
+        try parser.endDocument()
+        return true
     }
 
     /// The members of the top-level object at `position`, each key checked against those before.

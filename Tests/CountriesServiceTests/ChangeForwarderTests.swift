@@ -14,7 +14,7 @@ import ZeroMQ
     private let logger = Logger(level: .error) { _ in }
 
     private func request(_ client: String, _ json: String) -> IncomingRequest {
-        IncomingRequest(envelope: [Data(client.utf8), Data()], body: [Data(json.utf8)])
+        IncomingRequest(envelope: [Data(client.utf8), Data()], body: [Array(json.utf8)])
     }
 
     @Test func repliesComeBackUnchangedAndSilenceIsUnavailable() throws {

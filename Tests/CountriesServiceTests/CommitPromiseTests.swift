@@ -64,7 +64,7 @@ final class FailingStore: StateStore {
         let output = handler.handle(
             bodies.enumerated().map {
                 IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
             })
         var replies: [Reply] = []
         var published: [UInt64] = []
@@ -275,7 +275,7 @@ final class FailingStore: StateStore {
         var replies = 0
         let bodies = (0..<4).map { #"{"op":"toggle","index":\#($0),"id":"held-\#($0)"}"# }
         let requests = bodies.enumerated().map {
-            IncomingRequest(envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+            IncomingRequest(envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
         }
         handler.handle(requests) { output in
             for case .reply(let envelope, _) in output {
@@ -294,7 +294,8 @@ final class FailingStore: StateStore {
         let handler = try handler(on: store)
         var emitted: [[Outgoing]] = []
         let toggle = IncomingRequest(
-            envelope: [Data("p".utf8), Data()], body: [Data(#"{"op":"toggle","index":2,"id":"early"}"#.utf8)])
+            envelope: [Data("p".utf8), Data()], body: [Array(#"{"op":"toggle","index":2,"id":"early"}"#.utf8)]
+        )
         handler.handle(CollectionOfOne(toggle)) { output in
             // The reply is out before the store has the id or the event.
             if case .reply? = output.first {

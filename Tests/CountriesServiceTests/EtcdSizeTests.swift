@@ -41,7 +41,7 @@ struct EtcdSizeTests {
         let output = handler.handle(
             bodies.enumerated().map {
                 IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
             })
         return try output.compactMap { item in
             guard case .reply(_, let body) = item else { return nil }

@@ -15,7 +15,7 @@ import Testing
         -> IncomingRequest
     {
         IncomingRequest(
-            envelope: envelope ?? [Data("peer".utf8), Data()], body: [Data(json.utf8)], access: access)
+            envelope: envelope ?? [Data("peer".utf8), Data()], body: [Array(json.utf8)], access: access)
     }
 
     private func decide(

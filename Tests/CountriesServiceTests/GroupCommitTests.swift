@@ -91,7 +91,7 @@ import Testing
             #"{"op":"toggle","index":99}"#, #"{"op":"count"}"#,
         ]
         let requests = bodies.enumerated().map { number, body in
-            IncomingRequest(envelope: [Data("peer-\(number)".utf8), Data()], body: [Data(body.utf8)])
+            IncomingRequest(envelope: [Data("peer-\(number)".utf8), Data()], body: [Array(body.utf8)])
         }
         let output = handler.handle(requests)
         var replies: [(peer: String, reply: Reply)] = []

@@ -8,8 +8,17 @@ import ZeroMQ
 
 /// What the socket loop learns from a request before decoding it.
 @Suite struct IncomingRequestTests {
+    /// `frames` given to an assembler one by one, as the reader receives them.
+    private func assembling(_ frames: [String]) -> IncomingRequest.Assembler {
+        var assembler = IncomingRequest.Assembler()
+        for (index, frame) in frames.enumerated() {
+            Array(frame.utf8).withUnsafeBytes { assembler.take($0, more: index < frames.count - 1) }
+        }
+        return assembler
+    }
+
     private func request(_ frames: [String]) -> IncomingRequest {
-        IncomingRequest(envelope: [Data("peer".utf8), Data()], body: frames.map { Data($0.utf8) })
+        IncomingRequest(envelope: [Data("peer".utf8), Data()], body: frames.map { Array($0.utf8) })
     }
 
     @Test func aHistoryRequestMayBeHistoryAndOthersNot() {
@@ -81,11 +90,10 @@ import ZeroMQ
         func split(_ frames: [String], properties: [String: String] = [:], authenticated: Bool = false)
             -> IncomingRequest
         {
-            IncomingRequest(
-                ReceivedMessage(frames: frames.map { Data($0.utf8) }, properties: properties),
-                authenticated: authenticated)
+            IncomingRequest(assembling(frames), properties: properties, authenticated: authenticated)
         }
         func text(_ frames: [Data]) -> [String] { frames.map { String(decoding: $0, as: UTF8.self) } }
+        func text(_ frames: [[UInt8]]) -> [String] { frames.map { String(decoding: $0, as: UTF8.self) } }
 
         let fromREQ = split(["id", "", "body"])
         #expect(text(fromREQ.envelope) == ["id", ""] && text(fromREQ.body) == ["body"])
@@ -95,6 +103,12 @@ import ZeroMQ
         #expect(text(twoHops.envelope) == ["relay", "id", ""] && text(twoHops.body) == ["body"])
         let leadingEmpty = split(["", "body"])
         #expect(text(leadingEmpty.envelope) == [""] && text(leadingEmpty.body) == ["body"])
+        // Only the first empty frame can be the delimiter: one in front makes it a DEALER's.
+        let emptyTwice = split(["", "x", "", "body"])
+        #expect(text(emptyTwice.envelope) == [""] && text(emptyTwice.body) == ["x", "", "body"])
+        let long = String(repeating: "i", count: 40)
+        let longID = split([long, "", "body"])
+        #expect(text(longID.envelope) == [long, ""] && text(longID.body) == ["body"])
         let delimiterLast = split(["id", ""])
         #expect(text(delimiterLast.envelope) == ["id", ""] && delimiterLast.body.isEmpty)
         let nothing = split([])
@@ -111,12 +125,13 @@ import ZeroMQ
     /// The trace is read when the service was told when the request came, with the peer's
     /// address; otherwise it is a trace of nothing.
     @Test func theTraceCarriesThePeerOnlyWhenTimed() {
-        let message = ReceivedMessage(
-            frames: [Data("id".utf8), Data(), Data("{}".utf8)], properties: ["Peer-Address": "10.0.0.7"])
-        let untimed = IncomingRequest(message, authenticated: false)
+        let properties = ["Peer-Address": "10.0.0.7"]
+        let untimed = IncomingRequest(
+            assembling(["id", "", "{}"]), properties: properties, authenticated: false)
         #expect(untimed.trace.peer == nil && untimed.trace.received == nil)
         let now = ContinuousClock.now
-        let timed = IncomingRequest(message, authenticated: false, received: now)
+        let timed = IncomingRequest(
+            assembling(["id", "", "{}"]), properties: properties, authenticated: false, received: now)
         #expect(timed.trace.peer == "10.0.0.7" && timed.trace.received == now)
     }
 }

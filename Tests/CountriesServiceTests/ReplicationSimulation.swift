@@ -261,7 +261,7 @@ final class ReplicationSimulation {
         if breakage == .forgetsIDs { log.forgetRequests() }
         let output = replica.handler.handle(
             batch.map {
-                IncomingRequest(envelope: [Data("\($0.client) \($0.attempt)".utf8)], body: [$0.body])
+                IncomingRequest(envelope: [Data("\($0.client) \($0.attempt)".utf8)], body: [Array($0.body)])
             })
         replica.store.fault = .none
         trace.append("\(step) r\(index) handled \(count), at seq \(replica.handler.state.seq)")

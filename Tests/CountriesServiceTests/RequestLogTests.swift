@@ -53,7 +53,7 @@ import Testing
             #"{"op":"list"}"#, #"{"op":"toggle","name":"France"}"#,
         ]
         let requests = bodies.map { body in
-            var request = IncomingRequest(envelope: [Data("peer".utf8), Data()], body: [Data(body.utf8)])
+            var request = IncomingRequest(envelope: [Data("peer".utf8), Data()], body: [Array(body.utf8)])
             request.trace = RequestTrace(peer: "127.0.0.1", received: .now)
             return request
         }

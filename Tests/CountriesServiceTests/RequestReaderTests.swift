@@ -77,7 +77,7 @@ import ZeroMQ
         batch.removeAll()
         // The rest, then an empty queue: not a limit.
         #expect(!reader.read(into: &batch, load: &load, traces: false, listBytes: { 0 }))
-        #expect(batch.map { $0.body } == [[Data(toggle(4).utf8)], [Data(toggle(5).utf8)]])
+        #expect(batch.map { $0.body } == [[Array(toggle(4).utf8)], [Array(toggle(5).utf8)]])
         #expect(load.costly == 0 && load.replyBytes == 0)
         // A limit of one reads one, whatever the batch may hold.
         try wire.send("a", toggle(6))
@@ -85,7 +85,7 @@ import ZeroMQ
         try wire.waitReadable()
         batch.removeAll()
         #expect(reader.read(into: &batch, load: &load, limit: 1, traces: false, listBytes: { 0 }))
-        #expect(batch.map { $0.body } == [[Data(toggle(6).utf8)]])
+        #expect(batch.map { $0.body } == [[Array(toggle(6).utf8)]])
     }
 
     @Test func aBatchStopsAtItsHistoryRequests() throws {
@@ -149,7 +149,7 @@ import ZeroMQ
         batch.removeAll()
         load = RequestReader.Load()
         #expect(!reader.read(into: &batch, load: &load, traces: false, listBytes: { 0 }))
-        #expect(batch.map(\.body) == [[Data(toggle(0).utf8)]])
+        #expect(batch.map(\.body) == [[Array(toggle(0).utf8)]])
 
         // A bound below one request still takes it: no request waits forever.
         let tiny = self.reader(wire) { $0.maximumBatchRequestBytes = 1 }
@@ -159,7 +159,7 @@ import ZeroMQ
         batch.removeAll()
         load = RequestReader.Load()
         #expect(tiny.read(into: &batch, load: &load, traces: false, listBytes: { 0 }))
-        #expect(batch.count == 1 && batch[0].body == [Data(big.utf8)])
+        #expect(batch.count == 1 && batch[0].body == [Array(big.utf8)])
     }
 
     @Test func tracesAreStampedOnlyWhenAsked() throws {

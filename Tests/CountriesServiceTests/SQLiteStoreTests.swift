@@ -198,7 +198,7 @@ import Testing
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
         }
         func handle(_ bodies: [String]) -> [Data] {
-            handler.handle(bodies.map { IncomingRequest(envelope: [Data()], body: [Data($0.utf8)]) })
+            handler.handle(bodies.map { IncomingRequest(envelope: [Data()], body: [Array($0.utf8)]) })
                 .compactMap { outgoing in
                     if case .reply(_, let body) = outgoing { return Data(body) }
                     return nil
@@ -232,7 +232,7 @@ import Testing
         let handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
             CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
         }
-        let output = handler.handle([IncomingRequest(envelope: [Data()], body: [Data(json.utf8)])])
+        let output = handler.handle([IncomingRequest(envelope: [Data()], body: [Array(json.utf8)])])
         for case .reply(_, let body) in output { return try Reply.decode(Data(body)) }
         throw HarnessError("no reply to \(json)")
     }

@@ -22,7 +22,7 @@ import Testing
         let output = handler.handle(
             bodies.enumerated().map {
                 IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
             })
         var replies: [Reply] = []
         for item in output {

@@ -176,7 +176,7 @@ import Testing
         let output = handler.handle(
             bodies.enumerated().map {
                 IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Data($0.element.utf8)])
+                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
             })
         var replies: [Data] = []
         for case .reply(_, let body) in output { replies.append(Data(body)) }

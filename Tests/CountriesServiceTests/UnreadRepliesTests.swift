@@ -9,7 +9,7 @@ import Testing
 /// while it answers everyone else (docs/RELIABILITY.md, "Bounds per peer").
 @Suite struct UnreadRepliesTests {
     private func request(_ body: String, from peer: String) -> IncomingRequest {
-        IncomingRequest(envelope: [Data(peer.utf8), Data()], body: [Data(body.utf8)])
+        IncomingRequest(envelope: [Data(peer.utf8), Data()], body: [Array(body.utf8)])
     }
 
     @Test func bytesAreCountedPerPeerAndForgottenWhenTaken() {
