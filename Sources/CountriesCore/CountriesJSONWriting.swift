@@ -28,7 +28,7 @@ extension JSONWriter {
 
     /// `{"country":...,"seq":S,"store":ID,"topic":T}` or `{"countries":[...],"seq":S,...}`
     /// (`store` only when the event has one).
-    mutating func event(_ event: Event) {
+    @usableFromInline mutating func event(_ event: Event) {
         switch event.kind {
         case .changed(let row), .added(let row), .removed(let row):
             raw(#"{"country":"#)
@@ -141,7 +141,7 @@ extension JSONWriter {
 
     /// A reply, keys sorted: count, countries, country, error, events, more, ok, seq, store, with
     /// the `status` fields among them.
-    mutating func reply(_ reply: Reply) {
+    @usableFromInline mutating func reply(_ reply: Reply) {
         var object = open(reply.hasStatus ? Object(status: reply.status) : Object())
         if let count = reply.count {
             member(#""count":"#, of: &object)
@@ -204,7 +204,7 @@ extension JSONWriter {
     }
 
     /// `{"seq":S,"store":ID,"topic":"heartbeat"}` (`store` only when it has one).
-    mutating func heartbeat(_ heartbeat: Heartbeat) {
+    @usableFromInline mutating func heartbeat(_ heartbeat: Heartbeat) {
         var object = open()
         member(#""seq":"#, of: &object)
         unsigned(heartbeat.seq)
@@ -218,7 +218,7 @@ extension JSONWriter {
     }
 
     /// A request, keys sorted: id, if_seq, if_store, index, name, op, since, visited.
-    mutating func request(_ request: Request) {
+    @usableFromInline mutating func request(_ request: Request) {
         var index: Int?
         var name: String?
         var visited: Bool?

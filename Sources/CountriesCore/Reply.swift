@@ -106,7 +106,8 @@ private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendabl
 
 extension Reply {
     /// The reply as one UTF-8 JSON frame, as `Output` (`Data` unless asked otherwise: the
-    /// service asks for `[UInt8]`, one allocation).
+    /// service asks for `[UInt8]`, one allocation). Inlinable, as ``JSONWriter/encode(capacity:as:_:)``.
+    @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a change's reply (about 110 bytes with its store) without growing.
         JSONWriter.encode(
@@ -125,6 +126,7 @@ extension Reply {
 extension Event {
     /// The event as the JSON frame that follows its topic on the PUB channel, as `Output`
     /// (`Data` unless asked otherwise: the service asks for `[UInt8]`, one allocation).
+    @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a one-row event (about 130 bytes with its store and topic) without growing.
         JSONWriter.encode(
@@ -134,7 +136,7 @@ extension Event {
         }
     }
 
-    private var resetRows: [IndexedCountry]? {
+    @usableFromInline var resetRows: [IndexedCountry]? {
         if case .reset(let rows) = kind { return rows }
         return nil
     }
@@ -147,6 +149,7 @@ extension Event {
 
 extension Heartbeat {
     /// The heartbeat as a JSON frame, as `Output` (`Data` unless asked otherwise).
+    @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         JSONWriter.encode(capacity: 48, as: output) { $0.heartbeat(self) }
     }

@@ -276,6 +276,7 @@ private struct RequestFields {
 extension Request {
     /// The request as one UTF-8 JSON frame, keys sorted, as `Output` (`Data` unless asked
     /// otherwise).
+    @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         JSONWriter.encode(capacity: 64, as: output) { $0.request(self) }
     }

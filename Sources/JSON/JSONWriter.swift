@@ -11,7 +11,7 @@ import Foundation
 /// "Stop 37").
 public struct JSONWriter: ~Copyable {
     /// The buffer: from `malloc` when ``ownsBuffer``, else lent by ``encode(capacity:_:)``.
-    private var start: UnsafeMutablePointer<UInt8>
+    @usableFromInline var start: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     /// Whether the buffer is this writer's to grow in place and free.
     private var ownsBuffer = true
@@ -26,7 +26,7 @@ public struct JSONWriter: ~Copyable {
 
     /// An empty writer on `buffer`, which it must not free: past its end it moves to memory of
     /// its own.
-    private init(lent buffer: UnsafeMutableBufferPointer<UInt8>) {
+    @usableFromInline init(lent buffer: UnsafeMutableBufferPointer<UInt8>) {
         start = buffer.baseAddress!
         capacity = buffer.count
         ownsBuffer = false
@@ -38,7 +38,9 @@ public struct JSONWriter: ~Copyable {
     /// memory on the stack when `capacity` is small: a service encodes a reply, an event and a
     /// canonical form per change, and a buffer from `malloc` for each was an allocation and a
     /// free apiece (docs/BENCHMARKS.md, "Stop 52"). `capacity` is a guess; the writer grows past
-    /// it.
+    /// it. Inlinable, so that each caller gets it made for its `Output` (a generic call across
+    /// modules cost about 300 instructions per encoding, docs/BENCHMARKS.md, "Stop 58").
+    @inlinable
     public static func encode<Output: JSONOutput>(
         capacity: Int, as output: Output.Type = Data.self, _ write: (inout JSONWriter) -> Void
     ) -> Output {
@@ -66,6 +68,7 @@ public struct JSONWriter: ~Copyable {
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
 
     /// The bytes written, as `Output` (`Data` unless asked otherwise); the writer is gone after.
+    @inlinable
     public consuming func finish<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // A copy: `Data(bytesNoCopy:)` saved it but cost more when freed (its deallocator).
         Output(copyingJSON: UnsafeBufferPointer(start: start, count: count))
