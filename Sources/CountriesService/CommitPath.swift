@@ -139,9 +139,9 @@ extension StoreBatch {
             // Only a change is remembered: retrying a refusal or a no-op decides it again, on a
             // state at least as new, which is as safe as the first time.
             if let event {
-                // The change read by field, not through ``StagedChange/asked``: a computed
-                // property of an element copied the whole staged change (docs/BENCHMARKS.md,
-                // "Stop 58").
+                // What it asked is made now, for a change with an id, from the field: a
+                // computed property of the element copied the whole staged change
+                // (docs/BENCHMARKS.md, "Stop 58").
                 requests.append(
                     RememberedRequest(
                         id: id, request: staged[index].change.canonicalForm, reply: staged[index].body,

@@ -139,7 +139,7 @@ final class SharedCommitPath: CommitPath {
         for index in staged.indices where staged[index].settled == nil {
             let change = staged[index]
             if let id = change.id, let first = remembered[id] {
-                switch first.answer(toChangeAsking: change.asked) {
+                switch first.answer(toChangeAsking: change.change.canonicalForm) {
                 case .success(let reply): staged[index].settled = reply
                 case .failure(let conflict):
                     staged[index].settled = Reply(error: conflict).encoded(as: [UInt8].self)

@@ -7,6 +7,8 @@ struct StagedChange {
     /// The envelope of the request, to send the reply back on.
     var envelope: [Data]
     var id: String?
+    /// The change; what it asked, remembered beside `id`, is its
+    /// ``CountriesCore/Change/canonicalForm``, made when needed.
     var change: Change
     var ifStore: String?
     /// What the tally counts of the reply.
@@ -33,11 +35,4 @@ struct StagedChange {
         self.body = reply.encoded(as: [UInt8].self)
         self.event = event
     }
-}
-
-extension StagedChange {
-    /// What the change asked (``CountriesCore/Change/canonicalForm``), remembered beside `id`
-    /// (nil without one). Made when it is needed, which for most changes is after the reply:
-    /// only a retried id compares it before.
-    var asked: [UInt8]? { id == nil ? nil : change.canonicalForm }
 }
