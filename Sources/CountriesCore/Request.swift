@@ -114,18 +114,22 @@ extension Request {
 /// The fields of a request object the protocol reads, gathered member by member, and the
 /// checks on each. Any other key is ignored (a later version's field); `null` counts as absent,
 /// except for `op`, which must be a string.
+///
+/// A string stays where it lies in the request (``JSON/JSONText``) until it is checked: `op` is
+/// compared and never made a `String`, and no ignored string is (docs/BENCHMARKS.md, "Stop 59").
+/// So the fields are valid only while the request's bytes are.
 private struct RequestFields {
-    var id: JSONValue?
-    var op: JSONValue?
-    var index: JSONValue?
-    var name: JSONValue?
-    var ifSeq: JSONValue?
-    var ifStore: JSONValue?
-    var visited: JSONValue?
-    var since: JSONValue?
+    var id: JSONMemberValue?
+    var op: JSONMemberValue?
+    var index: JSONMemberValue?
+    var name: JSONMemberValue?
+    var ifSeq: JSONMemberValue?
+    var ifStore: JSONMemberValue?
+    var visited: JSONMemberValue?
+    var since: JSONMemberValue?
 
     /// Keeps the member if its key is one of the protocol's.
-    mutating func take(_ key: JSONKey, _ value: JSONValue) {
+    mutating func take(_ key: JSONText, _ value: JSONMemberValue) {
         if key == "op" {
             op = value
         } else if key == "id" {
@@ -151,53 +155,56 @@ private struct RequestFields {
             throw CountriesError(
                 .badRequest, "the request has no \"op\"; one of: \(Command.knownOps.joined(separator: ", "))")
         }
-        guard case .string(let op) = opValue else {
+        guard case .text(let op) = opValue else {
             throw CountriesError(.badRequest, "\"op\" must be a string, not \(opValue.typeName)")
         }
         let command = try command(op)
         let ifStore = try string(self.ifStore, "if_store")
         if ifStore != nil {
             guard case .change = command else {
-                throw CountriesError(.badRequest, "\"if_store\" applies to changes only, not to \(op)")
+                throw CountriesError(.badRequest, "\"if_store\" applies to changes only, not to \(op.string)")
             }
         }
         return Request(id: id, command: command, ifStore: ifStore)
     }
 
-    private func command(_ op: String) throws(CountriesError) -> Command {
-        switch op {
-        case "list": return .query(.list)
-        case "count": return .query(.count)
-        case "get": return .query(.get(try reference()))
-        case "toggle": return .change(.toggle(try reference(), ifSeq: try seq(ifSeq, "if_seq")))
-        case "set":
+    /// The command `op` names, compared byte by byte (the ops are ASCII), the changes first.
+    private func command(_ op: JSONText) throws(CountriesError) -> Command {
+        if op == "toggle" { return .change(.toggle(try reference(), ifSeq: try seq(ifSeq, "if_seq"))) }
+        if op == "set" {
             guard let visited = try bool(visited, "visited") else {
                 throw missing("visited", "true or false")
             }
             return .change(.set(try reference(), visited: visited, ifSeq: try seq(ifSeq, "if_seq")))
-        case "add":
+        }
+        if op == "add" {
             guard let name = try string(name, "name") else { throw missing("name", "the country's name") }
             return .change(.add(name: name, visited: try bool(visited, "visited") ?? false))
-        case "remove": return .change(.remove(try reference()))
-        case "reset": return .change(.reset)
-        case "history":
+        }
+        if op == "remove" { return .change(.remove(try reference())) }
+        if op == "reset" { return .change(.reset) }
+        if op == "list" { return .query(.list) }
+        if op == "count" { return .query(.count) }
+        if op == "get" { return .query(.get(try reference())) }
+        if op == "history" {
             guard let since = try seq(since, "since") else {
                 throw missing("since", "a seq, 0 for everything kept")
             }
             return .history(since: since)
-        case "status": return .status
-        default:
-            throw CountriesError(
-                .unknownOp,
-                "unknown op \(CountryName.quoted(op)); one of: \(Command.knownOps.joined(separator: ", "))")
         }
+        if op == "status" { return .status }
+        throw CountriesError(
+            .unknownOp,
+            "unknown op \(CountryName.quoted(op.string)); one of: \(Command.knownOps.joined(separator: ", "))"
+        )
     }
 
     private func requestID() throws(CountriesError) -> String? {
-        guard let value = id, value != .null else { return nil }
-        guard case .string(let id) = value else {
+        guard let value = id, !value.isNull else { return nil }
+        guard case .text(let text) = value else {
             throw CountriesError(.badRequest, "\"id\" must be a string, not \(value.typeName)")
         }
+        let id = text.string
         if let problem = Request.problem(withID: id, named: "\"id\"") {
             throw CountriesError(.badRequest, problem)
         }
@@ -206,7 +213,7 @@ private struct RequestFields {
 
     /// `index` or `name`: exactly one of them.
     private func reference() throws(CountriesError) -> CountryReference {
-        switch (index.flatMap { $0 == .null ? nil : $0 }, name.flatMap { $0 == .null ? nil : $0 }) {
+        switch (index.flatMap { $0.isNull ? nil : $0 }, name.flatMap { $0.isNull ? nil : $0 }) {
         case (nil, nil):
             throw CountriesError(.badRequest, "give the country as \"index\" (0-based) or \"name\"")
         case (.some, .some):
@@ -214,58 +221,58 @@ private struct RequestFields {
         case (.some(let value), nil):
             // An index beyond Int's range cannot be in the list; say so in the list's terms.
             switch value {
-            case .integer(let index): return .index(Int(clamping: index))
-            case .unsigned(let index): return .index(Int(clamping: index))
+            case .other(.integer(let index)): return .index(Int(clamping: index))
+            case .other(.unsigned(let index)): return .index(Int(clamping: index))
             default:
                 throw CountriesError(.badRequest, "\"index\" must be an integer, not \(describe(value))")
             }
         case (nil, .some(let value)):
-            guard case .string(let name) = value else {
+            guard case .text(let name) = value else {
                 throw CountriesError(.badRequest, "\"name\" must be a string, not \(value.typeName)")
             }
-            return .name(name)
+            return .name(name.string)
         }
     }
 
-    private func seq(_ field: JSONValue?, _ key: String) throws(CountriesError) -> UInt64? {
-        guard let value = field, value != .null else { return nil }
+    private func seq(_ field: JSONMemberValue?, _ key: String) throws(CountriesError) -> UInt64? {
+        guard let value = field, !value.isNull else { return nil }
         switch value {
-        case .integer(let number) where number >= 0: return UInt64(number)
-        case .unsigned(let number): return number
+        case .other(.integer(let number)) where number >= 0: return UInt64(number)
+        case .other(.unsigned(let number)): return number
         default:
             throw CountriesError(
                 .badRequest, "\"\(key)\" must be a non-negative integer, not \(describe(value))")
         }
     }
 
-    private func bool(_ field: JSONValue?, _ key: String) throws(CountriesError) -> Bool? {
-        guard let value = field, value != .null else { return nil }
-        guard case .bool(let flag) = value else {
+    private func bool(_ field: JSONMemberValue?, _ key: String) throws(CountriesError) -> Bool? {
+        guard let value = field, !value.isNull else { return nil }
+        guard case .other(.bool(let flag)) = value else {
             throw CountriesError(.badRequest, "\"\(key)\" must be true or false, not \(value.typeName)")
         }
         return flag
     }
 
-    private func string(_ field: JSONValue?, _ key: String) throws(CountriesError) -> String? {
-        guard let value = field, value != .null else { return nil }
-        guard case .string(let text) = value else {
+    private func string(_ field: JSONMemberValue?, _ key: String) throws(CountriesError) -> String? {
+        guard let value = field, !value.isNull else { return nil }
+        guard case .text(let text) = value else {
             throw CountriesError(.badRequest, "\"\(key)\" must be a string, not \(value.typeName)")
         }
-        return text
+        return text.string
     }
 
     private func missing(_ key: String, _ what: String) -> CountriesError {
         CountriesError(.badRequest, "the request has no \"\(key)\" (\(what))")
     }
 
-    private func describe(_ value: JSONValue) -> String {
+    private func describe(_ value: JSONMemberValue) -> String {
         switch value {
-        case .integer(let number): return "\(number)"
-        case .unsigned(let number): return "\(number)"
-        case .number(let number) where number == number.rounded() && abs(number) < 0x1p64:
+        case .other(.integer(let number)): return "\(number)"
+        case .other(.unsigned(let number)): return "\(number)"
+        case .other(.number(let number)) where number == number.rounded() && abs(number) < 0x1p64:
             // 0.99999999999999999999 or 1e-400: whole only once rounded to a Double.
             return "a number that only rounds to one (\(number))"
-        case .number(let number): return "\(number)"
+        case .other(.number(let number)): return "\(number)"
         default: return value.typeName
         }
     }

@@ -5,16 +5,11 @@ extension JSONParser {
     /// object costs its length, not its square.
     static let linearKeyLimit = 16
 
-    /// Parses one JSON object that fills `data`, as ``parse(_:maximumNesting:)-swift.type.method``
-    /// would, handing each member to `visit` in order; false when `data` is JSON but not an object.
-    ///
-    /// For a decoder of one small object of known keys (a request): no dictionary hashes the keys
-    /// and no `String` is made of a plain key; the decoder compares each ``JSONKey`` with its own.
-    /// A key given twice is refused (``Failure/duplicateKey(_:)``) before its second value is
-    /// visited. The members are visited as they are read, so on a failure later in the input the
-    /// decoder has seen some of them: it must throw away what it gathered when this throws.
+    /// Parses one JSON object that fills `data`, as ``visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)``
+    /// does; the texts it hands over are valid only during `visit`.
     public static func visitMembers(
-        _ data: Data, maximumNesting: Int = defaultMaximumNesting, _ visit: (JSONKey, JSONValue) -> Void
+        _ data: Data, maximumNesting: Int = defaultMaximumNesting,
+        _ visit: (JSONText, JSONMemberValue) -> Void
     ) throws(Failure) -> Bool {
         let parsed = data.withUnsafeBytes { bytes in
             Result { () throws(Failure) -> Bool in
@@ -24,11 +19,20 @@ extension JSONParser {
         return try parsed.get()
     }
 
-    /// Parses one JSON object that fills `bytes`, as ``visitMembers(_:maximumNesting:_:)-(Data,_,_)``
-    /// does.
+    /// Parses one JSON object that fills `bytes`, as ``parse(_:maximumNesting:)-swift.type.method``
+    /// would, handing each member to `visit` in order; false when `bytes` is JSON but not an
+    /// object.
+    ///
+    /// For a decoder of one small object of known keys (a request): no dictionary hashes the keys
+    /// and no `String` is made of a plain key or string value; the decoder compares each
+    /// ``JSONText`` with its own, and makes a `String` of those it keeps. A plain text's bytes are
+    /// the input's, valid as long as `bytes` is. A key given twice is refused
+    /// (``Failure/duplicateKey(_:)``) before its second value is visited. The members are visited
+    /// as they are read, so on a failure later in the input the decoder has seen some of them: it
+    /// must throw away what it gathered when this throws.
     public static func visitMembers(
         _ bytes: UnsafeRawBufferPointer, maximumNesting: Int = defaultMaximumNesting,
-        _ visit: (JSONKey, JSONValue) -> Void
+        _ visit: (JSONText, JSONMemberValue) -> Void
     ) throws(Failure) -> Bool {
         var parser = JSONParser(bytes: bytes, maximumNesting: maximumNesting)
         parser.startDocument()
@@ -43,9 +47,10 @@ extension JSONParser {
     }
 
     /// The members of the top-level object at `position`, each key checked against those before.
-    private mutating func visitObject(_ visit: (JSONKey, JSONValue) -> Void) throws(Failure) {
+    private mutating func visitObject(_ visit: (JSONText, JSONMemberValue) -> Void) throws(Failure) {
         // The first keys on the stack: a request's few cost no allocation to remember.
-        let outcome = withUnsafeTemporaryAllocation(of: JSONKey.self, capacity: Self.linearKeyLimit) { seen in
+        let outcome = withUnsafeTemporaryAllocation(of: JSONText.self, capacity: Self.linearKeyLimit) {
+            seen in
             var count = 0
             var keys: Set<String>?
             defer { seen.baseAddress!.deinitialize(count: count) }

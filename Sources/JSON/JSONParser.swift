@@ -150,13 +150,14 @@ public struct JSONParser {
         // dictionary grown from empty rehashes at 1, 2 and 4 keys. Only at the top, so many
         // small nested objects cannot each take room for 8.
         if depth == 1 { fields.reserveCapacity(8) }
-        try members(depth: depth) { key, value in fields.updateValue(value, forKey: key.string) == nil }
+        try members(depth: depth) { key, value in fields.updateValue(value.decoded, forKey: key.string) == nil
+        }
         return .object(fields)
     }
 
     /// The members of the object at `position`, at nesting `depth`, each handed to `add`, which
     /// says false for a key the object already had.
-    mutating func members(depth: Int, _ add: (JSONKey, JSONValue) -> Bool) throws(Failure) {
+    mutating func members(depth: Int, _ add: (JSONText, JSONMemberValue) -> Bool) throws(Failure) {
         guard depth <= maximumNesting else { throw .tooDeep }
         position += 1  // {
         skipWhitespace()
@@ -167,11 +168,12 @@ public struct JSONParser {
         while true {
             guard peek() == UInt8(ascii: "\"") else { throw .notJSON }
             let keyStart = position
-            let key = try nextKey()
+            let key = try text()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
-            let element = try value(depth: depth)
+            let element: JSONMemberValue =
+                peek() == UInt8(ascii: "\"") ? .text(try text()) : .other(try value(depth: depth))
             if !add(key, element) {
                 position = keyStart  // where a located failure points: the second key
                 throw .duplicateKey(key.string)
@@ -210,22 +212,22 @@ public struct JSONParser {
 
     // MARK: Strings
 
-    /// The key at `position`: its bytes as they are when they are plain ASCII without escapes
-    /// (no `String` made for a key the caller only compares), else decoded as any string.
-    private mutating func nextKey() throws(Failure) -> JSONKey {
+    /// The string at `position`: its bytes as they are when they are plain ASCII without escapes
+    /// (no `String` made for a key or a value the caller only compares), else decoded.
+    private mutating func text() throws(Failure) -> JSONText {
         var end = position + 1
         while end < bytes.count {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeRawBufferPointer(rebasing: bytes[(position + 1)..<end])
                 position = end + 1
-                return JSONKey(.ascii(raw))
+                return JSONText(.ascii(raw))
             }
             // An escape, a control character (refused by `string()`) or UTF-8 to validate.
             if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
             end += 1
         }
-        return JSONKey(.text(try string()))
+        return JSONText(.text(try string()))
     }
 
     private mutating func string() throws(Failure) -> String {

@@ -206,7 +206,7 @@ import Testing
         var members: [(key: String, value: JSONValue)] = []
         let isObject = try JSONParser.visitMembers(Data(bytes), maximumNesting: maximumNesting) {
             key, value in
-            members.append((key.string, value))
+            members.append((key.string, value.decoded))
         }
         return isObject ? members : nil
     }

@@ -1,9 +1,11 @@
-/// One key of an object that ``JSONParser/visitMembers(_:maximumNesting:_:)`` visits: compared
-/// with the keys a decoder knows without becoming a `String`.
+/// A string of an object that ``JSONParser/visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)``
+/// visits, a key or a value: compared with the strings a decoder knows without becoming a
+/// `String`, and made one only when the decoder keeps it.
 ///
-/// A key of plain ASCII without escapes (every key of the protocol) is its bytes in the input,
-/// valid only while the visit lasts: do not keep one past it. Any other key is decoded text.
-public struct JSONKey {
+/// A string of plain ASCII without escapes (every key of the protocol, and most values) is its
+/// bytes in the input, valid only while the input's bytes are: do not keep one past them. Any
+/// other string is decoded text.
+public struct JSONText {
     enum Storage {
         /// Bytes of the input, each below 0x80: valid UTF-8 as they are.
         case ascii(UnsafeRawBufferPointer)
@@ -17,7 +19,7 @@ public struct JSONKey {
         self.storage = storage
     }
 
-    /// The key as text.
+    /// The text as a `String`.
     public var string: String {
         switch storage {
         case .ascii(let bytes): return String(decoding: bytes, as: UTF8.self)
@@ -25,14 +27,14 @@ public struct JSONKey {
         }
     }
 
-    /// Whether the key is `name`, compared byte by byte.
-    public static func == (key: JSONKey, name: StaticString) -> Bool {
+    /// Whether the text is `name`, compared byte by byte.
+    public static func == (text: JSONText, name: StaticString) -> Bool {
         let expected = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        return key.hasBytes(expected)
+        return text.hasBytes(expected)
     }
 
-    /// Whether two keys are the same text.
-    static func == (lhs: JSONKey, rhs: JSONKey) -> Bool {
+    /// Whether two texts are the same.
+    static func == (lhs: JSONText, rhs: JSONText) -> Bool {
         switch rhs.storage {
         case .ascii(let bytes): return lhs.hasBytes(bytes)
         case .text(var text): return text.withUTF8 { lhs.hasBytes(UnsafeRawBufferPointer($0)) }
@@ -46,7 +48,7 @@ public struct JSONKey {
         }
     }
 
-    /// Byte by byte: a protocol key is a few bytes, for which a plain loop beats the generic
+    /// Byte by byte: a protocol key or op is a few bytes, for which a plain loop beats the generic
     /// `elementsEqual` (about 150 instructions a comparison) and a call to `memcmp`.
     private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         guard lhs.count == rhs.count else { return false }
