@@ -60,30 +60,61 @@ struct RequestReader {
         listBytes: () -> Int
     ) -> Bool {
         let received = traces ? ContinuousClock.now : nil
-        while batch.count < min(limit, limits.count) && load.costly < limits.costly
-            && load.replyBytes < limits.replyBytes && load.requestBytes < limits.requestBytes
-        {
-            let request: IncomingRequest
-            do {
-                var frames = IncomingRequest.Assembler()
-                guard
-                    let metadata = try commands.receiveFrames(
-                        dontWait: true, properties: properties, sourceDescriptor: false,
-                        { frames.take($0, more: $1) })
-                else { return false }
-                request = IncomingRequest(
-                    frames, properties: metadata.properties, authenticated: authenticates, received: received)
-            } catch {
-                logger.log(.error, "receiving a request failed: \(error)")
-                return true
+        while batch.count < min(limit, limits.count) && allowsMore(load) {
+            switch next(received: received) {
+            case .request(let request):
+                count(request, in: &load, listBytes: listBytes)
+                batch.append(request)
+            case .none: return false
+            case .failed: return true
             }
-            let likely = request.likelyReply
-            if likely == .historyPage { load.costly += 1 }
-            load.replyBytes += likely.estimatedBytes(listBytes: listBytes())
-            load.requestBytes += request.bytes
-            batch.append(request)
         }
         return true
+    }
+
+    /// What ``next(received:)`` found.
+    enum Taken {
+        case request(IncomingRequest)
+        /// Nothing is queued.
+        case none
+        /// The receive failed (logged).
+        case failed
+    }
+
+    /// Takes the next request off the socket without waiting; `received` is its trace's time.
+    /// Not counted in a load: the caller counts it (``count(_:in:listBytes:)``) before it
+    /// asks ``allowsMore(_:)`` again.
+    func next(received: ContinuousClock.Instant?) -> Taken {
+        do {
+            var frames = IncomingRequest.Assembler()
+            guard
+                let metadata = try commands.receiveFrames(
+                    dontWait: true, properties: properties, sourceDescriptor: false,
+                    { frames.take($0, more: $1) })
+            else { return .none }
+            return .request(
+                IncomingRequest(
+                    frames, properties: metadata.properties, authenticated: authenticates, received: received)
+            )
+        } catch {
+            logger.log(.error, "receiving a request failed: \(error)")
+            return .failed
+        }
+    }
+
+    /// Whether a batch (or a pass of the loop) that has taken `load` may take another request,
+    /// by the limits besides the count.
+    func allowsMore(_ load: Load) -> Bool {
+        load.costly < limits.costly && load.replyBytes < limits.replyBytes
+            && load.requestBytes < limits.requestBytes
+    }
+
+    /// Adds what `request` takes of the limits to `load`: a guess from its bytes, not decoding it.
+    func count(_ request: IncomingRequest, in load: inout Load, listBytes: () -> Int) {
+        let likely = request.likelyReply
+        if likely == .historyPage { load.costly += 1 }
+        load.replyBytes += likely.estimatedBytes(listBytes: listBytes())
+        load.requestBytes += request.bytes
     }
 
     /// Reads, for at most `awaited.wait`, the requests of the clients the last grouped commit

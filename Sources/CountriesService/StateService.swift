@@ -261,7 +261,7 @@ public final class StateService {
                 send(replica.forwarder.expire(now: .now))
             }
             if ready.isReadable(commandItem), replica == nil, !handler.groupsCommits {
-                answerEachInTurn(&batch)
+                answerEachInTurn()
             } else if ready.isReadable(commandItem) {
                 var load = RequestReader.Load()
                 let full = readBatch(into: &batch, load: &load)
@@ -343,12 +343,18 @@ public final class StateService {
     /// empty is then the last call on the command socket, and the poller knows it is drained
     /// without asking libzmq again; reading to the end first cost one wake-up's worth of
     /// system calls more per request, before its answer (docs/BENCHMARKS.md, "Stop 49").
-    private func answerEachInTurn(_ batch: inout [IncomingRequest]) {
+    ///
+    /// A request is counted against the pass's limits after its reply is sent: the count only
+    /// decides whether the next one is read in this pass, and before the reply it delayed it.
+    private func answerEachInTurn() {
         var load = RequestReader.Load()
+        let traces = handler.traces
         for _ in 0..<configuration.maximumBatch {
-            _ = readBatch(into: &batch, load: &load, limit: 1)
-            guard let request = batch.popLast() else { return }
+            guard reader.allowsMore(load),
+                case .request(let request) = reader.next(received: traces ? .now : nil)
+            else { return }
             handler.handle(CollectionOfOne(request), emit: send)
+            reader.count(request, in: &load, listBytes: { handler.estimatedListBytes })
         }
     }
 

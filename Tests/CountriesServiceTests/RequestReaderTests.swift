@@ -108,6 +108,34 @@ import ZeroMQ
         #expect(batch.count == 2 && load.costly == 1)
     }
 
+    /// The in-memory loop's pass: one request taken at a time and counted after its answer
+    /// (``RequestReader/next(received:)``, ``RequestReader/count(_:in:listBytes:)``) stops at
+    /// the same limit a batch does, and an empty queue says so.
+    @Test func aPassOfOneAtATimeStopsWhereABatchDoes() throws {
+        let wire = try Wire(["a"])
+        defer { wire.close() }
+        let reader = reader(wire) { $0.maximumHistoryPerBatch = 2 }
+        for since in 0..<3 { try wire.send("a", #"{"op":"history","since":\#(since)}"#) }
+        try wire.waitReadable()
+        var load = RequestReader.Load()
+        var taken: [IncomingRequest] = []
+        while reader.allowsMore(load), case .request(let request) = reader.next(received: nil) {
+            taken.append(request)
+            reader.count(request, in: &load, listBytes: { 0 })
+        }
+        #expect(taken.count == 2 && load.costly == 2)
+        #expect(!reader.allowsMore(load))
+        guard case .request(let third) = reader.next(received: nil) else {
+            Issue.record("the third history request was not left for the next pass")
+            return
+        }
+        #expect(third.body == [Array(#"{"op":"history","since":2}"#.utf8)])
+        guard case .none = reader.next(received: nil) else {
+            Issue.record("an empty queue did not say so")
+            return
+        }
+    }
+
     @Test func aBatchStopsAtItsRepliesBytesAndAsksTheListSizeOnlyForTheList() throws {
         let wire = try Wire(["a"])
         defer { wire.close() }
