@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import LoadGeneration
@@ -68,8 +69,17 @@ final class FloorServer {
 /// `publish-work:N` is the publishing floor busy for N µs before each reply, as a service is
 /// while it handles the request: by hand only, to measure what each microsecond of a request's
 /// work costs one client's round trip (docs/BENCHMARKS.md, "Stop 57").
+///
+/// `publish-core` is the publishing floor doing the protocol's own work with the project's
+/// core: each request decoded (`Request.decode`), run on a list (`CountriesState.apply`), its
+/// reply and event encoded, and both sent; no request id remembered, no event kept, no batch.
+/// By hand only: what the service adds beyond the protocol (docs/BENCHMARKS.md, "Stop 59").
 func serveFloor(command: String, events: String, mode: String) -> Never {
     do {
+        if mode == "publish-core" {
+            try serveWithCore(
+                FloorSockets(command: command, events: events, serverType: .rep, publishing: true))
+        }
         if mode.hasPrefix("publish-work:") {
             guard let microseconds = UInt64(mode.dropFirst("publish-work:".count)) else {
                 throw BenchError("publish-work: takes a whole number of microseconds, not \(mode)")
@@ -135,6 +145,32 @@ private func serveOneByOne(_ sockets: FloorSockets, journal: SyncedPages?, busyN
         try sockets.server.send([WireSizes.reply])
         if let publisher = sockets.publisher, let body = request.last {
             try publisher.send([FloorSockets.topic, body], dontWait: true)
+        }
+    }
+}
+
+/// REP with the project's core (`publish-core`): decode, apply, encode the reply and the event.
+private func serveWithCore(_ sockets: FloorSockets) throws -> Never {
+    var state = CountriesState(countries: SeedList.standard)
+    while true {
+        guard let request = try sockets.server.receive(), let body = request.last else { continue }
+        let reply: Reply
+        var event: Event?
+        do throws(CountriesError) {
+            let decoded = try Request.decode(body)
+            guard case .change(let change) = decoded.command else {
+                throw CountriesError(.badRequest, "the core floor takes changes only")
+            }
+            let result = try state.apply(change, seed: SeedList.standard)
+            reply = result.reply
+            event = result.event
+        } catch {
+            reply = Reply(error: error)
+        }
+        try sockets.server.send([reply.encoded()])
+        if let publisher = sockets.publisher, let event {
+            _ = try publisher.send(
+                Data(event.topic.rawValue.utf8), then: event.encoded(as: [UInt8].self), dontWait: true)
         }
     }
 }
