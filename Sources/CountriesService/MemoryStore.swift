@@ -37,8 +37,7 @@ final class MemoryStore: StateStore {
     }
 
     func rememberedRequest(for id: String) throws(StateStoreError) -> RememberedRequest? {
-        let now = clock()
-        return contents.rememberedRequest(for: id, nowMilliseconds: now)
+        contents.rememberedRequest(for: id, nowMilliseconds: clock())
     }
 
     func events(after since: UInt64, currentSeq: UInt64, limit: Int) throws(StateStoreError) -> [Event]? {
@@ -73,11 +72,13 @@ extension MemoryStore {
             remembered = RememberedRequestLog(retention: retention)
         }
 
-        /// Mutating though it changes nothing: the call then works on the contents in place,
-        /// where a read of them around the look-up's opaque calls copied them whole (every
-        /// table's reference retained and released) once per toggle.
-        mutating func rememberedRequest(for id: String, nowMilliseconds now: Int64) -> RememberedRequest? {
-            remembered.request(for: id, nowMilliseconds: now)
+        /// Mutating: the log keeps the id's fingerprint for its commit, and the call works on
+        /// the contents in place, where a read of them around the look-up's opaque calls copied
+        /// them whole (every table's reference retained and released) once per toggle.
+        mutating func rememberedRequest(for id: String, nowMilliseconds now: @autoclosure () -> Int64)
+            -> RememberedRequest?
+        {
+            remembered.request(for: id, nowMilliseconds: now())
         }
 
         func events(after since: UInt64, currentSeq: UInt64, limit: Int) -> [Event]? {

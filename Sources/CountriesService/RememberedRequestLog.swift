@@ -38,6 +38,10 @@ struct RememberedRequestLog {
     private var liveStart = 0
     private var lastOrdinal: Int64 = 0
     private var retention: RequestIDRetention
+    /// The last id looked up, with its fingerprint: a change's id is looked up just before it
+    /// is staged and remembered once it commits, and hashing it a second time cost about 300
+    /// instructions a toggle (docs/BENCHMARKS.md, "Stop 59").
+    private var lastLookUp: (id: String, fingerprint: UInt64)?
 
     /// An empty log keeping ids by `retention`; `fingerprint` is for tests that make ids share one.
     init(
@@ -53,10 +57,14 @@ struct RememberedRequestLog {
     /// Bytes of the buffer, consumed start included.
     var bufferBytes: Int { records.count }
 
-    /// The request remembered under `id`, if it is still kept at `now`.
-    func request(for id: String, nowMilliseconds now: Int64) -> RememberedRequest? {
-        guard let slot = slot(for: id, fingerprint: fingerprint(id)),
-            retention.keeps(ordinal: slot.ordinal, nowMilliseconds: now)
+    /// The request remembered under `id`, if it is still kept at `now` (read only when `id` is
+    /// found: a new id, every change's, needs no clock).
+    mutating func request(for id: String, nowMilliseconds now: @autoclosure () -> Int64) -> RememberedRequest?
+    {
+        let print = fingerprint(id)
+        lastLookUp = (id, print)
+        guard let slot = slot(for: id, fingerprint: print),
+            retention.keeps(ordinal: slot.ordinal, nowMilliseconds: now())
         else { return nil }
         return records.withUnsafeBytes { buffer in
             let record = Record(buffer, at: slot.position - recordsBase)
@@ -69,7 +77,12 @@ struct RememberedRequestLog {
     mutating func remember(_ request: RememberedRequest, nowMilliseconds now: Int64) {
         lastOrdinal += 1
         let slot = Slot(ordinal: lastOrdinal, position: recordsBase + records.count)
-        let print = fingerprint(request.id)
+        let print: UInt64
+        if let lastLookUp, lastLookUp.id == request.id {
+            print = lastLookUp.fingerprint
+        } else {
+            print = fingerprint(request.id)
+        }
         if sharingFingerprint[request.id] != nil {
             sharingFingerprint[request.id] = slot
         } else if let other = slots[print], !recordHasID(request.id, at: other.position) {

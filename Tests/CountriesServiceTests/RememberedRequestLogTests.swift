@@ -96,6 +96,28 @@ import Testing
         #expect(log.request(for: "id", nowMilliseconds: now) == nil)
     }
 
+    /// A change's id is looked up, then remembered: its fingerprint is computed once. An id
+    /// remembered without that look-up just before is fingerprinted for itself.
+    @Test func anIDLookedUpThenRememberedIsFingerprintedOnce() {
+        final class Calls: @unchecked Sendable { var ids: [String] = [] }
+        let calls = Calls()
+        var log = RememberedRequestLog(retention: retention(keeping: 10)) { id in
+            calls.ids.append(id)
+            return UInt64(id.utf8.first ?? 0)
+        }
+        let a = request("a")
+        #expect(log.request(for: "a", nowMilliseconds: now) == nil)
+        log.remember(a, nowMilliseconds: now)
+        #expect(calls.ids == ["a"])
+        #expect(log.request(for: "b", nowMilliseconds: now) == nil)
+        let c = request("c")
+        log.remember(c, nowMilliseconds: now)
+        #expect(calls.ids == ["a", "b", "c"], "c was not the id looked up")
+        #expect(log.request(for: "a", nowMilliseconds: now) == a)
+        #expect(log.request(for: "c", nowMilliseconds: now) == c)
+        #expect(log.request(for: "b", nowMilliseconds: now) == nil)
+    }
+
     /// The buffer holds the kept records and at most as many bytes again, however many ids
     /// pass through it: forgetting frees bytes, not just ids.
     @Test func theBufferStaysWithinTwiceWhatIsKept() {
