@@ -28,7 +28,8 @@ struct BenchOptions: OptionGroup {
         flag: "floor-server",
         help:
             "Serve as a bare libzmq floor on the arguments COMMAND EVENTS MODE (MODE: reply, publish, "
-            + "sync:FILE or group-sync:FILE; by hand: publish-work:MICROSECONDS, publish-core) until SIGTERM: "
+            + "sync:FILE or group-sync:FILE; by hand: publish-work:MICROSECONDS, publish-after:MICROSECONDS, "
+            + "publish-core) until SIGTERM: "
             + "how the bench starts its floors.")
     let etcdShapes = Option(
         flag: "etcd-shapes",

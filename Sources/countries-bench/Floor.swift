@@ -68,7 +68,9 @@ final class FloorServer {
 ///
 /// `publish-work:N` is the publishing floor busy for N µs before each reply, as a service is
 /// while it handles the request: by hand only, to measure what each microsecond of a request's
-/// work costs one client's round trip (docs/BENCHMARKS.md, "Stop 57").
+/// work costs one client's round trip (docs/BENCHMARKS.md, "Stop 57"). `publish-after:N` is
+/// busy for N µs after each reply instead, as a service is with its bookkeeping: by hand only,
+/// to measure what that costs the client (docs/BENCHMARKS.md, "Stop 59").
 ///
 /// `publish-core` is the publishing floor doing the protocol's own work with the project's
 /// core: each request decoded (`Request.decode`), run on a list (`CountriesState.apply`), its
@@ -80,13 +82,14 @@ func serveFloor(command: String, events: String, mode: String) -> Never {
             try serveWithCore(
                 FloorSockets(command: command, events: events, serverType: .rep, publishing: true))
         }
-        if mode.hasPrefix("publish-work:") {
-            guard let microseconds = UInt64(mode.dropFirst("publish-work:".count)) else {
-                throw BenchError("publish-work: takes a whole number of microseconds, not \(mode)")
+        for (prefix, afterReply) in [("publish-work:", false), ("publish-after:", true)]
+        where mode.hasPrefix(prefix) {
+            guard let microseconds = UInt64(mode.dropFirst(prefix.count)) else {
+                throw BenchError("\(prefix) takes a whole number of microseconds, not \(mode)")
             }
             try serveOneByOne(
                 FloorSockets(command: command, events: events, serverType: .rep, publishing: true),
-                journal: nil, busyNanoseconds: microseconds * 1_000)
+                journal: nil, busyNanoseconds: microseconds * 1_000, busyAfterReply: afterReply)
         }
         if mode.hasPrefix("group-sync:") {
             try serveInGroups(
@@ -130,19 +133,22 @@ struct FloorSockets {
 }
 
 /// REP: each request in turn, synced first when there is a journal (or busy for
-/// `busyNanoseconds`), replied to, published.
-private func serveOneByOne(_ sockets: FloorSockets, journal: SyncedPages?, busyNanoseconds: UInt64 = 0)
-    throws -> Never
-{
+/// `busyNanoseconds`, before the reply or after it), replied to, published.
+private func serveOneByOne(
+    _ sockets: FloorSockets, journal: SyncedPages?, busyNanoseconds: UInt64 = 0, busyAfterReply: Bool = false
+) throws -> Never {
+    func beBusy() {
+        guard busyNanoseconds > 0 else { return }
+        // Spinning, not sleeping: a handler's work keeps its thread on the core.
+        let until = nowNanos() + busyNanoseconds
+        while nowNanos() < until {}
+    }
     while true {
         guard let request = try sockets.server.receive() else { continue }
         try journal?.writeNext()
-        if busyNanoseconds > 0 {
-            // Spinning, not sleeping: a handler's work keeps its thread on the core.
-            let until = nowNanos() + busyNanoseconds
-            while nowNanos() < until {}
-        }
+        if !busyAfterReply { beBusy() }
         try sockets.server.send([WireSizes.reply])
+        if busyAfterReply { beBusy() }
         if let publisher = sockets.publisher, let body = request.last {
             try publisher.send([FloorSockets.topic, body], dontWait: true)
         }

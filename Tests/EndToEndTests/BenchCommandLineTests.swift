@@ -1,6 +1,8 @@
+import CountriesCore
 import Foundation
 import TestSupport
 import Testing
+import ZeroMQ
 
 /// `countries-bench`'s command line: the options scripts/bench, scripts/test and Tests/profile
 /// pass keep their names, and help and mistakes read as `countries`'s do. Nothing is measured.
@@ -51,6 +53,58 @@ import Testing
         #expect(result.stderr.contains("\nUsage: countries-bench "), "\(result)")
         #expect(
             result.stderr.hasSuffix("  See 'countries-bench --help' for more information.\n"), "\(result)")
+    }
+
+    /// The by-hand floor that does the protocol's own work with the project's core
+    /// (`publish-core`, docs/BENCHMARKS.md, "Stop 59"): each toggle answered and published as the
+    /// service does, with the seq it took; a request that is not a change, or not JSON, gets an
+    /// error reply and the floor goes on.
+    @Test(.hangGuard()) func theCoreFloorAnswersAndPublishesAToggleAsTheServiceDoes() throws {
+        let scratch = try ScratchDirectory()
+        let command = "ipc://\(scratch.file("c"))"
+        let events = "ipc://\(scratch.file("e"))"
+        let floor = try ChildProcess(Self.bench, ["--floor-server", command, events, "publish-core"])
+        defer { floor.stop() }
+        let context = try Context()
+        let subscriber = try context.makeSocket(.sub)
+        let client = try context.makeSocket(.req)
+        defer {
+            subscriber.close()
+            client.close()
+            context.terminate()
+        }
+        for socket in [subscriber, client] { try socket.setOption(.linger, 0) }
+        try subscriber.setOption(.receiveTimeout, Int32(100 * testSlowdown))
+        try subscriber.subscribe()
+        try subscriber.connect(events)
+        try client.setOption(.receiveTimeout, Int32(10_000 * testSlowdown))
+        try client.connect(command)
+        func ask(_ json: String) throws -> Reply {
+            try client.send([Data(json.utf8)])
+            return try Reply.decode(try #require(try client.receive()?.last, "no reply to \(json)"))
+        }
+        // A subscription takes effect a little after it is made: toggle until an event comes.
+        var toggles: UInt64 = 0
+        var event: Event?
+        let arrived = try eventually(within: .seconds(10)) {
+            let reply = try ask(#"{"op":"toggle","index":2,"id":"floor-\#(toggles)"}"#)
+            toggles += 1
+            #expect(reply.ok && reply.seq == toggles, "\(reply)")
+            #expect(reply.country?.index == 2 && reply.country?.visited == (toggles % 2 == 1), "\(reply)")
+            guard let frames = try subscriber.receive() else { return false }
+            #expect(frames.first == Data("country.changed".utf8))
+            event = try Event.decode(try #require(frames.last))
+            return true
+        }
+        #expect(arrived, "no event after \(toggles) toggles")
+        let published = try #require(event)
+        #expect(published.seq >= 1 && published.seq <= toggles)
+        #expect(
+            published.kind
+                == .changed(IndexedCountry(index: 2, name: "France", visited: published.seq % 2 == 1)))
+        #expect(try ask(#"{"op":"list"}"#).error?.code == "bad_request")
+        #expect(try ask("not JSON").error?.code == "bad_request")
+        #expect(try ask(#"{"op":"toggle","index":2}"#).seq == toggles + 1)
     }
 
     /// `--etcd-shapes` on a real etcd, a fraction of a second per measurement: every setting
