@@ -83,6 +83,9 @@ struct RememberedRequestLog {
         } else {
             print = fingerprint(request.id)
         }
+        // Let go of it now: kept until the next look-up, the id was freed there, before that
+        // request's reply.
+        lastLookUp = nil
         if sharingFingerprint[request.id] != nil {
             sharingFingerprint[request.id] = slot
         } else if let other = slots[print], !recordHasID(request.id, at: other.position) {
