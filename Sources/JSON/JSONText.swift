@@ -19,6 +19,13 @@ public struct JSONText {
         self.storage = storage
     }
 
+    /// The text's bytes in the input when they are plain ASCII without escapes (each from 0x20
+    /// to 0x7F: JSON refuses raw control characters), else nil; valid as the text is.
+    public var asciiBytes: UnsafeRawBufferPointer? {
+        if case .ascii(let bytes) = storage { return bytes }
+        return nil
+    }
+
     /// The text as a `String`.
     public var string: String {
         switch storage {

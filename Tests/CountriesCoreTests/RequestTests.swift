@@ -187,6 +187,8 @@ private let badRequests: [Bad] = [
     Bad(#"{"op":"list","id":"caf\u00e9"}"#, .badRequest, idRule + "; byte 3 is 0xC3"),
     Bad(#"{"op":"list","id":"a\tb"}"#, .badRequest, idRule + "; byte 1 is 0x09"),
     Bad(#"{"op":"list","id":"\u007f"}"#, .badRequest, idRule + "; byte 0 is 0x7F"),
+    // DEL unescaped is JSON, and plain ASCII: the id is checked for it all the same.
+    Bad("{\"op\":\"list\",\"id\":\"ab\u{7F}\"}", .badRequest, idRule + "; byte 2 is 0x7F"),
     // The last byte the rule allows is checked; past it, the length is what is wrong.
     Bad(
         #"{"op":"list","id":"\#(String(repeating: "x", count: 63))\u007f"}"#, .badRequest,
