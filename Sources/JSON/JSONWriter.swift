@@ -40,7 +40,7 @@ public struct JSONWriter: ~Copyable {
     /// free apiece (docs/BENCHMARKS.md, "Stop 52"). `capacity` is a guess; the writer grows past
     /// it. Inlinable, so that each caller gets it made for its `Output` (a generic call across
     /// modules cost about 300 instructions per encoding, docs/BENCHMARKS.md, "Stop 58").
-    @inlinable
+    @inlinable @inline(__always)
     public static func encode<Output: JSONOutput>(
         capacity: Int, as output: Output.Type = Data.self, _ write: (inout JSONWriter) -> Void
     ) -> Output {
