@@ -65,7 +65,7 @@ struct RequestReader {
             case .request(let request):
                 count(request, in: &load, listBytes: listBytes)
                 batch.append(request)
-            case .none: return false
+            case .empty: return false
             case .failed: return true
             }
         }
@@ -76,7 +76,7 @@ struct RequestReader {
     enum Taken {
         case request(IncomingRequest)
         /// Nothing is queued.
-        case none
+        case empty
         /// The receive failed (logged).
         case failed
     }
@@ -91,7 +91,7 @@ struct RequestReader {
                 let metadata = try commands.receiveFrames(
                     dontWait: true, properties: properties, sourceDescriptor: false,
                     { frames.take($0, more: $1) })
-            else { return .none }
+            else { return .empty }
             return .request(
                 IncomingRequest(
                     frames, properties: metadata.properties, authenticated: authenticates, received: received)

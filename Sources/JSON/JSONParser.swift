@@ -150,7 +150,8 @@ public struct JSONParser {
         // dictionary grown from empty rehashes at 1, 2 and 4 keys. Only at the top, so many
         // small nested objects cannot each take room for 8.
         if depth == 1 { fields.reserveCapacity(8) }
-        try members(depth: depth) { key, value in fields.updateValue(value.decoded, forKey: key.string) == nil
+        try members(depth: depth) { key, value in
+            fields.updateValue(value.decoded, forKey: key.string) == nil
         }
         return .object(fields)
     }

@@ -130,7 +130,7 @@ import ZeroMQ
             return
         }
         #expect(third.body == [Array(#"{"op":"history","since":2}"#.utf8)])
-        guard case .none = reader.next(received: nil) else {
+        guard case .empty = reader.next(received: nil) else {
             Issue.record("an empty queue did not say so")
             return
         }
