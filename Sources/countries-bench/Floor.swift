@@ -158,6 +158,7 @@ private func serveOneByOne(
 /// REP with the project's core (`publish-core`): decode, apply, encode the reply and the event.
 private func serveWithCore(_ sockets: FloorSockets) throws -> Never {
     var state = CountriesState(countries: SeedList.standard)
+    let topics = TopicFrames()
     while true {
         guard let request = try sockets.server.receive(), let body = request.last else { continue }
         let reply: Reply
@@ -176,7 +177,7 @@ private func serveWithCore(_ sockets: FloorSockets) throws -> Never {
         try sockets.server.send([reply.encoded()])
         if let publisher = sockets.publisher, let event {
             _ = try publisher.send(
-                Data(event.topic.rawValue.utf8), then: event.encoded(as: [UInt8].self), dontWait: true)
+                topics[event.topic], then: event.encoded(as: [UInt8].self), dontWait: true)
         }
     }
 }
