@@ -137,7 +137,7 @@ final class CommandHandler {
                     // The client's wait ends here; the store's bookkeeping comes after.
                     path.appendReplies(to: staged, into: &output)
                     emit(output)
-                    output.removeAll(keepingCapacity: true)
+                    output.removeEach(keepingCapacity: true)
                 }
                 // Measured when it writes an event: a batch of refusals commits nothing.
                 let started = measuresCommits ? ContinuousClock.now : nil
@@ -150,12 +150,12 @@ final class CommandHandler {
                         commits?.changes.observe(Double(changes))
                     }
                 }
-                staged.removeAll(keepingCapacity: true)
+                staged.removeEach(keepingCapacity: true)
                 stagedIDs.removeAll()
             }
             if !output.isEmpty {
                 emit(output)
-                output.removeAll(keepingCapacity: true)
+                output.removeEach(keepingCapacity: true)
             }
         }
 
@@ -301,8 +301,8 @@ final class CommandHandler {
     /// thousand staged changes would be held for good).
     private func keepSpares(_ output: inout [Outgoing], _ staged: inout [StagedChange]) {
         let largest = 64
-        output.removeAll(keepingCapacity: output.capacity <= largest)
-        staged.removeAll(keepingCapacity: staged.capacity <= largest)
+        output.removeEach(keepingCapacity: output.capacity <= largest)
+        staged.removeEach(keepingCapacity: staged.capacity <= largest)
         swap(&output, &spareOutput)
         swap(&staged, &spareStaged)
     }

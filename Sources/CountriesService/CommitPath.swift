@@ -1,6 +1,7 @@
 import CountriesCore
 import CountriesStore
 import Foundation
+import SystemSupport
 
 /// How staged changes become committed, one kind per kind of store (docs/HA.md, "Commits"):
 /// ``LocalCommitPath`` for a store this process owns alone, ``SharedCommitPath`` for one that
@@ -155,10 +156,10 @@ extension StoreBatch {
     /// Empties the batch for the next one, keeping its arrays' room when it is small (up to
     /// `largest` elements each), so that a batch does not allocate them anew.
     mutating func removeAll(keepingCapacityUpTo largest: Int) {
-        events.removeAll(keepingCapacity: events.capacity <= largest)
-        encodedEvents.removeAll(keepingCapacity: encodedEvents.capacity <= largest)
-        requests.removeAll(keepingCapacity: requests.capacity <= largest)
-        checkedIDs.removeAll(keepingCapacity: checkedIDs.capacity <= largest)
+        events.removeEach(keepingCapacity: events.capacity <= largest)
+        encodedEvents.removeEach(keepingCapacity: encodedEvents.capacity <= largest)
+        requests.removeEach(keepingCapacity: requests.capacity <= largest)
+        checkedIDs.removeEach(keepingCapacity: checkedIDs.capacity <= largest)
         basis = 0
         state = nil
     }
