@@ -53,7 +53,8 @@ extension JSONParser {
             seen in
             var count = 0
             var keys: Set<String>?
-            defer { seen.baseAddress!.deinitialize(count: count) }
+            // One by one: `deinitialize(count:)` destroys through the type's value witnesses.
+            defer { for index in 0..<count { _ = seen.baseAddress!.advanced(by: index).move() } }
             return Result { () throws(Failure) in
                 try members(depth: 1) { key, value in
                     if keys == nil, count == Self.linearKeyLimit {
