@@ -86,12 +86,14 @@ struct RememberedRequestLog {
         // Let go of it now: kept until the next look-up, the id was freed there, before that
         // request's reply.
         lastLookUp = nil
-        if sharingFingerprint[request.id] != nil {
+        if !sharingFingerprint.isEmpty, sharingFingerprint[request.id] != nil {
             sharingFingerprint[request.id] = slot
-        } else if let other = slots[print], !recordHasID(request.id, at: other.position) {
+        } else if let other = slots.updateValue(slot, forKey: print),
+            !recordHasID(request.id, at: other.position)
+        {
+            // Another id has this fingerprint: it keeps the table's slot.
+            slots[print] = other
             sharingFingerprint[request.id] = slot
-        } else {
-            slots[print] = slot
         }
         var id = request.id
         id.withUTF8 { idBytes in
@@ -99,11 +101,8 @@ struct RememberedRequestLog {
                 Int(bitPattern: UInt(print)), idBytes.count, request.request?.count ?? Self.noRequest,
                 request.reply.count
             )
-            withUnsafeBytes(of: header) { append($0) }
-            append(UnsafeRawBufferPointer(idBytes))
+            appendRecord(header, UnsafeRawBufferPointer(idBytes), request.request, request.reply)
         }
-        request.request?.withUnsafeBytes { append($0) }
-        request.reply.withUnsafeBytes { append($0) }
         retention.remember(ordinal: lastOrdinal, bytes: request.bytes, milliseconds: now)
     }
 
@@ -149,8 +148,25 @@ struct RememberedRequestLog {
         }
     }
 
-    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        records.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+    /// Appends a record, its parts gathered first: appended one by one, each part cost about 180
+    /// instructions (docs/BENCHMARKS.md, "Stop 60").
+    private mutating func appendRecord(
+        _ header: (Int, Int, Int, Int), _ id: UnsafeRawBufferPointer, _ request: [UInt8]?, _ reply: [UInt8]
+    ) {
+        let length = Self.headerBytes + id.count + (request?.count ?? 0) + reply.count
+        withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { record in
+            var offset = 0
+            func write(_ part: UnsafeRawBufferPointer) {
+                guard let base = part.baseAddress else { return }
+                (record.baseAddress! + offset).copyMemory(from: base, byteCount: part.count)
+                offset += part.count
+            }
+            withUnsafeBytes(of: header) { write($0) }
+            write(id)
+            request?.withUnsafeBytes { write($0) }
+            reply.withUnsafeBytes { write($0) }
+            records.append(contentsOf: UnsafeRawBufferPointer(record).assumingMemoryBound(to: UInt8.self))
+        }
     }
 
     /// A record's header, read from the buffer: where its parts are.
