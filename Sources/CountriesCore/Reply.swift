@@ -106,14 +106,14 @@ private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendabl
 
 extension Reply {
     /// The reply as one UTF-8 JSON frame, as `Output` (`Data` unless asked otherwise: the
-    /// service asks for `[UInt8]`, one allocation). Inlinable, as ``JSONWriter/encode(capacity:as:_:)``.
+    /// service asks for `[UInt8]`, one allocation). Inlinable, as ``JSONWriter/encode(_:capacity:as:_:)``.
     @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a change's reply (about 110 bytes with its store) without growing.
         JSONWriter.encode(
-            capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0), as: output
+            self, capacity: 160 + 48 * (countries?.count ?? 0) + 80 * (events?.count ?? 0), as: output
         ) {
-            $0.reply(self)
+            $0.reply($1)
         }
     }
 
@@ -130,9 +130,9 @@ extension Event {
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a one-row event (about 130 bytes with its store and topic) without growing.
         JSONWriter.encode(
-            capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192, as: output
+            self, capacity: country == nil ? 128 + 48 * (resetRows?.count ?? 0) : 192, as: output
         ) {
-            $0.event(self)
+            $0.event($1)
         }
     }
 
@@ -151,7 +151,7 @@ extension Heartbeat {
     /// The heartbeat as a JSON frame, as `Output` (`Data` unless asked otherwise).
     @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
-        JSONWriter.encode(capacity: 48, as: output) { $0.heartbeat(self) }
+        JSONWriter.encode(self, capacity: 48, as: output) { $0.heartbeat($1) }
     }
 
     /// Decodes a heartbeat frame; throws a `WireDecodingError` when it is not one.

@@ -292,7 +292,7 @@ extension Request {
     /// otherwise).
     @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
-        JSONWriter.encode(capacity: 64, as: output) { $0.request(self) }
+        JSONWriter.encode(self, capacity: 64, as: output) { $0.request($1) }
     }
 }
 

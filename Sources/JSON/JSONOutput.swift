@@ -1,6 +1,6 @@
 import Foundation
 
-/// A container of the bytes ``JSONWriter/encode(capacity:as:_:)`` wrote: `Data` for callers
+/// A container of the bytes ``JSONWriter/encode(_:capacity:as:_:)`` wrote: `Data` for callers
 /// that hand it to Foundation, `[UInt8]` for the service's request path, where each `Data` of
 /// a frame's size cost a second allocation and twice the instructions of an array to make, keep
 /// and free (docs/BENCHMARKS.md, "Stop 58").

@@ -10,7 +10,7 @@ import Foundation
 /// append, several per member of every reply, event and canonical form (docs/BENCHMARKS.md,
 /// "Stop 37").
 public struct JSONWriter: ~Copyable {
-    /// The buffer: from `malloc` when ``ownsBuffer``, else lent by ``encode(capacity:_:)``.
+    /// The buffer: from `malloc` when ``ownsBuffer``, else lent by ``encode(_:capacity:as:_:)``.
     @usableFromInline var start: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     /// Whether the buffer is this writer's to grow in place and free.
@@ -34,29 +34,32 @@ public struct JSONWriter: ~Copyable {
 
     deinit { if ownsBuffer { free(start) } }
 
-    /// The bytes `write` writes, as `Output` (`Data` unless asked otherwise), written first into
-    /// memory on the stack when `capacity` is small: a service encodes a reply, an event and a
-    /// canonical form per change, and a buffer from `malloc` for each was an allocation and a
+    /// What `write` writes of `value`, as `Output` (`Data` unless asked otherwise), written first
+    /// into memory on the stack when `capacity` is small: a service encodes a reply, an event and
+    /// a canonical form per change, and a buffer from `malloc` for each was an allocation and a
     /// free apiece (docs/BENCHMARKS.md, "Stop 52"). `capacity` is a guess; the writer grows past
     /// it. Inlinable, so that each caller gets it made for its `Output` (a generic call across
     /// modules cost about 300 instructions per encoding, docs/BENCHMARKS.md, "Stop 58").
+    /// `value` is handed to `write` rather than captured by it: a closure that captured a reply
+    /// copied it whole first (docs/BENCHMARKS.md, "Stop 60").
     @inlinable @inline(__always)
-    public static func encode<Output: JSONOutput>(
-        capacity: Int, as output: Output.Type = Data.self, _ write: (inout JSONWriter) -> Void
+    public static func encode<Value, Output: JSONOutput>(
+        _ value: Value, capacity: Int, as output: Output.Type = Data.self,
+        _ write: (inout JSONWriter, Value) -> Void
     ) -> Output {
         guard capacity <= largestOnStack else {
             var writer = JSONWriter(capacity: capacity)
-            write(&writer)
+            write(&writer, value)
             return writer.finish(as: output)
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { buffer in
             var writer = JSONWriter(lent: buffer)
-            write(&writer)
+            write(&writer, value)
             return writer.finish(as: output)
         }
     }
 
-    /// The most ``encode(capacity:_:)`` writes on the stack at first.
+    /// The most ``encode(_:capacity:as:_:)`` writes on the stack at first.
     public static let largestOnStack = 1_024
 
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<UInt8> {

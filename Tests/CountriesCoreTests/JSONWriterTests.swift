@@ -168,7 +168,7 @@ import Testing
         }
     }
 
-    /// `encode(capacity:_:)` writes on a buffer it lends when the guess is small, and moves to
+    /// `encode(_:capacity:as:_:)` writes on a buffer it lends when the guess is small, and moves to
     /// memory of its own once the bytes outgrow it: every byte kept, at every size around the
     /// lent buffer's end and past the largest it lends.
     @Test func encodingOnALentBufferKeepsEveryByteWhenItGrows() throws {
@@ -176,7 +176,7 @@ import Testing
             for length in [0, 1, 14, 15, 16, 17, 63, 64, 65, 190, 191, 192, 193, 1_021, 1_022, 1_023, 5_000] {
                 let long =
                     String(repeating: "é/\"", count: length / 3) + String(repeating: "x", count: length % 3)
-                let data = JSONWriter.encode(capacity: capacity) { $0.string(long) }
+                let data = JSONWriter.encode(long, capacity: capacity) { $0.string($1) }
                 #expect(
                     text(data) == text(try WireJSON.encoder.encode(long)),
                     "capacity \(capacity), length \(length)")
