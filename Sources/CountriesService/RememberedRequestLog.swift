@@ -148,12 +148,24 @@ struct RememberedRequestLog {
         }
     }
 
-    /// Appends a record, its parts gathered first: appended one by one, each part cost about 180
-    /// instructions (docs/BENCHMARKS.md, "Stop 60").
+    /// The longest record gathered before it is appended; a longer one (a `reset`'s reply holds
+    /// the whole list) is appended part by part rather than copied twice.
+    private static let gatheredRecordBytes = 1_024
+
+    /// Appends a record. A short one (every toggle's) is gathered on the stack first and
+    /// appended once: appended part by part, each of its four parts cost about 180 instructions
+    /// (docs/BENCHMARKS.md, "Stop 60").
     private mutating func appendRecord(
         _ header: (Int, Int, Int, Int), _ id: UnsafeRawBufferPointer, _ request: [UInt8]?, _ reply: [UInt8]
     ) {
         let length = Self.headerBytes + id.count + (request?.count ?? 0) + reply.count
+        guard length <= Self.gatheredRecordBytes else {
+            withUnsafeBytes(of: header) { append($0) }
+            append(id)
+            request?.withUnsafeBytes { append($0) }
+            reply.withUnsafeBytes { append($0) }
+            return
+        }
         withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { record in
             var offset = 0
             func write(_ part: UnsafeRawBufferPointer) {
@@ -165,8 +177,12 @@ struct RememberedRequestLog {
             write(id)
             request?.withUnsafeBytes { write($0) }
             reply.withUnsafeBytes { write($0) }
-            records.append(contentsOf: UnsafeRawBufferPointer(record).assumingMemoryBound(to: UInt8.self))
+            append(UnsafeRawBufferPointer(record))
         }
+    }
+
+    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        records.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
     }
 
     /// A record's header, read from the buffer: where its parts are.

@@ -37,6 +37,29 @@ import Testing
         #expect(log.request(for: "", nowMilliseconds: now) == nil)
     }
 
+    /// Records on either side of the size up to which one is gathered before it is appended
+    /// (1,024 bytes: 973 of reply, 15 asked, 4 of id and 32 of header is exactly that; a reset's
+    /// reply holds the whole list), interleaved, each answered byte for byte and forgotten
+    /// oldest first.
+    @Test func recordsShortAndLongAreKeptWhole() {
+        var log = RememberedRequestLog(retention: retention(keeping: 4))
+        var remembered: [RememberedRequest] = []
+        for (number, replyBytes) in [10, 960, 973, 1_000, 5_000, 20, 70_000, 1].enumerated() {
+            let reply = String(repeating: Character(UnicodeScalar(UInt8(65 + number))), count: replyBytes)
+            let next = request(
+                "id-\(number)", asked: number % 3 == 0 ? nil : "{\"op\":\"reset\"}", reply: reply)
+            remembered.append(next)
+            log.remember(next, nowMilliseconds: now)
+            log.forgetExpired(nowMilliseconds: now)
+            for (index, earlier) in remembered.enumerated() {
+                let expected = index >= remembered.count - 4 ? earlier : nil
+                #expect(
+                    log.request(for: earlier.id, nowMilliseconds: now) == expected,
+                    "\(earlier.id) after \(number)")
+            }
+        }
+    }
+
     /// Every id shares one fingerprint: each still gets its own request, and forgetting takes
     /// out exactly the oldest, wherever each was kept.
     /// Fingerprints that ids share: all one, or one per length modulo 3.
