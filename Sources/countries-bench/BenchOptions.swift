@@ -35,7 +35,8 @@ struct BenchOptions: OptionGroup {
         flag: "etcd-shapes",
         help:
             "Measure what etcd takes for a replica's commit and the shapes it could have, on the cluster at the "
-            + "arguments URLS [SECONDS] (SECONDS per measurement, default 5; docs/BENCHMARKS.md, \"Stop 46\"). "
+            + "arguments URLS [SECONDS] (SECONDS per measurement, default 5, and at least one transaction per "
+            + "writer; rates are over the time each took; docs/BENCHMARKS.md, \"Stop 46\"). "
             + "Run it on a cluster nothing else uses; exits 1 when a transaction failed.")
     let values = Argument<[String]>(
         ArgumentSpec(

@@ -44,7 +44,8 @@ enum EtcdShapes {
         Setting(shape: .floor, clients: 1, changes: 1),
     ]
 
-    /// Measures every setting `rounds` times, `seconds` each, and prints a line per measurement.
+    /// Measures every setting `rounds` times, `seconds` each (and at least one transaction per
+    /// writer), and prints a line per measurement.
     static func run(endpoints: [String], seconds: Double, rounds: Int = 3) -> Never {
         print("shape        clients  changes/txn  txn/s  changes/s  txn p50 µs  etcd CPU µs/change  failed")
         var failed = false
@@ -58,7 +59,8 @@ enum EtcdShapes {
                     setting.shape.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
                         + String(
                             format: " %7d  %11d  %5.0f  %9.0f  %10.0f  ", setting.clients, setting.changes,
-                            Double(measured.transactions) / seconds, Double(measured.changes) / seconds,
+                            Double(measured.transactions) / measured.seconds,
+                            Double(measured.changes) / measured.seconds,
                             measured.p50Microseconds)
                         + String(repeating: " ", count: max(0, 18 - cpu.count)) + cpu
                         + String(format: "  %6d", measured.failures))
@@ -75,6 +77,10 @@ enum EtcdShapes {
         /// Each transaction's time, in ns of the monotonic clock.
         var latencies: [UInt64] = []
         var p50Microseconds: Double { latencies.isEmpty ? 0 : Percentiles(nanos: latencies).p50 }
+        /// From the start of the writing to its end: at least the measurement's time, more when
+        /// a writer's first transaction ends after it (a loaded machine), so rates stay rates.
+        /// Set by `measure` once the writers are done.
+        var seconds = 0.0
         var etcdCPU: Double?
     }
 
@@ -94,7 +100,8 @@ enum EtcdShapes {
             }
         }
         let before = etcdCPUMicroseconds()
-        let deadline = nowNanos() + UInt64(seconds * 1e9)
+        let started = nowNanos()
+        let deadline = started + UInt64(seconds * 1e9)
         let total = Locked(Measured())
         let writing = DispatchGroup()
         for index in 0..<setting.clients {
@@ -113,6 +120,7 @@ enum EtcdShapes {
         }
         writing.wait()
         var result = total.current
+        result.seconds = Double(nowNanos() - started) / 1e9
         if let before, let after = etcdCPUMicroseconds() { result.etcdCPU = after - before }
         stopWatching.withLock { $0 = true }
         watching.wait()
@@ -125,7 +133,9 @@ enum EtcdShapes {
         return result
     }
 
-    /// One writer's transactions until `deadline`, each on the state the last one left.
+    /// One writer's transactions until `deadline`, each on the state the last one left; at
+    /// least one, however long its store's set-up took (on a loaded machine a measurement of a
+    /// fifth of a second could end before its first transaction, and report nothing).
     private static func write(
         _ setting: Setting, under prefix: String, endpoints: [String], until deadline: UInt64
     )
@@ -148,7 +158,7 @@ enum EtcdShapes {
         let remembered = Data(repeating: UInt8(ascii: "i"), count: 180)
         var seq: UInt64 = 0
         var lastEntry: (seq: UInt64, revision: Int64)?
-        while nowNanos() < deadline {
+        repeat {
             let first = seq + 1
             let last = seq + UInt64(setting.changes)
             let events = Data((0..<setting.changes).map { _ in event }.joined(separator: [0x0A]))
@@ -196,7 +206,7 @@ enum EtcdShapes {
                 measured.failures += 1
                 return measured
             }
-        }
+        } while nowNanos() < deadline
         return measured
     }
 

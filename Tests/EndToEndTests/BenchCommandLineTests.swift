@@ -107,14 +107,16 @@ import ZeroMQ
         #expect(try ask(#"{"op":"toggle","index":2}"#).seq == toggles + 1)
     }
 
-    /// `--etcd-shapes` on a real etcd, a fraction of a second per measurement: every setting
-    /// three times, none failed, and the keys it wrote deleted.
+    /// `--etcd-shapes` on a real etcd, a thousandth of a second per measurement, shorter than a
+    /// writer's set-up and first transaction on a busy machine: every setting three times, each
+    /// with at least a transaction per writer and a rate over the time it took, none failed,
+    /// and the keys it wrote deleted.
     @Test(.hangGuard(), .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
     func etcdShapesMeasuresEverySettingAndLeavesNoKeys() throws {
         let etcd = try EtcdCluster(members: 1)
         defer { etcd.stop() }
         let result = try ChildProcess.run(
-            Self.bench, ["--etcd-shapes", etcd.clientURLs[0], "0.2"], timeout: .seconds(120))
+            Self.bench, ["--etcd-shapes", etcd.clientURLs[0], "0.001"], timeout: .seconds(120))
         #expect(result.exitCode == 0, "\(result)")
         let rows = result.lines.dropFirst().map { $0.split(separator: " ").map(String.init) }
         #expect(result.lines.first?.hasPrefix("shape ") == true, "\(result)")
