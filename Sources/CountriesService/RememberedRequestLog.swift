@@ -158,25 +158,25 @@ struct RememberedRequestLog {
     private mutating func appendRecord(
         _ header: (Int, Int, Int, Int), _ id: UnsafeRawBufferPointer, _ request: [UInt8]?, _ reply: [UInt8]
     ) {
+        // The record's parts in the order ``Record`` reads them, whichever way they are written.
+        func eachPart(_ body: (UnsafeRawBufferPointer) -> Void) {
+            withUnsafeBytes(of: header, body)
+            body(id)
+            request?.withUnsafeBytes(body)
+            reply.withUnsafeBytes(body)
+        }
         let length = Self.headerBytes + id.count + (request?.count ?? 0) + reply.count
         guard length <= Self.gatheredRecordBytes else {
-            withUnsafeBytes(of: header) { append($0) }
-            append(id)
-            request?.withUnsafeBytes { append($0) }
-            reply.withUnsafeBytes { append($0) }
+            eachPart { append($0) }
             return
         }
         withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { record in
             var offset = 0
-            func write(_ part: UnsafeRawBufferPointer) {
+            eachPart { part in
                 guard let base = part.baseAddress else { return }
                 (record.baseAddress! + offset).copyMemory(from: base, byteCount: part.count)
                 offset += part.count
             }
-            withUnsafeBytes(of: header) { write($0) }
-            write(id)
-            request?.withUnsafeBytes { write($0) }
-            reply.withUnsafeBytes { write($0) }
             append(UnsafeRawBufferPointer(record))
         }
     }
