@@ -17,7 +17,8 @@ public final class WorkerThread: Sendable {
     public static let maximumNameBytes = 15
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
-    private let interruption = DispatchSemaphore(value: 0)
+    /// What a pause waits on: set by ``stop(wake:)``.
+    private let stopRequested = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
 
     /// A worker whose thread will be called `name` (cut to ``maximumNameBytes``); ``start(_:)``
@@ -51,7 +52,7 @@ public final class WorkerThread: Sendable {
     /// waits until the loop has returned; at once when it was never started. Safe to call again.
     public func stop(wake: () -> Void = {}) {
         stopping.store(true, ordering: .relaxed)
-        interruption.signal()
+        stopRequested.withLockWakingWaiters { $0 = true }
         wake()
         guard started.load(ordering: .relaxed) else { return }
         finished.wait()
@@ -59,16 +60,13 @@ public final class WorkerThread: Sendable {
         finished.signal()
     }
 
-    /// Waits `duration`, or less when ``stop(wake:)`` is called meanwhile; whether the loop may
-    /// go on (false: it is stopping).
+    /// Waits `duration` by the monotonic clock (a wall clock set meanwhile neither shortens nor
+    /// lengthens it), or less when ``stop(wake:)`` is called meanwhile; whether the loop may go
+    /// on (false: it is stopping).
     @discardableResult
     public func pause(for duration: Duration) -> Bool {
         guard !isStopping else { return false }
-        if duration > .zero {
-            let (seconds, attoseconds) = duration.components
-            let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-            _ = interruption.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
-        }
+        if duration > .zero { _ = stopRequested.wait(for: duration) { $0 } }
         return !isStopping
     }
 

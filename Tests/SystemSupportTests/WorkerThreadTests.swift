@@ -96,6 +96,19 @@ import Testing
         #expect(twice.isStopping)
     }
 
+    /// What the snapshot writer's spacing and the lease renewals count on: a pause that is not
+    /// stopped is never shorter than asked, by the clock the callers measure with.
+    @Test func aPauseNotStoppedLastsItsWholeDuration() {
+        let worker = WorkerThread(name: "pausing worker")
+        for milliseconds in [1, 30, 120] {
+            let duration = Duration.milliseconds(milliseconds)
+            let started = ContinuousClock.now
+            #expect(worker.pause(for: duration))
+            let took = ContinuousClock.now - started
+            #expect(took >= duration, "a pause of \(duration) returned after \(took)")
+        }
+    }
+
     @Test func aPauseOfNothingOrLessReturnsAtOnce() {
         let worker = WorkerThread(name: "not started")
         #expect(worker.pause(for: .zero))
