@@ -19,7 +19,7 @@ final class MemoryStore: StateStore {
 
     init(
         seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
-        clock: @escaping @Sendable () -> Int64 = { RequestIDWindow.nowMilliseconds }
+        clock: @escaping @Sendable () -> Int64 = { SteadyWallClock.process.nowMilliseconds }
     ) {
         contents = Contents(countries: seed, retention: retention)
         self.clock = clock

@@ -55,7 +55,7 @@ final class SQLiteStore: StateStore {
     /// Throws a ``StoreOpenError`` that says what is wrong with the file and what to do.
     init(
         path: String?, seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
-        clock: @escaping @Sendable () -> Int64 = { RequestIDWindow.nowMilliseconds }
+        clock: @escaping @Sendable () -> Int64 = { SteadyWallClock.process.nowMilliseconds }
     ) throws(StoreOpenError) {
         let path = path ?? ":memory:"
         self.path = path
