@@ -17,7 +17,16 @@ final class EtcdIDMemory {
     private let seedRows: [IndexedCountry]
     /// The request-id generation as this replica last read or wrote it (its key counts only
     /// the ids kept before the id log: see ``logged``).
-    private(set) var generation: RequestIDWindow.Generation
+    private(set) var generation: RequestIDWindow.Generation {
+        didSet {
+            if generation.number != oldValue.number {
+                generationKnownSince = SteadyWallClock.bootNanoseconds()
+            }
+        }
+    }
+    /// When this replica first knew the current generation, on the boot-time clock: what its
+    /// age is judged by besides the wall clock (``windowNowMilliseconds(wall:boot:)``).
+    private var generationKnownSince = SteadyWallClock.bootNanoseconds()
     /// What the current generation's entries in the id log hold, as far as the memory reaches.
     var logged: RememberedIDs.Tally { ids.tally(of: generation.number) }
     private var ids = RememberedIDs()
@@ -38,6 +47,17 @@ final class EtcdIDMemory {
         self.seedRows = seedRows
         generation = try EtcdIDMemory.moveToIDLog(found, client: client, layout: layout)
         try load()
+    }
+
+    /// Now, as the request-id window judges the current generation's age at: the wall clock,
+    /// held back to how long this replica has known the generation
+    /// (``RequestIDWindow/judgedNow(wallMilliseconds:startedMilliseconds:knownForMilliseconds:)``).
+    func windowNowMilliseconds(
+        wall: Int64 = RequestIDWindow.nowMilliseconds, boot: Int64 = SteadyWallClock.bootNanoseconds()
+    ) -> Int64 {
+        RequestIDWindow.judgedNow(
+            wallMilliseconds: wall, startedMilliseconds: generation.startedMilliseconds,
+            knownForMilliseconds: (boot - generationKnownSince) / 1_000_000)
     }
 
     /// The generation, written in the id log's form when it is still in the form of a store

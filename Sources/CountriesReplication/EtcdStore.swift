@@ -247,7 +247,7 @@ public final class EtcdStore: StateStore {
             knowing: EtcdCommit.Knowledge(
                 generation: generation, logged: ids.logged, window: window,
                 knownSnapshotSeq: knownSnapshotSeq,
-                trimmedBefore: trimmedBefore, nowMilliseconds: RequestIDWindow.nowMilliseconds))
+                trimmedBefore: trimmedBefore, nowMilliseconds: ids.windowNowMilliseconds()))
         // Encoded once: its size is budgeted, and the same bytes are sent.
         let encoded = EtcdEncodedTxn(
             compare: commit.compare, success: commit.success, failure: commit.failure)

@@ -130,6 +130,19 @@ public struct RequestIDWindow: Sendable, Equatable {
         )
     }
 
+    /// The moment a replica judges a generation's age at: its wall clock `wallMilliseconds`, but
+    /// never further past the generation's start (`startedMilliseconds`, the opener's clock) than
+    /// the `knownForMilliseconds` this replica has itself known the generation, on a clock no one
+    /// sets. So the age is the least of the two: a wall clock set ahead, here or at the replica
+    /// that opened it, closes no generation early and forgets no id a retry may still send; a
+    /// replica that started since counts the age anew, and keeps the generation up to
+    /// ``minimumAge`` longer, within the maximums (docs/HA.md, "Request ids").
+    public static func judgedNow(
+        wallMilliseconds: Int64, startedMilliseconds: Int64, knownForMilliseconds: Int64
+    ) -> Int64 {
+        min(wallMilliseconds, startedMilliseconds + max(0, knownForMilliseconds))
+    }
+
     /// Now, in milliseconds since 1970.
     public static var nowMilliseconds: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

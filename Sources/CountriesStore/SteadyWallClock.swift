@@ -14,8 +14,9 @@
 /// are safe"; docs/RELIABILITY.md, section 15). Set back, ids would only be kept longer, which
 /// the maximums bound. `CLOCK_BOOTTIME` cannot be set, and counts a suspended machine's time as
 /// the wall clock does. A new process reads the wall clock again, so stamps written to a file stay
-/// comparable across restarts. The replicated store keeps the wall clock: its replicas compare
-/// one another's stamps (docs/HA.md, "Request ids").
+/// comparable across restarts. A replica stamps a generation with its wall clock, which other
+/// replicas read, and judges its age with this clock's help
+/// (``RequestIDWindow/judgedNow(wallMilliseconds:startedMilliseconds:knownForMilliseconds:)``).
 ///
 /// In integer nanoseconds rather than `ContinuousClock`'s instants: a `Duration`'s components
 /// are a 128-bit division, which made each reading five times the wall clock's (every commit

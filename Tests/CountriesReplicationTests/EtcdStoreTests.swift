@@ -619,4 +619,36 @@ struct EtcdStoreTests {
         batch.state = state
         return batch
     }
+
+    /// A replica judges a generation's age by how long it has known it as well as by its wall
+    /// clock (docs/HA.md, "Request ids"): with the clock set eleven minutes ahead, a generation
+    /// it has known for a second is a second old, and a new generation starts its count again.
+    @Test func aGenerationIsNoOlderThanThisReplicaHasKnownIt() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let store = try open(cluster, prefix: "/judged/")
+        let before = SteadyWallClock.bootNanoseconds()
+        let memory = try EtcdIDMemory(
+            generation: store.generation, client: EtcdClient(endpoints: cluster.clientURLs),
+            layout: EtcdLayout(prefix: "/judged/"),
+            seedRows: CountriesState(countries: SeedList.standard).rows)
+        let after = SteadyWallClock.bootNanoseconds()
+        let started = memory.generation.startedMilliseconds
+        let elevenMinutesAhead = RequestIDWindow.nowMilliseconds + 660_000
+        let judged = memory.windowNowMilliseconds(wall: elevenMinutesAhead, boot: after + 1_000_000_000)
+        // Known since between `before` and `after`: a second, plus at most the time the opening took.
+        #expect(judged >= started + 1_000)
+        #expect(judged <= started + 1_000 + (after - before) / 1_000_000 + 1)
+        // A later generation is known from when this replica learns it.
+        var next = memory.generation
+        next.number += 1
+        next.startedMilliseconds = started + 5_000
+        let learned = SteadyWallClock.bootNanoseconds()
+        memory.committed([], generation: next, logSeq: nil, bytes: 0, through: try store.loadState().seq)
+        let judgedNext = memory.windowNowMilliseconds(wall: elevenMinutesAhead, boot: learned + 2_000_000_000)
+        #expect(judgedNext <= started + 5_000 + 2_000)
+        #expect(
+            judgedNext >= started + 5_000 + 2_000 - (SteadyWallClock.bootNanoseconds() - learned) / 1_000_000
+                - 1)
+    }
 }

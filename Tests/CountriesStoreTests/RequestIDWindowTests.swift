@@ -49,6 +49,44 @@ import Testing
         #expect(!window.after(generation(count: 0), adding: 2_000, bytes: 1, nowMilliseconds: start).opened)
     }
 
+    /// A generation's age is the least of the wall clock's and how long this replica has known
+    /// it: a clock set ahead (here, or at the replica that opened it) closes nothing early.
+    @Test func aClockSetAheadClosesNoGenerationEarly() {
+        let elevenMinutes: Int64 = 660_000
+        // Known for a second, by a wall clock eleven minutes ahead: a second old.
+        let judged = RequestIDWindow.judgedNow(
+            wallMilliseconds: start + elevenMinutes, startedMilliseconds: start, knownForMilliseconds: 1_000)
+        #expect(judged == start + 1_000)
+        #expect(!window.after(generation(count: 500), adding: 1, bytes: 1, nowMilliseconds: judged).opened)
+        // The wall clock unjudged would have closed it, and forgotten the generation before.
+        #expect(
+            window.after(generation(count: 500), adding: 1, bytes: 1, nowMilliseconds: start + elevenMinutes)
+                .opened)
+        // Known long enough, and the wall clock agrees: it closes.
+        let due = RequestIDWindow.judgedNow(
+            wallMilliseconds: start + elevenMinutes, startedMilliseconds: start,
+            knownForMilliseconds: elevenMinutes)
+        #expect(window.after(generation(count: 500), adding: 1, bytes: 1, nowMilliseconds: due).opened)
+    }
+
+    @Test func aWallClockBehindOrARestartOnlyKeepsAGenerationLonger() {
+        // A wall clock behind the opener's: younger than known, so judged by the wall clock.
+        #expect(
+            RequestIDWindow.judgedNow(
+                wallMilliseconds: start + 5_000, startedMilliseconds: start, knownForMilliseconds: 60_000)
+                == start + 5_000)
+        // A replica that has just started knows the generation for no time at all: age zero.
+        #expect(
+            RequestIDWindow.judgedNow(
+                wallMilliseconds: start + 900_000, startedMilliseconds: start, knownForMilliseconds: 0)
+                == start)
+        // A reading from before it knew it counts as none, never as a negative age.
+        #expect(
+            RequestIDWindow.judgedNow(
+                wallMilliseconds: start + 900_000, startedMilliseconds: start, knownForMilliseconds: -50)
+                == start)
+    }
+
     @Test func itsValueRoundTripsAndABadOneIsRefused() throws {
         let value = generation(count: 7, bytes: 70)
         #expect(RequestIDWindow.Generation(value.encoded) == value)
