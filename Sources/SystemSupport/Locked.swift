@@ -78,7 +78,8 @@ public final class Locked<Value>: @unchecked Sendable {
         return isReached(value)
     }
 
-    /// The monotonic clock's reading `duration` from now, saturated rather than wrapped.
+    /// The monotonic clock's reading `duration` from now, saturated rather than wrapped. Added
+    /// by hand: the sum as a `Duration` traps in `components` past `Int64.max` seconds.
     private static func monotonicNow(plus duration: Duration) -> timespec {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)

@@ -17,7 +17,8 @@ public final class WorkerThread: Sendable {
     public static let maximumNameBytes = 15
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
-    /// What a pause waits on: set by ``stop(wake:)``.
+    /// What a pause waits on: set by ``stop(wake:)`` with `stopping`, which stays for
+    /// ``isStopping``, asked by some loops at every message: a load, not a lock.
     private let stopRequested = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
 
