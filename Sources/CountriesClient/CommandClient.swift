@@ -14,7 +14,8 @@ import ZeroMQ
 /// at most once (docs/PROTOCOL.md, "Replicas"). A reply of ``CountriesError/Code/unavailable``
 /// (the change may or may not have been applied) is retried the same way, and so, with several
 /// endpoints, is `storage_error` (nothing changed; another replica may have a quorum). The
-/// endpoint that answered is tried first next time.
+/// endpoint that answered is tried first next time, except that a change goes first to the
+/// elected writer's endpoint when `status` names one of them (``WriterRoute``).
 public final class CommandClient {
     /// The service's command endpoints, in the order given.
     public let endpoints: [String]
@@ -32,6 +33,9 @@ public final class CommandClient {
     private var first = 0
     /// The store the last reply named: the one a change to several endpoints is pinned to.
     public private(set) var knownStore: String?
+    /// Which endpoint writes, as `status` last said: a change to several endpoints goes there
+    /// first, sparing it a replica's forwarding hop.
+    public private(set) var route: WriterRoute
 
     /// Creates a client for one endpoint; nothing is connected until the first request.
     public convenience init(
@@ -57,9 +61,11 @@ public final class CommandClient {
         sockets = endpoints.map {
             LazyRequestSocket(context: context, endpoint: $0, security: security, watchesConnect: true)
         }
+        route = WriterRoute(endpoints: endpoints)
     }
 
-    /// The endpoint the next request goes to first (the one that answered last).
+    /// The endpoint the next request goes to first: the one that answered last, or the one
+    /// `status` named as the writer.
     public var preferred: String { endpoints[first] }
 
     /// The first endpoint, for a client of one.
@@ -68,29 +74,38 @@ public final class CommandClient {
     /// Sends `request` and returns the service's reply (success or refusal), trying the
     /// endpoints as ``RetryMachine`` says.
     ///
-    /// A change to several endpoints is pinned to one store: without an `if_store` of its own it
-    /// gets the store of the last reply, or of a `count` asked first, so that a retry landing
-    /// on an endpoint of another store (endpoints that serve different prefixes or files) is
-    /// refused there instead of applied twice, once per store.
+    /// A change to several endpoints first asks `status` (a read: nothing changes whichever
+    /// endpoint answers) when it needs a store to pin it to or the ``route`` has no fresh
+    /// answer: the endpoint `status` names as the elected writer is tried first, and the store
+    /// it names pins the change: without an `if_store` of its own it gets the store of the last
+    /// reply, so that a retry landing on an endpoint of another store (endpoints that serve
+    /// different prefixes or files) is refused there instead of applied twice, once per store.
     ///
     /// Throws ``ClientError`` when no reply came after every try (for a change:
     /// ``ClientError/Code/outcomeUnknown``, with the request id, since a try may have been
     /// applied), or the reply was not protocol JSON.
     public func send(_ request: Request) throws(ClientError) -> Reply {
+        guard request.command.changes, endpoints.count > 1 else { return try exchange(request) }
         var request = request
-        if request.command.changes, request.ifStore == nil, endpoints.count > 1 {
-            request.ifStore = try storeToPin()
+        let now = ContinuousClock.now
+        if route.isDue(now: now, pinnedByHand: request.ifStore != nil)
+            || (request.ifStore == nil && knownStore == nil)
+        {
+            let status = try exchange(Request(command: .status))
+            if let writer = route.learn(writerField: status.status?.writer, from: first, now: now) {
+                first = writer
+            }
         }
-        return try exchange(request)
-    }
-
-    /// The store a change to several endpoints is meant for: the last one a reply named, or
-    /// the one a `count` names (a read: nothing changes whichever endpoint answers).
-    private func storeToPin() throws(ClientError) -> String? {
-        if let knownStore { return knownStore }
-        let reply = try exchange(Request(command: .query(.count)))
-        // A refusal, or a service older than v1.1: the change goes unpinned, as before.
-        return reply.store
+        // Without a store named (a refusal, or a service older than v1.1), unpinned, as before.
+        if request.ifStore == nil { request.ifStore = knownStore }
+        do {
+            let reply = try exchange(request)
+            route.changeAnswered(from: first)
+            return reply
+        } catch {
+            route.changeUnanswered()
+            throw error
+        }
     }
 
     /// One request through the retry machine, its bytes the same on every try.

@@ -10,7 +10,10 @@ import ZeroMQ
 /// order. A request that gets no reply within `timeout` is resent on a new socket with the
 /// same bytes (same id), to the endpoint the machine names, until it ends: with a reply, or
 /// failed (a change whose outcome is unknown says so, ``ClientError/Code/outcomeUnknown``). The
-/// endpoint that answered is tried first next time.
+/// endpoint that answered is tried first next time, except that with several endpoints a change
+/// goes first to the one `status` names as the elected writer (``WriterRoute``): the requester
+/// asks `status` itself before such a change when its answer is missing or old, and reports
+/// nothing of it.
 public final class PendingRequests<Tag> {
     /// The outcome of one request.
     public enum Outcome {
@@ -23,7 +26,8 @@ public final class PendingRequests<Tag> {
 
     /// A request being tried.
     private struct Flight {
-        var tag: Tag
+        /// The caller's tag; nil for the requester's own `status`, asked for the ``route``.
+        var tag: Tag?
         var request: Request
         var body: Data
         var machine: RetryMachine
@@ -40,6 +44,8 @@ public final class PendingRequests<Tag> {
     private var current = 0
     private var queue: [(tag: Tag, request: Request)] = []
     private var inFlight: Flight?
+    /// Which endpoint writes, as `status` last said: changes go there first.
+    public private(set) var route: WriterRoute
 
     /// Creates an idle requester for one endpoint; nothing is connected until the first request.
     public convenience init(
@@ -65,6 +71,7 @@ public final class PendingRequests<Tag> {
         sockets = endpoints.map {
             LazyRequestSocket(context: context, endpoint: $0, security: security, watchesConnect: false)
         }
+        route = WriterRoute(endpoints: endpoints)
     }
 
     /// The endpoint in use.
@@ -130,14 +137,29 @@ public final class PendingRequests<Tag> {
             return transmit(now: now)
         case .finish(let verdict):
             inFlight = nil
-            let outcome: Outcome
-            if case .replied(let reply, let from) = verdict {
+            var reply: Reply?
+            if case .replied(let answer, let from) = verdict {
                 current = from
-                outcome = .replied(flight.tag, reply)
+                reply = answer
             } else {
                 socket.discard()
+            }
+            guard let tag = flight.tag else {
+                // The route's own `status`: without an answer, no writer is known for a while.
+                if let writer = route.learn(writerField: reply?.status?.writer, from: current, now: now) {
+                    current = writer
+                }
+                return startNext(now: now)
+            }
+            if flight.request.command.changes {
+                if reply != nil { route.changeAnswered(from: current) } else { route.changeUnanswered() }
+            }
+            let outcome: Outcome
+            if let reply {
+                outcome = .replied(tag, reply)
+            } else {
                 outcome = .failed(
-                    flight.tag,
+                    tag,
                     .ending(verdict, of: flight.request, endpoints: endpoints, tries: tries, unusable: nil))
             }
             return [outcome] + startNext(now: now)
@@ -148,20 +170,32 @@ public final class PendingRequests<Tag> {
         guard let flight = inFlight else { return [] }
         inFlight = nil
         socket.discard()
-        return [.failed(flight.tag, error)] + startNext(now: now)
+        guard let tag = flight.tag else {
+            _ = route.learn(writerField: nil, from: current, now: now)
+            return startNext(now: now)
+        }
+        if flight.request.command.changes { route.changeUnanswered() }
+        return [.failed(tag, error)] + startNext(now: now)
     }
 
     private func startNext(now: ContinuousClock.Instant) -> [Outcome] {
-        guard inFlight == nil, !queue.isEmpty else { return [] }
-        let next = queue.removeFirst()
+        guard inFlight == nil, let next = queue.first else { return [] }
+        // Before a change, the writer's endpoint, if its last answer is missing or old.
+        let tag: Tag?
+        let request: Request
+        if next.request.command.changes, route.isDue(now: now) {
+            (tag, request) = (nil, Request(command: .status))
+        } else {
+            queue.removeFirst()
+            (tag, request) = (next.tag, next.request)
+        }
         var machine = RetryMachine(
-            endpoints: endpoints.count, tries: tries, first: current, changes: next.request.command.changes,
-            store: next.request.ifStore)
+            endpoints: endpoints.count, tries: tries, first: current, changes: request.command.changes,
+            store: request.ifStore)
         guard case .send(let index) = machine.start() else { return [] }
         current = index
         inFlight = Flight(
-            tag: next.tag, request: next.request, body: next.request.encoded(), machine: machine,
-            deadline: now)
+            tag: tag, request: request, body: request.encoded(), machine: machine, deadline: now)
         return transmit(now: now)
     }
 

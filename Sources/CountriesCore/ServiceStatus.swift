@@ -33,6 +33,9 @@ public struct ServiceStatus: Equatable, Sendable {
     /// writer at a time"): `this replica`, the writer's command endpoint (this replica forwards
     /// changes there), or `none` (no writer known: each replica commits its own changes).
     public var writer: String?
+
+    /// The ``writer`` of a replica that is the elected writer itself.
+    public static let thisReplica = "this replica"
     /// A replicated service: the etcd cluster's members, as `name=URL`.
     public var etcdMembers: [String]?
     /// A replicated service: the etcd member that leads the cluster (its name), or `none`.

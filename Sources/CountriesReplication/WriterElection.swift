@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 
 /// Which replica commits, as etcd's `client/v3/concurrency` election decides it, without etcd:
@@ -48,7 +49,7 @@ public struct WriterElection: Equatable {
         }
 
         /// The `writer` of `status` on the writer itself.
-        public static let thisReplica = "this replica"
+        public static let thisReplica = ServiceStatus.thisReplica
     }
 
     /// The candidate key with the lowest create revision, as last read.

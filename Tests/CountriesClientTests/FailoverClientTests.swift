@@ -95,7 +95,7 @@ import ZeroMQ
             answered.signal()
         }
         thread.start()
-        // Pinned by hand: the fakes answer only the change, not the `count` that would pin it.
+        // Pinned by hand: the fakes answer only the change, not the `status` that would pin it.
         let reply = try client.send(
             Request(id: "the-same-id", command: .change(.toggle(.index(2))), ifStore: "s"))
         #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
@@ -131,9 +131,67 @@ import ZeroMQ
             (error as? ClientError)?.code == .outcomeUnknown
                 && (error as? ClientError)?.message.contains("request id once") == true
         }
-        #expect(taker.ids == ["", "once"], "a count pinned the store, then the change went to A")
+        #expect(taker.ids == ["", "once"], "a status pinned the store, then the change went to A")
         let list = try other.list()
         #expect(list.seq == 0, "the other store applied the change: \(list)")
+    }
+
+    /// A client given a follower first and the writer second (`--command F,W`): the follower's
+    /// `status` names the writer's endpoint, and the change goes there, not through the
+    /// follower's forwarding hop, pinned to the store the status named.
+    @Test func aChangeGoesToTheWriterTheFollowersStatusNames() throws {
+        let directory = try ScratchDirectory(prefix: "fake")
+        defer { directory.remove() }
+        let context = try Context()
+        let follower = try FakeReplica(context: context, endpoint: directory.ipc("follower"))
+        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let client = CommandClient(
+            context: context, endpoints: [follower.endpoint, writer.endpoint], timeout: .seconds(2), tries: 3)
+        let answered = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
+            _ = writer.answerOne(with: Reply(seq: 1))
+            _ = writer.answerOne(with: Reply(seq: 2))
+            answered.signal()
+        }
+        thread.start()
+        #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
+        #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(3))))).seq == 2)
+        #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+        #expect(follower.ids == [""], "only the status went to the follower")
+        #expect(writer.ids == ["one", "two"], "the second change did not ask again")
+        #expect(writer.stores == ["s", "s"])
+        #expect(client.route.writer == 1 && client.preferred == writer.endpoint)
+    }
+
+    /// The writer stops answering: its change moves to the follower with the same id (which
+    /// forwards or commits it), and the next change asks `status` again rather than wait out the
+    /// dead writer's timeout at every change.
+    @Test func aWriterThatStopsAnsweringIsAskedForAgain() throws {
+        let directory = try ScratchDirectory(prefix: "fake")
+        defer { directory.remove() }
+        let context = try Context()
+        let follower = try FakeReplica(context: context, endpoint: directory.ipc("follower"))
+        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let client = CommandClient(
+            context: context, endpoints: [follower.endpoint, writer.endpoint],
+            timeout: .milliseconds(400) * testSlowdown, tries: 3)
+        let answered = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
+            _ = writer.takeOne()
+            _ = follower.answerOne(with: Reply(seq: 1))
+            _ = follower.answerOne(with: statusReply(writer: ServiceStatus.thisReplica, store: "s"))
+            _ = follower.answerOne(with: Reply(seq: 2))
+            answered.signal()
+        }
+        thread.start()
+        #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
+        #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(3))))).seq == 2)
+        #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+        #expect(writer.ids == ["one"])
+        #expect(follower.ids == ["", "one", "", "two"], "asked again after the writer went quiet")
+        #expect(client.route.writer == 0)
     }
 
     /// With one endpoint, `storage_error` is the answer: there is no other replica to ask.
@@ -151,47 +209,5 @@ import ZeroMQ
         let reply = try client.send(Request(id: "one", command: .change(.toggle(.index(2)))))
         #expect(reply.failure?.code == .storageError)
         #expect(only.ids == ["one"])
-    }
-}
-
-/// A raw ROUTER standing in for a replica: answers one request with a given reply and records
-/// the ids it was sent.
-private final class FakeReplica: @unchecked Sendable {
-    let endpoint: String
-    private let socket: Socket
-    private let lock = NSLock()
-    private var received: [String] = []
-
-    init(context: Context, endpoint: String) throws {
-        self.endpoint = endpoint
-        socket = try context.makeSocket(.router)
-        try socket.setOption(.linger, 0)
-        try socket.setOption(.receiveTimeout, Int32(5_000 * testSlowdown))
-        try socket.bind(endpoint)
-    }
-
-    deinit { socket.close() }
-
-    var ids: [String] { lock.withLock { received } }
-
-    /// Waits (at most 5 s) for one request and keeps it without an answer, as a replica that
-    /// applied it and then hung would; false when none came.
-    func takeOne() -> Bool {
-        guard let frames = try? socket.receive(), let body = frames.last,
-            let request = try? Request.decode(body)
-        else { return false }
-        lock.withLock { received.append(request.id ?? "") }
-        return true
-    }
-
-    /// Waits (at most 5 s) for one request and answers it; false when none came.
-    func answerOne(with reply: Reply) -> Bool {
-        guard let frames = try? socket.receive(), let body = frames.last,
-            let request = try? Request.decode(body)
-        else { return false }
-        lock.withLock { received.append(request.id ?? "") }
-        var out = Array(frames.dropLast())
-        out.append(reply.encoded())
-        return (try? socket.send(out)) == true
     }
 }

@@ -160,6 +160,76 @@ struct PendingRequestsTests {
     }
 }
 
+/// ``PendingRequests`` over replicas (`select` and `web` given `--command F,W`): changes go to
+/// the endpoint `status` names as the elected writer; the `status` is the requester's own and
+/// is never reported (docs/PROTOCOL.md, "Clients of replicas").
+@Suite("PendingRequests over replicas", .serialized)
+struct PendingRequestsWriterRouteTests {
+    @Test func aChangeGoesToTheWriterTheFollowersStatusNames() throws {
+        let directory = try ScratchDirectory(prefix: "pending")
+        defer { directory.remove() }
+        let context = try Context()
+        let follower = try FakeReplica(context: context, endpoint: directory.ipc("follower"))
+        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let requests = PendingRequests<Int>(
+            context: context, endpoints: [follower.endpoint, writer.endpoint], timeout: .seconds(2), tries: 3)
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
+            _ = writer.answerOne(with: Reply(seq: 1))
+            _ = writer.answerOne(with: Reply(seq: 2))
+            answered.signal()
+        }.start()
+        for (tag, id) in [(1, "one"), (2, "two")] {
+            let request = Request(id: id, command: .change(.toggle(.index(tag))), ifStore: "s")
+            #expect(requests.send(request, tag: tag, now: .now).isEmpty)
+        }
+        let outcomes = try collect(2, from: requests)
+        #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+        let seqs = outcomes.map { outcome -> String in
+            guard case .replied(let tag, let reply) = outcome else { return "\(outcome)" }
+            return "\(tag): \(reply.seq.map(String.init) ?? "-")"
+        }
+        #expect(seqs == ["1: 1", "2: 2"], "only the changes are reported, in order")
+        #expect(follower.ids == [""], "only the status went to the follower")
+        #expect(writer.ids == ["one", "two"])
+        #expect(requests.route.writer == 1 && requests.endpoint == writer.endpoint)
+    }
+
+    /// The first endpoint takes the `status` and never answers: the requester's own `status`
+    /// moves on like any read, and the change waits for it, then goes to the writer.
+    @Test func aStatusWithoutAnAnswerMovesOnAndTheChangeFollows() throws {
+        let directory = try ScratchDirectory(prefix: "pending")
+        defer { directory.remove() }
+        let context = try Context()
+        let silent = try FakeReplica(context: context, endpoint: directory.ipc("silent"))
+        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let requests = PendingRequests<Int>(
+            context: context, endpoints: [silent.endpoint, writer.endpoint],
+            timeout: .milliseconds(300) * testSlowdown, tries: 3)
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            _ = silent.takeOne()
+            _ = writer.answerOne(with: statusReply(writer: ServiceStatus.thisReplica, store: "s"))
+            _ = writer.answerOne(with: Reply(seq: 7))
+            answered.signal()
+        }.start()
+        #expect(
+            requests.send(Request(id: "one", command: .change(.toggle(.index(1)))), tag: 1, now: .now).isEmpty
+        )
+        let outcomes = try collect(1, from: requests)
+        #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+        guard outcomes.count == 1, case .replied(1, let reply) = outcomes[0] else {
+            Issue.record("expected the change's reply alone, got \(outcomes)")
+            return
+        }
+        #expect(reply.seq == 7)
+        #expect(silent.ids == [""])
+        #expect(writer.ids == ["", "one"])
+        #expect(requests.route.writer == 1)
+    }
+}
+
 /// The ids the clients make (`countries toggle`, the `select` picker through ``PendingRequests``)
 /// keep the id rule of docs/PROTOCOL.md: at most 64 bytes of printable ASCII.
 @Suite struct RequestIDTests {

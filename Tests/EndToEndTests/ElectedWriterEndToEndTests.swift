@@ -1,8 +1,10 @@
+import CountriesClient
 import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import TestSupport
 import Testing
+import ZeroMQ
 
 /// One elected writer among replicas (docs/HA.md, "Commits"): the others forward changes to it,
 /// so replicas no longer race for the seq; a writer that dies is replaced; and a former writer
@@ -143,6 +145,44 @@ struct ElectedWriterEndToEndTests {
         // to the writer was up); the 60 changes sent to it went to the writer.
         let servedByFollower = try served(replicas.services[follower]) - servedBefore
         #expect(servedByFollower <= 5, "the follower served \(servedByFollower) requests itself")
+    }
+
+    /// The project's client given both replicas, the follower first (`--command F,W`;
+    /// docs/PROTOCOL.md, "Clients of replicas"): the follower's `status` names the writer by
+    /// the endpoint the client was given, so the changes go to the writer, not through the
+    /// follower's hop. Once the writer is killed, they go to the survivor, which the next
+    /// `status` names the writer once it is elected.
+    @Test func aClientOfBothReplicasSendsItsChangesToTheWriter() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let writer = try #require(elected(replicas), "no writer elected")
+        let follower = 1 - writer
+        let endpoints = [follower, writer].map { replicas.sandboxes[$0].commandEndpoint }
+        let context = try Context()
+        let client = CommandClient(context: context, endpoints: endpoints)
+        for row in 0..<5 {
+            let reply = try client.send(.change(.toggle(.index(row))))
+            #expect(reply.ok, "\(reply)")
+        }
+        #expect(client.route.writer == 1, "the follower's status named the writer: \(client.route)")
+        #expect(client.preferred == endpoints[1], "the writer answered the changes")
+
+        replicas.services[writer].process.signal(SIGKILL)
+        _ = replicas.services[writer].stop()
+        var replies: [Reply] = []
+        var failures: [String] = []
+        let survivorWrites = eventually(within: .seconds(15)) {
+            do {
+                replies.append(try client.send(.change(.toggle(.index(5)))))
+            } catch {
+                failures.append("\(error)")
+            }
+            return client.route.writer == 0
+        }
+        #expect(survivorWrites, "the survivor never became the client's writer: \(client.route)")
+        // The survivor commits itself while it cannot reach the writer (docs/HA.md, "Commits").
+        #expect(failures.isEmpty && replies.allSatisfy(\.ok), "after the kill: \(failures), \(replies)")
+        #expect(client.preferred == endpoints[0])
     }
 
     @Test func aKilledWriterIsReplacedAndChangesGoOn() throws {

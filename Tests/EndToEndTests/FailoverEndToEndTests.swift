@@ -90,7 +90,7 @@ import ZeroMQ
         let endpoints = [sandbox.scratch.ipc("slow"), sandbox.scratch.ipc("no-quorum")]
         try silent.bind(endpoints[0])
         try refusing.bind(endpoints[1])
-        // Pinned by hand, so the client asks no `count` first (the fakes answer only changes).
+        // Pinned by hand, so the client asks no `status` first (the fakes answer only changes).
         let client = try Countries.start([
             "toggle", "France", "--command", endpoints.joined(separator: ","), "--retries", "2", "--timeout",
             "300", "--if-store", String(repeating: "ab", count: 16),

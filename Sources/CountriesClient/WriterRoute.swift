@@ -1,0 +1,69 @@
+import CountriesCore
+
+/// Which of a client's endpoints its changes go to first: the elected writer's, as `status`
+/// names it (docs/PROTOCOL.md, "Clients of replicas").
+///
+/// Any replica takes a change and forwards it to the writer when it is not the writer itself
+/// (docs/HA.md, "Commits"), so this only spares a change that hop: a client that never asks,
+/// or asks a replica that cannot say, is as correct as one that does. A plain value, so when
+/// to ask and what an answer means are tested without sockets.
+public struct WriterRoute: Sendable, Equatable {
+    /// How long an answer holds before a change asks `status` again. A writer elected since
+    /// costs the changes in between a hop each (the former writer forwards them), not a
+    /// failure; a change answered from another endpoint than the writer's asks again at once.
+    public static let freshFor: Duration = .seconds(10)
+
+    /// The client's command endpoints, in the order given.
+    public let endpoints: [String]
+    /// The index of the endpoint the last answer named as the writer; nil when it named none of
+    /// them (no writer elected, a single service, or the writer under a name not in `endpoints`).
+    public private(set) var writer: Int?
+    /// Whether any `status` has answered yet.
+    private var asked = false
+    /// When the last answer came, on the client's monotonic clock; nil until one, or once it
+    /// no longer holds.
+    private var answeredAt: ContinuousClock.Instant?
+
+    /// A route over `endpoints` that knows no writer yet.
+    public init(endpoints: [String]) {
+        self.endpoints = endpoints
+    }
+
+    /// Whether a change sent at `now` should ask `status` first: with several endpoints, when
+    /// no answer holds. A first change whose store is `pinnedByHand` (`--if-store`) asks
+    /// nothing: it needs no read to pin it, so it is sent with no request before it, as a
+    /// script that pins its changes expects; once a `status` has answered, the route is kept.
+    public func isDue(now: ContinuousClock.Instant, pinnedByHand: Bool = false) -> Bool {
+        guard endpoints.count > 1 else { return false }
+        guard asked else { return !pinnedByHand }
+        guard let answeredAt else { return true }
+        return now - answeredAt >= Self.freshFor
+    }
+
+    /// Takes the `writer` field of a `status` the endpoint at `index` answered at `now`
+    /// (`this replica`, the writer's command endpoint, `none`, or absent on a single service);
+    /// returns the index of the endpoint that writes, when it is one of ours.
+    public mutating func learn(writerField: String?, from index: Int, now: ContinuousClock.Instant) -> Int? {
+        asked = true
+        answeredAt = now
+        switch writerField {
+        case ServiceStatus.thisReplica?: writer = index
+        case let named?: writer = endpoints.firstIndex(of: named)
+        case nil: writer = nil
+        }
+        return writer
+    }
+
+    /// A change was answered from the endpoint at `index`. Another than the writer's (the
+    /// writer's timed out, or refused the connection) means the writer may have changed: the
+    /// next change asks again.
+    public mutating func changeAnswered(from index: Int) {
+        if let writer, writer != index { answeredAt = nil }
+    }
+
+    /// A change got no reply, or no usable one: the writer may have changed, so the next change
+    /// asks again.
+    public mutating func changeUnanswered() {
+        answeredAt = nil
+    }
+}
