@@ -33,7 +33,7 @@ struct EtcdTransactionClient: RoundTripper {
     }
 }
 
-/// The three replicated targets' paired rounds, from one cluster in one run.
+/// The replicated targets' paired rounds, from one cluster in one run.
 struct ReplicatedRun {
     /// Each target's rounds: the service and the etcd-transaction floor back to back.
     var rounds: [PairedRound<ReplicatedTarget>] = []
@@ -44,7 +44,7 @@ struct ReplicatedRun {
 
     private var refused: Int { refusedSpread.values.reduce(0, +) }
 
-    /// The verdicts of the three targets, each on the median of its rounds' ratios.
+    /// The verdicts of the replicated targets, each on the median of its rounds' ratios.
     var verdicts: [Verdict] {
         let ratios = ratiosByFigure(rounds)
         let share = Double(refused) / Double(max(1, spreadCompleted)) * 100
@@ -52,7 +52,7 @@ struct ReplicatedRun {
             var verdict = Verdict(
                 target.figure, rounds: ratios[target.figure], orElse: nil, atMost: !target.throughput,
                 target.limit, target.baselineName, nil)
-            if target.placement == .spread, refused > 0 {
+            if target.placement.isSpread, refused > 0 {
                 verdict.failedCondition = String(
                     format: "%d refused (%.1f%%: %@)", refused, share, "\(refusedSpread)")
             }
@@ -71,7 +71,7 @@ extension ReplicatedRun {
                 round.service, target.throughput ? "/s" : "µs",
                 baseline: (target.baselineName, round.baseline),
                 ratioLimit: target.limit, lowerIsBetter: !target.throughput, target: target.bound,
-                extraCondition: target.placement != .spread || refused == 0)
+                extraCondition: !target.placement.isSpread || refused == 0)
         }
         report.notes.append(
             "replicated: \(refused) of \(spreadCompleted) changes refused in the rounds over two replicas; "
@@ -83,8 +83,9 @@ extension ReplicatedRun {
 
 /// Runs the replicated targets on a cluster already up, in paired rounds
 /// (``runPairedRounds(_:rounds:progress:service:baseline:)``): 1 and 16 clients on the first of
-/// `endpoints`, 16 spread over all of them (refusals counted), each beside the
-/// etcd-transaction floor with as many clients on the same cluster.
+/// `endpoints`, 16 spread over all of them as plain REQ clients and as the project's clients
+/// (refusals counted), each beside the etcd-transaction floor with as many clients on the same
+/// cluster.
 func runReplicatedTargets(
     plan: (Int) -> LoadPlan, rounds: Int, etcd: [String], endpoints: [String], context: Context,
     check: (LoadResult, String) -> Void
@@ -106,6 +107,11 @@ func runReplicatedTargets(
                     try CheckedRequestClient(
                         context: context, endpoint: endpoints[index % endpoints.count], index: index,
                         refused: refused)
+                }
+                run.spreadCompleted += result.completed
+            case .spreadToWriter:
+                result = runLoad(plan(target.clients)) { index in
+                    ReplicaToggler(context: context, endpoints: endpoints, index: index, refused: refused)
                 }
                 run.spreadCompleted += result.completed
             }
