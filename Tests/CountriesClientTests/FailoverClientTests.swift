@@ -80,21 +80,16 @@ import ZeroMQ
     /// next one with the same id.
     @Test(arguments: [CountriesError.Code.unavailable, .storageError])
     func aReplicaThatCannotCommitMovesTheSameIdToTheNextEndpoint(code: CountriesError.Code) throws {
-        let directory = try ScratchDirectory(prefix: "fake")
-        defer { directory.remove() }
-        let context = try Context()
-        let unsure = try FakeReplica(context: context, endpoint: directory.ipc("unsure"))
-        let sure = try FakeReplica(context: context, endpoint: directory.ipc("sure"))
+        let fakes = try FakeReplicas("unsure", "sure")
+        defer { fakes.remove() }
+        let (unsure, sure) = (fakes.first, fakes.second)
         let client = CommandClient(
-            context: context, endpoints: [unsure.endpoint, sure.endpoint], timeout: .seconds(2), tries: 3)
-        let answered = DispatchSemaphore(value: 0)
-        let thread = Thread {
+            context: fakes.context, endpoints: fakes.endpoints, timeout: .seconds(2), tries: 3)
+        let answered = playing {
             let unavailable = Reply(error: CountriesError(code, "lost the quorum; retry"))
             _ = unsure.answerOne(with: unavailable)
             _ = sure.answerOne(with: Reply(seq: 1))
-            answered.signal()
         }
-        thread.start()
         // Pinned by hand: the fakes answer only the change, not the `status` that would pin it.
         let reply = try client.send(
             Request(id: "the-same-id", command: .change(.toggle(.index(2))), ifStore: "s"))
@@ -140,21 +135,16 @@ import ZeroMQ
     /// `status` names the writer's endpoint, and the change goes there, not through the
     /// follower's forwarding hop, pinned to the store the status named.
     @Test func aChangeGoesToTheWriterTheFollowersStatusNames() throws {
-        let directory = try ScratchDirectory(prefix: "fake")
-        defer { directory.remove() }
-        let context = try Context()
-        let follower = try FakeReplica(context: context, endpoint: directory.ipc("follower"))
-        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let fakes = try FakeReplicas("follower", "writer")
+        defer { fakes.remove() }
+        let (follower, writer) = (fakes.first, fakes.second)
         let client = CommandClient(
-            context: context, endpoints: [follower.endpoint, writer.endpoint], timeout: .seconds(2), tries: 3)
-        let answered = DispatchSemaphore(value: 0)
-        let thread = Thread {
+            context: fakes.context, endpoints: fakes.endpoints, timeout: .seconds(2), tries: 3)
+        let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
             _ = writer.answerOne(with: Reply(seq: 1))
             _ = writer.answerOne(with: Reply(seq: 2))
-            answered.signal()
         }
-        thread.start()
         #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
         #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(3))))).seq == 2)
         #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
@@ -168,24 +158,19 @@ import ZeroMQ
     /// forwards or commits it), and the next change asks `status` again rather than wait out the
     /// dead writer's timeout at every change.
     @Test func aWriterThatStopsAnsweringIsAskedForAgain() throws {
-        let directory = try ScratchDirectory(prefix: "fake")
-        defer { directory.remove() }
-        let context = try Context()
-        let follower = try FakeReplica(context: context, endpoint: directory.ipc("follower"))
-        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let fakes = try FakeReplicas("follower", "writer")
+        defer { fakes.remove() }
+        let (follower, writer) = (fakes.first, fakes.second)
         let client = CommandClient(
-            context: context, endpoints: [follower.endpoint, writer.endpoint],
-            timeout: .milliseconds(400) * testSlowdown, tries: 3)
-        let answered = DispatchSemaphore(value: 0)
-        let thread = Thread {
+            context: fakes.context, endpoints: fakes.endpoints, timeout: .milliseconds(400) * testSlowdown,
+            tries: 3)
+        let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
             _ = writer.takeOne()
             _ = follower.answerOne(with: Reply(seq: 1))
             _ = follower.answerOne(with: statusReply(writer: ServiceStatus.thisReplica, store: "s"))
             _ = follower.answerOne(with: Reply(seq: 2))
-            answered.signal()
         }
-        thread.start()
         #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
         #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(3))))).seq == 2)
         #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)

@@ -39,28 +39,53 @@ final class FakeReplica: @unchecked Sendable {
 
     /// Waits (at most 5 s) for one request and keeps it without an answer, as a replica that
     /// applied it and then hung would; false when none came.
-    func takeOne() -> Bool {
-        guard let frames = try? socket.receive(), let body = frames.last,
-            let request = try? Request.decode(body)
-        else { return false }
-        lock.withLock {
-            received.append(request.id ?? "")
-            if let store = request.ifStore { receivedStores.append(store) }
-        }
-        return true
-    }
+    func takeOne() -> Bool { receiveOne() != nil }
 
     /// Waits (at most 5 s) for one request and answers it; false when none came.
     func answerOne(with reply: Reply) -> Bool {
+        guard let frames = receiveOne() else { return false }
+        return (try? socket.send(Array(frames.dropLast()) + [reply.encoded()])) == true
+    }
+
+    /// Waits (at most 5 s) for one request and records it; its frames, or nil when none came.
+    private func receiveOne() -> [Data]? {
         guard let frames = try? socket.receive(), let body = frames.last,
             let request = try? Request.decode(body)
-        else { return false }
+        else { return nil }
         lock.withLock {
             received.append(request.id ?? "")
             if let store = request.ifStore { receivedStores.append(store) }
         }
-        var out = Array(frames.dropLast())
-        out.append(reply.encoded())
-        return (try? socket.send(out)) == true
+        return frames
     }
+}
+
+/// Two ``FakeReplica``s on ipc endpoints in a scratch directory of their own.
+struct FakeReplicas {
+    let directory: ScratchDirectory
+    let context: Context
+    let first: FakeReplica
+    let second: FakeReplica
+
+    init(_ firstName: String, _ secondName: String) throws {
+        directory = try ScratchDirectory(prefix: "fake")
+        context = try Context()
+        first = try FakeReplica(context: context, endpoint: directory.ipc(firstName))
+        second = try FakeReplica(context: context, endpoint: directory.ipc(secondName))
+    }
+
+    var endpoints: [String] { [first.endpoint, second.endpoint] }
+
+    func remove() { directory.remove() }
+}
+
+/// Runs the fakes' side of a test on a thread of its own; the semaphore is signalled once it
+/// has played it all.
+func playing(_ script: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        script()
+        done.signal()
+    }.start()
+    return done
 }

@@ -166,20 +166,16 @@ struct PendingRequestsTests {
 @Suite("PendingRequests over replicas", .serialized)
 struct PendingRequestsWriterRouteTests {
     @Test func aChangeGoesToTheWriterTheFollowersStatusNames() throws {
-        let directory = try ScratchDirectory(prefix: "pending")
-        defer { directory.remove() }
-        let context = try Context()
-        let follower = try FakeReplica(context: context, endpoint: directory.ipc("follower"))
-        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let fakes = try FakeReplicas("follower", "writer")
+        defer { fakes.remove() }
+        let (follower, writer) = (fakes.first, fakes.second)
         let requests = PendingRequests<Int>(
-            context: context, endpoints: [follower.endpoint, writer.endpoint], timeout: .seconds(2), tries: 3)
-        let answered = DispatchSemaphore(value: 0)
-        Thread {
+            context: fakes.context, endpoints: fakes.endpoints, timeout: .seconds(2), tries: 3)
+        let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
             _ = writer.answerOne(with: Reply(seq: 1))
             _ = writer.answerOne(with: Reply(seq: 2))
-            answered.signal()
-        }.start()
+        }
         for (tag, id) in [(1, "one"), (2, "two")] {
             let request = Request(id: id, command: .change(.toggle(.index(tag))), ifStore: "s")
             #expect(requests.send(request, tag: tag, now: .now).isEmpty)
@@ -199,21 +195,17 @@ struct PendingRequestsWriterRouteTests {
     /// The first endpoint takes the `status` and never answers: the requester's own `status`
     /// moves on like any read, and the change waits for it, then goes to the writer.
     @Test func aStatusWithoutAnAnswerMovesOnAndTheChangeFollows() throws {
-        let directory = try ScratchDirectory(prefix: "pending")
-        defer { directory.remove() }
-        let context = try Context()
-        let silent = try FakeReplica(context: context, endpoint: directory.ipc("silent"))
-        let writer = try FakeReplica(context: context, endpoint: directory.ipc("writer"))
+        let fakes = try FakeReplicas("silent", "writer")
+        defer { fakes.remove() }
+        let (silent, writer) = (fakes.first, fakes.second)
         let requests = PendingRequests<Int>(
-            context: context, endpoints: [silent.endpoint, writer.endpoint],
-            timeout: .milliseconds(300) * testSlowdown, tries: 3)
-        let answered = DispatchSemaphore(value: 0)
-        Thread {
+            context: fakes.context, endpoints: fakes.endpoints, timeout: .milliseconds(300) * testSlowdown,
+            tries: 3)
+        let answered = playing {
             _ = silent.takeOne()
             _ = writer.answerOne(with: statusReply(writer: ServiceStatus.thisReplica, store: "s"))
             _ = writer.answerOne(with: Reply(seq: 7))
-            answered.signal()
-        }.start()
+        }
         #expect(
             requests.send(Request(id: "one", command: .change(.toggle(.index(1)))), tag: 1, now: .now).isEmpty
         )
