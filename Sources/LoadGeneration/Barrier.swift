@@ -1,33 +1,29 @@
-import Foundation
+import SystemSupport
 
 /// Lets every thread start its timed part together.
-public final class Barrier: @unchecked Sendable {
-    // @unchecked: `waiting` and `generation` are only touched under `condition`.
-    private let condition = NSCondition()
-    private var waiting = 0
+public final class Barrier: Sendable {
+    /// Threads waiting now, and how many times the barrier has opened.
+    private let state = Locked((waiting: 0, openings: 0))
     private let parties: Int
-    private var generation = 0
 
     /// A barrier that opens when `parties` threads wait on it.
     public init(parties: Int) { self.parties = parties }
 
-    /// Waits for the others, at most `timeout` seconds; false if they did not all come.
+    /// Waits for the others, at most `timeout` on the monotonic clock (``Locked``'s waits: a
+    /// wall clock set meanwhile changes nothing); false if they did not all come.
     @discardableResult
-    public func wait(timeout: TimeInterval = 30) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let mine = generation
-        waiting += 1
-        if waiting == parties {
-            waiting = 0
-            generation += 1
-            condition.broadcast()
-            return true
+    public func wait(timeout: Duration = .seconds(30)) -> Bool {
+        let parties = parties
+        let mine: Int? = state.withLockWakingWaiters { state in
+            state.waiting += 1
+            guard state.waiting < parties else {
+                state.waiting = 0
+                state.openings += 1
+                return nil
+            }
+            return state.openings
         }
-        let limit = Date(timeIntervalSinceNow: timeout)
-        while generation == mine {
-            if !condition.wait(until: limit) { return false }
-        }
-        return true
+        guard let mine else { return true }
+        return state.wait(for: timeout) { $0.openings != mine }
     }
 }

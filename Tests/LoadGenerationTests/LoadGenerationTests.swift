@@ -125,4 +125,20 @@ import ZeroMQ
         }
         release.signal()
     }
+
+    /// The barrier opens when every party has come, for every one of them; one that never comes
+    /// leaves the others waiting their whole bound, on the monotonic clock, and then false.
+    @Test
+    func aBarrierOpensForAllOnlyWhenAllHaveCome() throws {
+        let barrier = Barrier(parties: 3)
+        let passed = Locked(0)
+        try runThreads(3, within: .seconds(10 * testSlowdown)) { _ in
+            if barrier.wait(timeout: .seconds(10 * testSlowdown)) { passed.withLock { $0 += 1 } }
+        }
+        #expect(passed.current == 3)
+        let short = Barrier(parties: 2)
+        let started = ContinuousClock.now
+        #expect(!short.wait(timeout: .milliseconds(100)))
+        #expect(ContinuousClock.now - started >= .milliseconds(100))
+    }
 }
