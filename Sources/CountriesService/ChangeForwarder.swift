@@ -35,6 +35,10 @@ final class ChangeForwarder {
     /// Pending requests per client peer, for ``hasPending(peer:)``.
     private var pendingByPeer: [Data: Int] = [:]
     private var nextToken: UInt64 = 1
+    /// Changes sent to the writer since start (`countries_forwarded_changes_total`): each paid
+    /// this replica's hop, which a client told the writer spares (docs/PROTOCOL.md, "Clients of
+    /// replicas").
+    private(set) var forwarded: UInt64 = 0
     private let logger: Logger
     /// The endpoint whose refusal was logged last, so a writer that cannot be reached is logged once.
     private var unreachableLogged: String?
@@ -109,6 +113,7 @@ final class ChangeForwarder {
         }
         unreachableLogged = nil
         nextToken &+= 1
+        forwarded &+= 1
         pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout)
         order.append(token)
         pendingByPeer[UnreadReplies.peer(of: request.envelope), default: 0] += 1

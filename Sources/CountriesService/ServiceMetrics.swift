@@ -22,6 +22,8 @@ public struct ServiceMetrics: MetricsSnapshot {
     var repliesQueuedPeers = 0
     /// Why a change would be refused now (the store's own say), or nil.
     public var unreadiness: String?
+    /// A replica's changes passed to the elected writer since start; nil on a single service.
+    var forwardedChanges: UInt64?
 
     /// Commit latencies: 0.5 ms (a memory store) to 5 s (an etcd cluster losing a member).
     static let secondsBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -85,6 +87,12 @@ public struct ServiceMetrics: MetricsSnapshot {
             text.gauge(
                 "countries_writer", help: "1 when this replica is the elected writer, else 0.",
                 writer == WriterElection.Role.thisReplica ? 1 : 0)
+        }
+        if let forwardedChanges {
+            text.counter(
+                "countries_forwarded_changes_total",
+                help: "Changes this replica passed to the elected writer, each a hop its client could spare.",
+                Double(forwardedChanges))
         }
         if let members = status.etcdMembers {
             text.gauge("countries_etcd_members", help: "Members of the etcd cluster.", Double(members.count))

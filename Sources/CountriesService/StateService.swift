@@ -229,7 +229,9 @@ public final class StateService {
                 nextHeartbeat = now + interval
             }
             if let board, now >= nextMetrics {
-                board.publish(handler.metrics(), at: now)
+                var snapshot = handler.metrics()
+                snapshot.forwardedChanges = replica?.forwarder.forwarded
+                board.publish(snapshot, at: now)
                 nextMetrics = now + Self.metricsInterval
             }
             var wakeup = min(nextHeartbeat, replica?.forwarder.nextDeadline ?? nextHeartbeat)

@@ -37,6 +37,7 @@ import ZeroMQ
                     now: start + .milliseconds(index)))
         }
         #expect(forwarder.hasPending(peer: Data("client-1".utf8)))
+        #expect(forwarder.forwarded == 3, "each change sent counts, answered or not")
         var received: [[Data]] = []
         for _ in toggles { received.append(try #require(try writer.receive())) }
         // The writer sees a REQ-like peer: routing id, token, delimiter, the request's bytes.
@@ -80,5 +81,6 @@ import ZeroMQ
             !forwarder.forward(
                 request("c", #"{"op":"toggle","name":"France"}"#), to: "tcp://127.0.0.1:1", now: .now))
         #expect(!forwarder.hasPending(peer: Data("c".utf8)))
+        #expect(forwarder.forwarded == 0, "a change committed here is not counted as forwarded")
     }
 }

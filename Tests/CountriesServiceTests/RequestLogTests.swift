@@ -92,8 +92,12 @@ import Testing
         metrics.status.publicationLagMilliseconds = 1500
         metrics.status.writer = "this replica"
         metrics.unreadiness = "no quorum"
+        #expect(
+            try ExpositionParser(metrics.metrics.encoded).value("countries_forwarded_changes_total") == nil)
+        metrics.forwardedChanges = 42
         let parsed = try ExpositionParser(metrics.metrics.encoded)
         #expect(parsed.value("countries_writer") == 1)
+        #expect(parsed.value("countries_forwarded_changes_total") == 42)
         for other in ["tcp://10.0.0.2:5555", "none"] {
             metrics.status.writer = other
             #expect(try ExpositionParser(metrics.metrics.encoded).value("countries_writer") == 0)
