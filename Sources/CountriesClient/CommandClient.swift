@@ -100,7 +100,7 @@ public final class CommandClient {
         if request.ifStore == nil { request.ifStore = knownStore }
         do {
             let reply = try exchange(request)
-            route.changeAnswered(from: first)
+            route.changeAnswered(from: first, now: .now)
             return reply
         } catch {
             route.changeUnanswered()

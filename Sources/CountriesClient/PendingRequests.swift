@@ -152,7 +152,11 @@ public final class PendingRequests<Tag> {
                 return startNext(now: now)
             }
             if flight.request.command.changes {
-                if reply != nil { route.changeAnswered(from: current) } else { route.changeUnanswered() }
+                if reply != nil {
+                    route.changeAnswered(from: current, now: now)
+                } else {
+                    route.changeUnanswered()
+                }
             }
             let outcome: Outcome
             if let reply {

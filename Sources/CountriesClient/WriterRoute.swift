@@ -7,7 +7,7 @@ import CountriesCore
 /// (docs/HA.md, "Commits"), so this only spares a change that hop: a client that never asks,
 /// or asks a replica that cannot say, is as correct as one that does. A plain value, so when
 /// to ask and what an answer means are tested without sockets.
-public struct WriterRoute: Sendable, Equatable {
+public struct WriterRoute: Sendable {
     /// How long an answer holds before a change asks `status` again. A writer elected since
     /// costs the changes in between a hop each (the former writer forwards them), not a
     /// failure; a change answered from another endpoint than the writer's asks again at once.
@@ -23,6 +23,11 @@ public struct WriterRoute: Sendable, Equatable {
     /// When the last answer came, on the client's monotonic clock; nil until one, or once it
     /// no longer holds.
     private var answeredAt: ContinuousClock.Instant?
+    /// A writer that did not answer a change another endpoint then answered, and until when it
+    /// is not followed: a writer this client cannot reach (its CURVE allow-list lacks the
+    /// client's key, a network between them is cut) while the replica that forwards can, costs
+    /// one try's timeout per ``freshFor``, not one per change.
+    private var passedOver: (index: Int, until: ContinuousClock.Instant)?
 
     /// A route over `endpoints` that knows no writer yet.
     public init(endpoints: [String]) {
@@ -51,14 +56,19 @@ public struct WriterRoute: Sendable, Equatable {
         case let named?: writer = endpoints.firstIndex(of: named)
         case nil: writer = nil
         }
+        if let passedOver, passedOver.index == writer, now < passedOver.until { writer = nil }
         return writer
     }
 
-    /// A change was answered from the endpoint at `index`. Another than the writer's (the
-    /// writer's timed out, or refused the connection) means the writer may have changed: the
-    /// next change asks again.
-    public mutating func changeAnswered(from index: Int) {
-        if let writer, writer != index { answeredAt = nil }
+    /// A change was answered at `now` from the endpoint at `index`. Another than the writer's
+    /// (the writer's timed out, or refused the connection) means the writer may have changed:
+    /// the next change asks again, and does not go back to that writer for ``freshFor`` even if
+    /// named again.
+    public mutating func changeAnswered(from index: Int, now: ContinuousClock.Instant) {
+        guard let writer, writer != index else { return }
+        answeredAt = nil
+        passedOver = (writer, now + Self.freshFor)
+        self.writer = nil
     }
 
     /// A change got no reply, or no usable one: the writer may have changed, so the next change

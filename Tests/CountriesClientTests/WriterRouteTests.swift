@@ -54,7 +54,7 @@ import Testing
         #expect(route.writer == nil)
         #expect(!route.isDue(now: start), "asking again at every change would double its reads")
         var answered = route
-        answered.changeAnswered(from: 2)
+        answered.changeAnswered(from: 2, now: start)
         #expect(!answered.isDue(now: start), "with no writer known, any endpoint answering is as expected")
     }
 
@@ -63,10 +63,29 @@ import Testing
     @Test func aChangeAnsweredElsewhereThanTheWriterAsksAgain() {
         var route = WriterRoute(endpoints: endpoints)
         _ = route.learn(writerField: ServiceStatus.thisReplica, from: 1, now: start)
-        route.changeAnswered(from: 1)
+        route.changeAnswered(from: 1, now: start)
         #expect(!route.isDue(now: start))
-        route.changeAnswered(from: 0)
+        route.changeAnswered(from: 0, now: start)
         #expect(route.isDue(now: start))
+        #expect(route.writer == nil)
+    }
+
+    /// A writer this client cannot reach, while the replica that forwards can (the writer's
+    /// CURVE allow-list lacks the client's key, say): named again by the next `status`, it is
+    /// not followed until ``WriterRoute/freshFor`` has passed, so it costs one timeout in that
+    /// time, not one per change.
+    @Test func aWriterPassedOverIsNotFollowedAgainForAWhile() {
+        var route = WriterRoute(endpoints: endpoints)
+        _ = route.learn(writerField: "tcp://b:5555", from: 0, now: start)
+        route.changeAnswered(from: 0, now: start)
+        #expect(route.learn(writerField: "tcp://b:5555", from: 0, now: start + .seconds(1)) == nil)
+        #expect(!route.isDue(now: start + .seconds(2)), "the answer holds: no status at every change")
+        let later = start + WriterRoute.freshFor
+        #expect(route.isDue(now: later + .seconds(1)))
+        #expect(route.learn(writerField: "tcp://b:5555", from: 0, now: later) == 1, "tried again in time")
+        #expect(
+            route.learn(writerField: "tcp://c:5555", from: 0, now: start + .seconds(1)) == 2,
+            "another writer is followed at once")
     }
 
     @Test func aChangeWithoutAReplyAsksAgain() {
