@@ -184,6 +184,68 @@ struct ElectedWriterEndToEndTests {
         #expect(client.route.writer != 1, "the dead writer is not followed again at once")
     }
 
+    /// A writer this client cannot reach while the follower can forward for it: the writer's
+    /// `--allow` has the service's key but not the client's (an allow-list updated on one
+    /// replica before the other). The first change tries the writer, times out and is
+    /// forwarded by the follower; the others go to the follower at once, though its `status`
+    /// names the writer each time: one timeout in all, not one per change.
+    @Test func aWriterThatRefusesTheClientCostsOneTimeoutNotOnePerChange() throws {
+        let workspace = try SecurityWorkspace()
+        defer { workspace.remove() }
+        let keys = try SecurityKeys(workspace)
+        let writerAllow = try workspace.directory("writer-allow")
+        let followerAllow = try workspace.directory("follower-allow")
+        for directory in [writerAllow, followerAllow] {
+            try FileManager.default.copyItem(
+                atPath: workspace.path + "/server.pub", toPath: directory + "/server.pub")
+        }
+        try FileManager.default.copyItem(
+            atPath: workspace.path + "/rw/alice.pub", toPath: followerAllow + "/alice.pub")
+        let etcd = try EtcdCluster(members: 1)
+        defer { etcd.stop() }
+        var services: [Service] = []
+        defer { for service in services { service.stop() } }
+        func start(allowing directory: String) throws -> Service {
+            try Service(
+                in: try Sandbox(),
+                options: [
+                    "--etcd", etcd.clientURLs.joined(separator: ","), "--curve-key",
+                    workspace.path + "/server.key",
+                    "--allow", directory,
+                ], waitUntilReady: false)
+        }
+        // Started first, so its key has the lowest create revision: the writer.
+        services.append(try start(allowing: writerAllow))
+        #expect(elected(services) == 0, "the first replica was not elected")
+        services.append(try start(allowing: followerAllow))
+        try #require(elected(services) == 0, "the follower does not follow the first replica")
+
+        let alice = try keys.certificate("rw/alice.key")
+        let server = try keys.certificate("server.pub")
+        let timeout = Duration.seconds(1) * testSlowdown
+        let client = CommandClient(
+            context: try Context(), endpoints: services.reversed().map(\.sandbox.commandEndpoint),
+            timeout: timeout, tries: 3,
+            security: ClientSecurity(
+                publicKey: alice.publicKey, secretKey: try #require(alice.secretKey),
+                serverKey: server.publicKey))
+        let started = ContinuousClock.now
+        var failures: [String] = []
+        for row in 0..<10 {
+            do {
+                let reply = try client.send(.change(.toggle(.index(row % 8))))
+                if !reply.ok { failures.append("\(reply)") }
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(elapsed < timeout * 4, "10 changes took \(elapsed): a timeout each would be \(timeout * 10)")
+        #expect(client.preferred == services[1].sandbox.commandEndpoint, "the follower answers")
+        #expect(client.route.writer == nil, "the writer is passed over")
+    }
+
     @Test func aKilledWriterIsReplacedAndChangesGoOn() throws {
         let replicas = try Replicas(members: 3)
         defer { replicas.stop() }
