@@ -48,10 +48,13 @@ struct ClientOptions: Sendable {
         tries = connection[\.retries]
     }
 
-    /// A client for the command endpoints with these settings.
+    /// A client for the command endpoints with these settings, for one command's run: its
+    /// changes do not follow the elected writer (``CommandClient/followsWriter``), so the
+    /// endpoint that answers first takes them, and a replica that is not the writer forwards.
     func makeClient(context: Context) -> CommandClient {
         CommandClient(
-            context: context, endpoints: commandEndpoints, timeout: timeout, tries: tries, security: security)
+            context: context, endpoints: commandEndpoints, timeout: timeout, tries: tries, security: security,
+            followsWriter: false)
     }
 
     /// The endpoints of `--command` or `--events`: one, or several separated by commas

@@ -154,6 +154,26 @@ import ZeroMQ
         #expect(client.route.writer == 1 && client.preferred == writer.endpoint)
     }
 
+    /// A client that does not follow the writer (a one-shot command's): the `status` still pins
+    /// the store, and the change goes to the endpoint that answered it, which forwards.
+    @Test func aClientThatDoesNotFollowTheWriterSendsWhereStatusWasAnswered() throws {
+        let fakes = try FakeReplicas("follower", "writer")
+        defer { fakes.remove() }
+        let (follower, writer) = (fakes.first, fakes.second)
+        let client = CommandClient(
+            context: fakes.context, endpoints: fakes.endpoints, timeout: .seconds(2), tries: 3,
+            followsWriter: false)
+        let answered = playing {
+            _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
+            _ = follower.answerOne(with: Reply(seq: 1))
+        }
+        #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
+        #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+        #expect(follower.ids == ["", "one"] && follower.stores == ["s"])
+        #expect(writer.ids.isEmpty)
+        #expect(client.route.writer == nil, "no route kept")
+    }
+
     /// The writer stops answering: its change moves to the follower with the same id (which
     /// forwards or commits it), and the next change asks `status` again rather than wait out the
     /// dead writer's timeout at every change.

@@ -20,6 +20,57 @@ import ZeroMQ
         #expect(toggled.stdout == "France: visited (seq 1)\n")
     }
 
+    /// `toggle --command F,W` where F's `status` names W as the elected writer: a one-shot
+    /// command does not follow it (docs/PROTOCOL.md, "Clients of replicas"); the change goes to
+    /// F, which forwards, pinned to the store the status named.
+    @Test func aOneShotChangeGoesWhereItsStatusWasAnswered() throws {
+        let sandbox = try Sandbox()
+        let context = try Context()
+        let follower = try context.makeSocket(.router)
+        let writer = try context.makeSocket(.router)
+        defer {
+            follower.close()
+            writer.close()
+        }
+        for socket in [follower, writer] {
+            try socket.setOption(.linger, 0)
+            try socket.setOption(.receiveTimeout, 100)
+        }
+        let endpoints = [sandbox.scratch.ipc("follower"), sandbox.scratch.ipc("writer")]
+        try follower.bind(endpoints[0])
+        try writer.bind(endpoints[1])
+        let client = try Countries.start([
+            "toggle", "France", "--command", endpoints.joined(separator: ","), "--timeout", "5000",
+        ])
+        defer { _ = client.stop(signal: SIGKILL) }
+        var atFollower: [Request] = []
+        var atWriter: [Request] = []
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
+        while client.isRunning, ContinuousClock.now < deadline {
+            if let frames = try writer.receive(), let request = try? Request.decode(frames.last ?? Data()) {
+                atWriter.append(request)
+            }
+            guard let frames = try follower.receive(),
+                let request = try? Request.decode(frames.last ?? Data())
+            else { continue }
+            atFollower.append(request)
+            var reply = Reply(seq: 1, country: IndexedCountry(index: 0, name: "France", visited: true))
+            if request.command == .status {
+                var status = ServiceStatus()
+                status.writer = endpoints[1]
+                reply = Reply()
+                reply.status = status
+            }
+            reply.store = String(repeating: "ab", count: 16)
+            _ = try follower.send(Array(frames.dropLast()) + [reply.encoded()])
+        }
+        let run = try client.finish(timeout: .seconds(5))
+        #expect(run.exitCode == 0, "\(run)")
+        #expect(atFollower.map(\.command) == [.status, .change(.toggle(.name("France")))])
+        #expect(atFollower.last?.ifStore == String(repeating: "ab", count: 16))
+        #expect(atWriter.isEmpty, "\(atWriter)")
+    }
+
     @Test func anEmptyEndpointInAListIsAUsageError() throws {
         for arguments in [
             ["list", "--command", "ipc:///tmp/a,,ipc:///tmp/b"], ["list", "--command", "ipc:///tmp/a,"],
