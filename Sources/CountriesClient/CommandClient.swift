@@ -109,10 +109,10 @@ public final class CommandClient {
         guard followsWriter else { return try exchange(request) }
         do {
             let reply = try exchange(request)
-            route.changeAnswered(from: first, now: .now)
+            route.changeEnded(answeredFrom: first, now: .now)
             return reply
         } catch {
-            route.changeUnanswered()
+            route.changeEnded(answeredFrom: nil, now: .now)
             throw error
         }
     }

@@ -152,11 +152,7 @@ public final class PendingRequests<Tag> {
                 return startNext(now: now)
             }
             if flight.request.command.changes {
-                if reply != nil {
-                    route.changeAnswered(from: current, now: now)
-                } else {
-                    route.changeUnanswered()
-                }
+                route.changeEnded(answeredFrom: reply == nil ? nil : current, now: now)
             }
             let outcome: Outcome
             if let reply {
@@ -178,7 +174,7 @@ public final class PendingRequests<Tag> {
             _ = route.learn(writerField: nil, from: current, now: now)
             return startNext(now: now)
         }
-        if flight.request.command.changes { route.changeUnanswered() }
+        if flight.request.command.changes { route.changeEnded(answeredFrom: nil, now: now) }
         return [.failed(tag, error)] + startNext(now: now)
     }
 

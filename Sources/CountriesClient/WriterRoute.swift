@@ -60,20 +60,18 @@ public struct WriterRoute: Sendable {
         return writer
     }
 
-    /// A change was answered at `now` from the endpoint at `index`. Another than the writer's
-    /// (the writer's timed out, or refused the connection) means the writer may have changed:
-    /// the next change asks again, and does not go back to that writer for ``freshFor`` even if
-    /// named again.
-    public mutating func changeAnswered(from index: Int, now: ContinuousClock.Instant) {
-        guard let writer, writer != index else { return }
+    /// A change ended at `now`, answered from the endpoint at index `answerer`, or with no
+    /// usable reply (nil). Either way but the writer's answer, the writer may have changed: the
+    /// next change asks again. A writer passed over for another endpoint's answer (it timed out,
+    /// or refused the connection) is not gone back to for ``freshFor``, even if named again.
+    public mutating func changeEnded(answeredFrom answerer: Int?, now: ContinuousClock.Instant) {
+        guard let answerer else {
+            answeredAt = nil
+            return
+        }
+        guard let writer, writer != answerer else { return }
         answeredAt = nil
         passedOver = (writer, now + Self.freshFor)
         self.writer = nil
-    }
-
-    /// A change got no reply, or no usable one: the writer may have changed, so the next change
-    /// asks again.
-    public mutating func changeUnanswered() {
-        answeredAt = nil
     }
 }

@@ -28,7 +28,7 @@ import Testing
         var route = WriterRoute(endpoints: endpoints)
         #expect(!route.isDue(now: start, pinnedByHand: true))
         _ = route.learn(writerField: ServiceStatus.thisReplica, from: 1, now: start)
-        route.changeUnanswered()
+        route.changeEnded(answeredFrom: nil, now: start)
         #expect(route.isDue(now: start, pinnedByHand: true))
     }
 
@@ -54,7 +54,7 @@ import Testing
         #expect(route.writer == nil)
         #expect(!route.isDue(now: start), "asking again at every change would double its reads")
         var answered = route
-        answered.changeAnswered(from: 2, now: start)
+        answered.changeEnded(answeredFrom: 2, now: start)
         #expect(!answered.isDue(now: start), "with no writer known, any endpoint answering is as expected")
     }
 
@@ -63,9 +63,9 @@ import Testing
     @Test func aChangeAnsweredElsewhereThanTheWriterAsksAgain() {
         var route = WriterRoute(endpoints: endpoints)
         _ = route.learn(writerField: ServiceStatus.thisReplica, from: 1, now: start)
-        route.changeAnswered(from: 1, now: start)
+        route.changeEnded(answeredFrom: 1, now: start)
         #expect(!route.isDue(now: start))
-        route.changeAnswered(from: 0, now: start)
+        route.changeEnded(answeredFrom: 0, now: start)
         #expect(route.isDue(now: start))
         #expect(route.writer == nil)
     }
@@ -77,7 +77,7 @@ import Testing
     @Test func aWriterPassedOverIsNotFollowedAgainForAWhile() {
         var route = WriterRoute(endpoints: endpoints)
         _ = route.learn(writerField: "tcp://b:5555", from: 0, now: start)
-        route.changeAnswered(from: 0, now: start)
+        route.changeEnded(answeredFrom: 0, now: start)
         #expect(route.learn(writerField: "tcp://b:5555", from: 0, now: start + .seconds(1)) == nil)
         #expect(!route.isDue(now: start + .seconds(2)), "the answer holds: no status at every change")
         let later = start + WriterRoute.freshFor
@@ -91,7 +91,7 @@ import Testing
     @Test func aChangeWithoutAReplyAsksAgain() {
         var route = WriterRoute(endpoints: endpoints)
         _ = route.learn(writerField: ServiceStatus.thisReplica, from: 1, now: start)
-        route.changeUnanswered()
+        route.changeEnded(answeredFrom: nil, now: start)
         #expect(route.isDue(now: start))
     }
 }
