@@ -6,6 +6,9 @@ import Foundation
 /// writer, the reply decoder and ``lines`` all read that table, so a new field is a property
 /// here and a row there. Every field is optional: a reply from an older service may lack some.
 public struct ServiceStatus: Equatable, Sendable {
+    /// The ``writer`` of a replica that is the elected writer itself.
+    public static let thisReplica = "this replica"
+
     /// The service's version.
     public var version: String?
     /// Milliseconds since the service started; on the wire `uptime_seconds`, a number of
@@ -33,9 +36,6 @@ public struct ServiceStatus: Equatable, Sendable {
     /// writer at a time"): `this replica`, the writer's command endpoint (this replica forwards
     /// changes there), or `none` (no writer known: each replica commits its own changes).
     public var writer: String?
-
-    /// The ``writer`` of a replica that is the elected writer itself.
-    public static let thisReplica = "this replica"
     /// A replicated service: the etcd cluster's members, as `name=URL`.
     public var etcdMembers: [String]?
     /// A replicated service: the etcd member that leads the cluster (its name), or `none`.

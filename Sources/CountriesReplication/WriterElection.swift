@@ -38,18 +38,15 @@ public struct WriterElection: Equatable {
         /// before the election; the compare keeps it safe.
         case unknown
 
-        /// What `status` says of the role (its `writer` field): ``thisReplica``, the writer's
+        /// What `status` says of the role (its `writer` field): ``ServiceStatus/thisReplica``, the writer's
         /// command endpoint, or `none`.
         public var statusValue: String {
             switch self {
-            case .writer: return Self.thisReplica
+            case .writer: return ServiceStatus.thisReplica
             case .follower(let endpoint): return endpoint
             case .unknown: return "none"
             }
         }
-
-        /// The `writer` of `status` on the writer itself.
-        public static let thisReplica = ServiceStatus.thisReplica
     }
 
     /// The candidate key with the lowest create revision, as last read.

@@ -86,7 +86,7 @@ public struct ServiceMetrics: MetricsSnapshot {
         if let writer = status.writer {
             text.gauge(
                 "countries_writer", help: "1 when this replica is the elected writer, else 0.",
-                writer == WriterElection.Role.thisReplica ? 1 : 0)
+                writer == ServiceStatus.thisReplica ? 1 : 0)
         }
         if let forwardedChanges {
             text.counter(
