@@ -13,7 +13,6 @@ public final class Barrier: Sendable {
     /// wall clock set meanwhile changes nothing); false if they did not all come.
     @discardableResult
     public func wait(timeout: Duration = .seconds(30)) -> Bool {
-        let parties = parties
         let mine: Int? = state.withLockWakingWaiters { state in
             state.waiting += 1
             guard state.waiting < parties else {

@@ -16,8 +16,15 @@ public struct CheckedRequestClient: RoundTripper {
 
     public mutating func roundTrip() throws {
         try inner.roundTrip()
-        guard let body = inner.lastReply, let reply = try? Reply.decode(body), !reply.ok else { return }
-        let code = reply.error?.code ?? "?"
-        refused.withLock { $0[code, default: 0] += 1 }
+        guard let body = inner.lastReply, let reply = try? Reply.decode(body) else { return }
+        refused.count(refusal: reply)
+    }
+}
+
+extension Locked where Value == [String: Int] {
+    /// Adds `reply` to the refusals by error code, if it is one.
+    func count(refusal reply: Reply) {
+        guard !reply.ok else { return }
+        withLock { $0[reply.error?.code ?? "?", default: 0] += 1 }
     }
 }

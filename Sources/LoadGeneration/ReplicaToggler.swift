@@ -22,8 +22,6 @@ public struct ReplicaToggler: RoundTripper {
     }
 
     public mutating func roundTrip() throws {
-        let reply = try client.send(.change(.toggle(.index(row))))
-        guard !reply.ok else { return }
-        refused.withLock { $0[reply.error?.code ?? "?", default: 0] += 1 }
+        refused.count(refusal: try client.send(.change(.toggle(.index(row)))))
     }
 }

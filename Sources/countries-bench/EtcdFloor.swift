@@ -108,13 +108,12 @@ func runReplicatedTargets(
                         context: context, endpoint: endpoints[index % endpoints.count], index: index,
                         refused: refused)
                 }
-                run.spreadCompleted += result.completed
             case .spreadToWriter:
                 result = runLoad(plan(target.clients)) { index in
                     ReplicaToggler(context: context, endpoints: endpoints, index: index, refused: refused)
                 }
-                run.spreadCompleted += result.completed
             }
+            if target.placement.isSpread { run.spreadCompleted += result.completed }
             check(result, target.scenario)
             return result
         },
