@@ -25,20 +25,9 @@ import ZeroMQ
     /// F, which forwards, pinned to the store the status named.
     @Test func aOneShotChangeGoesWhereItsStatusWasAnswered() throws {
         let sandbox = try Sandbox()
-        let context = try Context()
-        let follower = try context.makeSocket(.router)
-        let writer = try context.makeSocket(.router)
-        defer {
-            follower.close()
-            writer.close()
-        }
-        for socket in [follower, writer] {
-            try socket.setOption(.linger, 0)
-            try socket.setOption(.receiveTimeout, 100)
-        }
-        let endpoints = [sandbox.scratch.ipc("follower"), sandbox.scratch.ipc("writer")]
-        try follower.bind(endpoints[0])
-        try writer.bind(endpoints[1])
+        let (sockets, endpoints) = try fakeReplicas(["follower", "writer"], in: sandbox)
+        defer { for socket in sockets { socket.close() } }
+        let (follower, writer) = (sockets[0], sockets[1])
         let client = try Countries.start([
             "toggle", "France", "--command", endpoints.joined(separator: ","), "--timeout", "5000",
         ])
@@ -96,13 +85,9 @@ import ZeroMQ
     /// refused (1).
     @Test func unavailableEverywhereIsAnUnknownOutcome() throws {
         let sandbox = try Sandbox()
-        let context = try Context()
-        let router = try context.makeSocket(.router)
-        defer { router.close() }
-        try router.setOption(.linger, 0)
-        try router.setOption(.receiveTimeout, 100)
-        let endpoint = sandbox.scratch.ipc("unsure")
-        try router.bind(endpoint)
+        let (sockets, endpoints) = try fakeReplicas(["unsure"], in: sandbox)
+        defer { for socket in sockets { socket.close() } }
+        let (router, endpoint) = (sockets[0], endpoints[0])
         let client = try Countries.start(["toggle", "France", "--command", endpoint, "--retries", "2"])
         defer { _ = client.stop(signal: SIGKILL) }
         var ids: [String] = []
@@ -127,20 +112,9 @@ import ZeroMQ
     /// applied): it says the outcome is unknown, with the id to send again (exit 75).
     @Test func aTimeoutThenNothingChangedElsewhereIsAnUnknownOutcome() throws {
         let sandbox = try Sandbox()
-        let context = try Context()
-        let silent = try context.makeSocket(.router)
-        let refusing = try context.makeSocket(.router)
-        defer {
-            silent.close()
-            refusing.close()
-        }
-        for socket in [silent, refusing] {
-            try socket.setOption(.linger, 0)
-            try socket.setOption(.receiveTimeout, 100)
-        }
-        let endpoints = [sandbox.scratch.ipc("slow"), sandbox.scratch.ipc("no-quorum")]
-        try silent.bind(endpoints[0])
-        try refusing.bind(endpoints[1])
+        let (sockets, endpoints) = try fakeReplicas(["slow", "no-quorum"], in: sandbox)
+        defer { for socket in sockets { socket.close() } }
+        let (silent, refusing) = (sockets[0], sockets[1])
         // Pinned by hand, so the client asks no `status` first (the fakes answer only changes).
         let client = try Countries.start([
             "toggle", "France", "--command", endpoints.joined(separator: ","), "--retries", "2", "--timeout",
@@ -241,4 +215,22 @@ import ZeroMQ
         #expect(seqs == [0, 1, 2, 3, 4, 5], "each seq once, in order: \(output)")
         #expect(!output.stderr.contains("stale"), "\(output.stderr)")
     }
+}
+
+/// Raw ROUTERs standing in for replicas, one bound on an ipc endpoint per name in `sandbox`
+/// (linger 0; a receive waits at most 100 ms), with their endpoints; close them when done.
+private func fakeReplicas(_ names: [String], in sandbox: Sandbox) throws -> (
+    sockets: [Socket], endpoints: [String]
+) {
+    let context = try Context()
+    var sockets: [Socket] = []
+    let endpoints = names.map { sandbox.scratch.ipc($0) }
+    for endpoint in endpoints {
+        let socket = try context.makeSocket(.router)
+        sockets.append(socket)
+        try socket.setOption(.linger, 0)
+        try socket.setOption(.receiveTimeout, 100)
+        try socket.bind(endpoint)
+    }
+    return (sockets, endpoints)
 }
