@@ -129,7 +129,37 @@ final class CommandHandler {
         var stagedEventBytes = 0
         // Finds a staged change's id (by hash past a few).
         var stagedIDs = BatchIDTable<Void>()
+        var heldReads: [HeldRead] = []
 
+        /// Sends what is made so far, committing nothing.
+        func send() {
+            if !output.isEmpty {
+                emit(output)
+                output.removeEach(keepingCapacity: true)
+            }
+        }
+
+        /// The commit path's say before the batch's first read of the list: nil when reads may
+        /// be answered, else the refusal each of them gets.
+        func prepareReads() -> CountriesError? {
+            guard !readsPrepared else { return nil }
+            if let refusal = path.prepareRead(&state) { return refusal }
+            if path.readsMayCatchUp { working = state }
+            readsPrepared = true
+            return nil
+        }
+
+        /// Answers `read` now, from the state as it is.
+        func answer(_ read: HeldRead.Kind, envelope: [Data], trace: RequestTrace) {
+            if read.needsPreparing, let refusal = prepareReads() {
+                output.append(
+                    .reply(envelope: envelope, body: tally.refuse(refusal, trace).encoded(as: [UInt8].self)))
+                return
+            }
+            output.append(.reply(envelope: envelope, body: reply(to: read, trace: trace)))
+        }
+
+        /// Commits what is staged, answers the reads held for that commit, and sends.
         func flush() {
             stagedEventBytes = 0
             if !staged.isEmpty {
@@ -152,11 +182,15 @@ final class CommandHandler {
                 }
                 staged.removeEach(keepingCapacity: true)
                 stagedIDs.removeAll()
+                // Every request of the batch came before this commit: when its compare held,
+                // the state is the store's latest for all of them.
+                if path.lastCommitConfirmedState { readsPrepared = true }
             }
-            if !output.isEmpty {
-                emit(output)
-                output.removeEach(keepingCapacity: true)
+            for read in heldReads {
+                answer(read.kind, envelope: read.envelope, trace: read.trace)
             }
+            heldReads.removeAll(keepingCapacity: true)
+            send()
         }
 
         for incoming in requests {
@@ -170,10 +204,16 @@ final class CommandHandler {
                         body: tally.refuse(error, trace, seq: state.seq).encoded(as: [UInt8].self)))
             }
 
+            // A peer's replies keep the order of its requests (a DEALER may send several).
+            if !heldReads.isEmpty {
+                let peer = UnreadReplies.peer(of: incoming.envelope)
+                if heldReads.contains(where: { $0.peer == peer }) { flush() }
+            }
+
             if let unreadReplies {
                 // The replies made before it count too: send them, but never commit early for
                 // this (that would end group commit); staged changes' replies are small.
-                if staged.isEmpty { flush() }
+                if staged.isEmpty { send() }
                 let unread = unreadReplies.unread(
                     by: UnreadReplies.peer(of: incoming.envelope), ifAllReach: maximumUnreadReplyBytes)
                 if unread >= maximumUnreadReplyBytes {
@@ -186,21 +226,18 @@ final class CommandHandler {
                 }
             }
 
-            /// Before the first read of the batch, the commit path's say; false when it
-            /// refused (the refusal is the reply).
-            func readyToRead() -> Bool {
-                flush()
-                guard !readsPrepared else { return true }
-                if let refusal = path.prepareRead(&state) {
-                    output.append(
-                        .reply(
-                            envelope: incoming.envelope,
-                            body: tally.refuse(refusal, trace).encoded(as: [UInt8].self)))
-                    return false
+            /// Answers `read` now, or holds it for the next commit when answering now would
+            /// take a commit (changes are staged before it) or, on a shared store, a read of
+            /// the store (``HeldRead``).
+            func hold(_ read: HeldRead.Kind) {
+                if !staged.isEmpty || (read.needsPreparing && !readsPrepared && path.readsMayCatchUp) {
+                    heldReads.append(
+                        HeldRead(
+                            kind: read, envelope: incoming.envelope,
+                            peer: UnreadReplies.peer(of: incoming.envelope), trace: trace))
+                } else {
+                    answer(read, envelope: incoming.envelope, trace: trace)
                 }
-                if path.readsMayCatchUp { working = state }
-                readsPrepared = true
-                return true
             }
 
             let request: Request
@@ -263,31 +300,12 @@ final class CommandHandler {
                 {
                     flush()
                 }
-            case .query(.list):
-                guard readyToRead() else { continue }
-                tally.countServed(trace, seq: state.seq)
-                output.append(.reply(envelope: incoming.envelope, body: reads.list(of: state)))
             case .query(let query):
-                guard readyToRead() else { continue }
-                let reply = answer(trace) { () throws(CountriesError) in
-                    var reply = try state.answer(query)
-                    reply.store = store.identity
-                    return reply
-                }
-                output.append(.reply(envelope: incoming.envelope, body: reply.encoded(as: [UInt8].self)))
+                hold(.query(query))
             case .history(let since):
-                guard readyToRead() else { continue }
-                let reply = answer(trace) { () throws(CountriesError) in
-                    try reads.history(since: since, of: state)
-                }
-                output.append(.reply(envelope: incoming.envelope, body: reply.encoded(as: [UInt8].self)))
+                hold(.history(since: since))
             case .status:
-                flush()
-                output.append(
-                    .reply(
-                        envelope: incoming.envelope,
-                        body: answer(trace) { () throws(CountriesError) in status() }.encoded(
-                            as: [UInt8].self)))
+                hold(.status)
             }
         }
         flush()
@@ -342,6 +360,27 @@ final class CommandHandler {
             return reply
         } catch {
             return tally.refuse(error, trace, seq: state.seq)
+        }
+    }
+
+    /// The reply to `read` from the state as it is now, counted.
+    private func reply(to read: HeldRead.Kind, trace: RequestTrace) -> [UInt8] {
+        switch read {
+        case .query(.list):
+            tally.countServed(trace, seq: state.seq)
+            return reads.list(of: state)
+        case .query(let query):
+            return answer(trace) { () throws(CountriesError) in
+                var reply = try state.answer(query)
+                reply.store = store.identity
+                return reply
+            }.encoded(as: [UInt8].self)
+        case .history(let since):
+            return answer(trace) { () throws(CountriesError) in
+                try reads.history(since: since, of: state)
+            }.encoded(as: [UInt8].self)
+        case .status:
+            return answer(trace) { () throws(CountriesError) in status() }.encoded(as: [UInt8].self)
         }
     }
 

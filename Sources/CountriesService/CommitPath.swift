@@ -43,6 +43,11 @@ protocol CommitPath: AnyObject {
     /// Whether ``prepareRead(_:)`` may change the state (a catch-up), so that the working state
     /// must be taken from it again after.
     var readsMayCatchUp: Bool { get }
+
+    /// Whether the last ``commit(_:state:working:into:)`` showed `state` to be the store's
+    /// latest, so that the requests that came before it may be answered from it without
+    /// ``prepareRead(_:)`` (``HeldRead``).
+    var lastCommitConfirmedState: Bool { get }
 }
 
 extension CommitPath {

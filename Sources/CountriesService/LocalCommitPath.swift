@@ -52,6 +52,9 @@ final class LocalCommitPath: CommitPath {
 
     var readsMayCatchUp: Bool { false }
 
+    /// Only this process writes the store: its state is the latest, committed or not.
+    var lastCommitConfirmedState: Bool { true }
+
     /// Only this path's commits change the state, and each leaves the spare equal to it; the
     /// seq is checked all the same, and anything else gets `state` (a copy on first change).
     func workingCopy(of state: CountriesState) -> CountriesState {

@@ -31,6 +31,12 @@ final class SharedCommitPath: CommitPath {
     /// only one another replica cannot race.
     func earlyAnswer(forID id: String, asking asked: () -> [UInt8]?) -> EarlyAnswer? { nil }
 
+    /// Whether the last commit wrote a change and its compare held: etcd applied it in its
+    /// log's order, so at that moment the store held exactly the state it left. A batch that
+    /// wrote nothing is a transaction of reads, which etcd 3.4 was seen to answer from behind
+    /// (docs/BENCHMARKS.md, "Stop 28"): reads after it catch up as before.
+    private(set) var lastCommitConfirmedState = false
+
     /// No read answers older than a change another replica acknowledged before it was sent.
     func prepareRead(_ state: inout CountriesState) -> CountriesError? {
         // Known already: answer now rather than after a request that will time out.
@@ -60,6 +66,7 @@ final class SharedCommitPath: CommitPath {
         _ staged: [StagedChange], state: inout CountriesState, working: inout CountriesState
     ) -> [Outgoing] {
         var staged = staged
+        lastCommitConfirmedState = false
         for _ in 0..<Self.maximumCommitAttempts {
             do {
                 // Even a batch of no-ops and refusals: its outcomes were decided on this
@@ -81,6 +88,7 @@ final class SharedCommitPath: CommitPath {
                 return failed(staged, error)
             }
             state = working
+            lastCommitConfirmedState = staged.contains { $0.event != nil }
             return replies(to: staged)
         }
         working = state

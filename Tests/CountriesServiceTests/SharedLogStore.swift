@@ -11,6 +11,10 @@ final class SharedLogStore: StateStore {
 
     let log: SharedLog
     var fault = Fault.none
+    /// How many times the handler asked for a catch-up, and for a commit: each is a round trip
+    /// to etcd on a replica.
+    private(set) var catchUps = 0
+    private(set) var commits = 0
     /// The store it opened; the log may since have become another.
     let identity: String
     var path: String { "shared" }
@@ -41,6 +45,7 @@ final class SharedLogStore: StateStore {
     }
 
     func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
+        catchUps += 1
         try checkLineage()
         var state = state
         for event in log.events where event.seq > state.seq {
@@ -62,6 +67,7 @@ final class SharedLogStore: StateStore {
     func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 { 1 }
 
     func commit(_ batch: StoreBatch) throws(StateStoreError) {
+        commits += 1
         try checkLineage()
         switch fault {
         case .beforeCommit: throw StateStoreError("the etcd cluster has no quorum", code: .noQuorum)
