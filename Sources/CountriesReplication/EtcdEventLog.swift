@@ -25,6 +25,14 @@ final class EtcdEventLog {
     /// The oldest event the last look found. Events are written above the newest only, so none
     /// below it comes back, and the next look starts here.
     private var oldestFound: UInt64 = 0
+    /// The last look's answer and when it was made: `status` gives it for
+    /// ``oldestLookInterval``.
+    private var lastLook: (oldest: UInt64, at: ContinuousClock.Instant)?
+    /// How long a look for the oldest event stands. Each is a range on the service's thread,
+    /// and every client of several replicas asks `status` (docs/PROTOCOL.md, "Clients of
+    /// replicas"); a second's trims may have moved it on, so a `history` from it may be
+    /// answered `history_truncated`, as one from any seq a little old is.
+    var oldestLookInterval = Duration.seconds(1)
 
     init(client: EtcdClient, layout: EtcdLayout, seedRows: [IndexedCountry], health: ClusterHealth) {
         self.client = client
@@ -105,7 +113,18 @@ final class EtcdEventLog {
     /// (docs/BENCHMARKS.md, "Stop 29"). After a restore to an older log, the answer may be later
     /// than the oldest kept: a reader then takes a snapshot where it could have read history,
     /// never the reverse.
-    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+    func oldestRetainedSeq(currentSeq: UInt64, now: ContinuousClock.Instant = .now) throws(StateStoreError)
+        -> UInt64
+    {
+        if let lastLook, now - lastLook.at < oldestLookInterval {
+            return min(lastLook.oldest, currentSeq + 1)
+        }
+        let oldest = try lookForOldest(currentSeq: currentSeq)
+        lastLook = (oldest, now)
+        return oldest
+    }
+
+    private func lookForOldest(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
         var start = oldestFound
         var width: UInt64 = 64
         while start <= currentSeq {

@@ -42,6 +42,12 @@ public final class EtcdStore: StateStore {
     /// How far apart the snapshot writer starts its writes (set before the first commit; tests
     /// that count on every snapshot written at once set zero).
     var snapshotSpacing = SnapshotWriter.spacing
+    /// How long a look for the oldest kept event stands (``EtcdEventLog/oldestLookInterval``);
+    /// tests that trim and look again set it to zero.
+    var oldestLookInterval: Duration {
+        get { eventLog.oldestLookInterval }
+        set { eventLog.oldestLookInterval = newValue }
+    }
     /// Where this replica's last trim of old events ended: every event before it is gone, so
     /// the next trim deletes from here. A delete from the prefix's start walks every deleted
     /// event etcd still keeps until it compacts (up to 10,000 revisions), which doubled a

@@ -209,9 +209,14 @@ struct EtcdSizeTests {
         #expect(try first.oldestRetainedSeq(currentSeq: state.seq) >= oldest)
         let second = try open(cluster, prefix: prefix, seed: seed)
         second.snapshotSpacing = .zero
+        // A look stands for its interval (`status` asks for it often): the trim is seen only
+        // by a look after it.
+        second.oldestLookInterval = .seconds(3_600)
         #expect(try second.oldestRetainedSeq(currentSeq: state.seq) == 3)
         #expect(try second.loadState() == state)
         try commit(second)
+        #expect(try second.oldestRetainedSeq(currentSeq: state.seq) == 3)
+        second.oldestLookInterval = .zero
         #expect(try second.oldestRetainedSeq(currentSeq: state.seq) > retained / 2 - 1_000)
     }
 
