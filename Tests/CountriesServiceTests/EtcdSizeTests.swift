@@ -15,40 +15,6 @@ import Testing
 /// full etcd (NOSPACE) is `storage_error` with what to do, and `status` says it.
 @Suite(.serialized, .enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
 struct EtcdSizeTests {
-    private let logger = Logger(level: .error) { _ in }
-
-    private func open(
-        _ cluster: EtcdCluster, prefix: String, seed: [Country],
-        budget: Int = EtcdConfiguration.defaultRequestBudget
-    ) throws -> EtcdStore {
-        var configuration = EtcdConfiguration(endpoints: cluster.clientURLs, prefix: prefix, replicaName: "t")
-        configuration.requestBudget = budget
-        // A 4 MB value takes a while through the gateway on a loaded machine.
-        configuration.requestTimeout = .seconds(10) * testSlowdown
-        return try EtcdStore(
-            configuration: configuration, seed: seed,
-            health: ClusterHealth(quorumTimeout: .seconds(60) * testSlowdown),
-            logger: logger)
-    }
-
-    private func handler(_ store: EtcdStore, seed: [Country]) throws -> CommandHandler {
-        try CommandHandler(store: store, seed: seed, logger: logger) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
-    }
-
-    private func handle(_ handler: CommandHandler, _ bodies: [String]) throws -> [Reply] {
-        let output = handler.handle(
-            bodies.enumerated().map {
-                IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
-            })
-        return try output.compactMap { item in
-            guard case .reply(_, let body) = item else { return nil }
-            return try Reply.decode(Data(body))
-        }
-    }
-
     /// 10,000 names of 100 four-byte characters: about 4.2 MB of JSON, the largest list.
     private var largestSeed: [Country] {
         longestNames(count: 10_000, characters: 100, scalars: 100).map { Country(name: $0, visited: false) }
@@ -58,8 +24,8 @@ struct EtcdSizeTests {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
         let seed = largestSeed
-        let store = try open(cluster, prefix: "/big/", seed: seed)
-        let a = try handler(store, seed: seed)
+        let store = try cluster.replicaStore(prefix: "/big/", seed: seed)
+        let a = try makeHandler(on: store, seed: seed)
         #expect(a.state.count == 10_000)
         var replies: [Reply] = []
         // Across 100, 200 and 300: toggles in batches, resets (one at 199 -> 200), a remove and
@@ -69,20 +35,22 @@ struct EtcdSizeTests {
                 #"{"op":"toggle","index":\#((round * 9 + $0) % 50),"id":"t-\#(round)-\#($0)"}"#
             }
             if round % 5 == 3 { bodies.append(#"{"op":"reset","id":"r-\#(round)"}"#) }
-            replies += try handle(a, bodies)
+            replies += try a.replies(to: bodies)
         }
         let last = try #require(seed.last?.name)
-        replies += try handle(
-            a,
-            [#"{"op":"remove","name":"\#(last)","id":"rm"}"#, #"{"op":"add","name":"\#(last)","id":"add"}"#])
+        replies += try a.replies(
+            to: [
+                #"{"op":"remove","name":"\#(last)","id":"rm"}"#,
+                #"{"op":"add","name":"\#(last)","id":"add"}"#,
+            ])
         // A refusal ends a loop: its seq would never come (the loop spun for ever once).
         func toggle(_ index: Int, until seq: UInt64) throws {
             while a.state.seq < seq, !replies.contains(where: { $0.error != nil }) {
-                replies += try handle(a, [#"{"op":"toggle","index":\#(index)}"#])
+                replies += try a.replies(to: [#"{"op":"toggle","index":\#(index)}"#])
             }
         }
         try toggle(7, until: 199)
-        replies += try handle(a, [#"{"op":"reset","id":"r-199"}"#, #"{"op":"toggle","index":1}"#])
+        replies += try a.replies(to: [#"{"op":"reset","id":"r-199"}"#, #"{"op":"toggle","index":1}"#])
         try toggle(3, until: 310)
         let refusals = replies.compactMap(\.error?.message)
         try #require(refusals.isEmpty, "\(refusals.prefix(3))")
@@ -90,10 +58,10 @@ struct EtcdSizeTests {
         #expect(store.knownSnapshotSeq == 300)
         // A replica started now reads the same list from the snapshot and the events after it,
         // and a retried reset gets its first reply, list and all.
-        let restarted = try open(cluster, prefix: "/big/", seed: [])
+        let restarted = try cluster.replicaStore(prefix: "/big/", seed: [])
         let same = try restarted.loadState() == a.state
         #expect(same, "the list read at start is not the list committed")
-        let retry = try handle(try handler(restarted, seed: []), [#"{"op":"reset","id":"r-199"}"#])
+        let retry = try makeHandler(on: restarted, seed: []).replies(to: [#"{"op":"reset","id":"r-199"}"#])
         #expect(retry.first?.seq == 200 && retry.first?.countries?.count == 10_000)
         // The log holds markers, not lists: the history of the reset is the reset to the seed.
         let events = try #require(try restarted.events(after: 199, currentSeq: 200))
@@ -111,15 +79,16 @@ struct EtcdSizeTests {
         let long = longestNames(count: 8, characters: 100, scalars: 400)
         let adds = long.enumerated().map { #"{"op":"add","name":"\#($0.element)","id":"a-\#($0.offset)"}"# }
         // Eight adds of 1,600-byte names, with their requests and replies, take about 50 KB.
-        let roomy = try handler(
-            try open(cluster, prefix: "/parts/", seed: seed, budget: 16 * 1024), seed: seed)
-        let replies = try handle(roomy, adds)
+        let roomy = try makeHandler(
+            on:
+                try cluster.replicaStore(prefix: "/parts/", seed: seed, budget: 16 * 1024), seed: seed)
+        let replies = try roomy.replies(to: adds)
         #expect(replies.map(\.seq) == (1...8).map { UInt64($0) }, "\(replies.compactMap(\.error?.message))")
         // One such add alone is over 4 KiB: refused, saying by how much; the others commit.
-        let tight = try handler(
-            try open(cluster, prefix: "/tight/", seed: seed, budget: 4 * 1024), seed: seed)
-        let mixed = try handle(
-            tight, [#"{"op":"toggle","index":0}"#, adds[0], #"{"op":"toggle","index":1}"#])
+        let tight = try makeHandler(
+            on: try cluster.replicaStore(prefix: "/tight/", seed: seed, budget: 4 * 1024), seed: seed)
+        let mixed = try tight.replies(
+            to: [#"{"op":"toggle","index":0}"#, adds[0], #"{"op":"toggle","index":1}"#])
         #expect(mixed[0].seq == 1 && mixed[2].seq == 2)
         #expect(mixed[1].error?.code == "too_large")
         let message = mixed[1].error?.message ?? ""
@@ -137,7 +106,7 @@ struct EtcdSizeTests {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
         let seed = SeedList.standard
-        let store = try open(cluster, prefix: "/trim/", seed: seed)
+        let store = try cluster.replicaStore(prefix: "/trim/", seed: seed)
         var state = try store.loadState()
         while state.seq < UInt64(Limits.retainedEvents) + 50 {
             var batch = StoreBatch()
@@ -151,7 +120,7 @@ struct EtcdSizeTests {
         }
         #expect(store.knownSnapshotSeq == 0)
         #expect(try store.oldestRetainedSeq(currentSeq: state.seq) == 1)
-        let read = try open(cluster, prefix: "/trim/", seed: seed).loadState()
+        let read = try cluster.replicaStore(prefix: "/trim/", seed: seed).loadState()
         #expect(read == state)
     }
 
@@ -176,7 +145,7 @@ struct EtcdSizeTests {
             batch.state = state
             try store.commit(batch)
         }
-        let first = try open(cluster, prefix: prefix, seed: seed)
+        let first = try cluster.replicaStore(prefix: prefix, seed: seed)
         // Every snapshot at once: the trims here follow them (a second between writes kept the
         // first at seq 128 for the whole loop on a fast run).
         first.snapshotSpacing = .zero
@@ -207,7 +176,7 @@ struct EtcdSizeTests {
         // A look starts where the last one ended (no event is written below the newest): the
         // first process does not see it; a new one does, and trims it.
         #expect(try first.oldestRetainedSeq(currentSeq: state.seq) >= oldest)
-        let second = try open(cluster, prefix: prefix, seed: seed)
+        let second = try cluster.replicaStore(prefix: prefix, seed: seed)
         second.snapshotSpacing = .zero
         // A look stands for its interval (`status` asks for it often): the trim is seen only
         // by a look after it.
@@ -229,12 +198,12 @@ struct EtcdSizeTests {
         let blob = EtcdLayout(prefix: "/dead/").seedBlob
         let orphan = Data(repeating: 0x61, count: 1000)
         _ = try blob.writeChunks(orphan, token: StoreIdentity.make(), seq: 0, client: client)
-        let store = try open(cluster, prefix: "/dead/", seed: SeedList.standard)
+        let store = try cluster.replicaStore(prefix: "/dead/", seed: SeedList.standard)
         #expect(store.seeded)
         #expect(try client.range(.prefix(blob.chunksPrefix, keysOnly: true)).kvs.count == 1)
         // One that found the prefix empty, then lost to another and died before deleting its own.
         _ = try blob.writeChunks(orphan, token: StoreIdentity.make(), seq: 0, client: client)
-        let second = try open(cluster, prefix: "/dead/", seed: SeedList.standard)
+        let second = try cluster.replicaStore(prefix: "/dead/", seed: SeedList.standard)
         #expect(!second.seeded && second.storedSeed == SeedList.standard)
         #expect(try client.range(.prefix(blob.chunksPrefix, keysOnly: true)).kvs.count == 1)
     }
@@ -243,8 +212,8 @@ struct EtcdSizeTests {
         let cluster = try EtcdCluster(members: 1, arguments: ["--quota-backend-bytes", String(16 << 20)])
         defer { cluster.stop() }
         let seed = SeedList.standard
-        let a = try handler(try open(cluster, prefix: "/full/", seed: seed), seed: seed)
-        #expect(try handle(a, [#"{"op":"toggle","index":0}"#]).first?.ok == true)
+        let a = try makeHandler(on: try cluster.replicaStore(prefix: "/full/", seed: seed), seed: seed)
+        #expect(try a.replies(to: [#"{"op":"toggle","index":0}"#]).first?.ok == true)
         // Junk under another prefix until etcd raises its NOSPACE alarm.
         let client = EtcdClient(endpoints: cluster.clientURLs, timeout: .seconds(10) * testSlowdown)
         let junk = Data(repeating: 0x6A, count: 1 << 20)
@@ -257,7 +226,7 @@ struct EtcdSizeTests {
             }
         }
         try #require(full, "etcd never said its database was full")
-        let refused = try handle(a, [#"{"op":"toggle","index":1}"#, #"{"op":"status"}"#])
+        let refused = try a.replies(to: [#"{"op":"toggle","index":1}"#, #"{"op":"status"}"#])
         #expect(refused[0].error?.code == "storage_error")
         let message = refused[0].error?.message ?? ""
         #expect(message.contains("nothing changed") && message.contains("etcd's database is full"))

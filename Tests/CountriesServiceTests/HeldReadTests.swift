@@ -14,41 +14,18 @@ import Testing
 @Suite struct HeldReadTests {
     private let seed = SeedList.standard
 
-    private func handler(_ store: some StateStore) throws -> CommandHandler {
-        try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
-    }
-
-    /// Handles `requests` (peer, body) as one batch; the replies in the order they went out.
-    private func handle(_ handler: CommandHandler, _ requests: [(peer: String, body: String)]) throws
-        -> [(peer: String, reply: Reply)]
-    {
-        let output = handler.handle(
-            requests.map {
-                IncomingRequest(envelope: [Data($0.peer.utf8), Data()], body: [Array($0.body.utf8)])
-            })
-        var replies: [(peer: String, reply: Reply)] = []
-        for case .reply(let envelope, let body) in output {
-            replies.append((String(decoding: envelope[0], as: UTF8.self), try Reply.decode(Data(body))))
-        }
-        return replies
-    }
-
     private func reply(of peer: String, in replies: [(peer: String, reply: Reply)]) throws -> Reply {
         try #require(replies.first { $0.peer == peer }?.reply, "no reply to \(peer)")
     }
 
     @Test func aReadAmongChangesTakesNoCommitOrReadOfItsOwn() throws {
         let store = SharedLogStore(log: SharedLog(seed: seed))
-        let replica = try handler(store)
-        let replies = try handle(
-            replica,
-            [
-                ("a", #"{"op":"toggle","name":"France","id":"a-1"}"#), ("r", #"{"op":"count"}"#),
-                ("s", #"{"op":"status"}"#), ("b", #"{"op":"toggle","name":"Spain","id":"b-1"}"#),
-                ("g", #"{"op":"get","name":"France"}"#),
-            ])
+        let replica = try makeHandler(on: store)
+        let replies = try replica.replies(to: [
+            ("a", #"{"op":"toggle","name":"France","id":"a-1"}"#), ("r", #"{"op":"count"}"#),
+            ("s", #"{"op":"status"}"#), ("b", #"{"op":"toggle","name":"Spain","id":"b-1"}"#),
+            ("g", #"{"op":"get","name":"France"}"#),
+        ])
         #expect(store.commits == 1, "one grouped commit, not one per read")
         #expect(store.catchUps == 0, "the commit's compare vouched for the state")
         #expect(replies.map(\.peer) == ["a", "b", "r", "s", "g"], "reads after the commit")
@@ -64,15 +41,15 @@ import Testing
     /// the refused commit's events and the second commit made: every acknowledged change.
     @Test func aReadBeforeAChangeOnAReplicaBehindSeesWhatTheOtherReplicaAcknowledged() throws {
         let log = SharedLog(seed: seed)
-        let other = try handler(SharedLogStore(log: log))
-        _ = try handle(other, [("o", #"{"op":"toggle","name":"Italy","id":"o-1"}"#)])
+        let other = try makeHandler(on: SharedLogStore(log: log))
+        _ = try other.replies(to: [("o", #"{"op":"toggle","name":"Italy","id":"o-1"}"#)])
         let store = SharedLogStore(log: log)
-        let behind = try handler(store)
-        _ = try handle(other, [("o", #"{"op":"toggle","name":"Spain","id":"o-2"}"#)])
+        let behind = try makeHandler(on: store)
+        _ = try other.replies(to: [("o", #"{"op":"toggle","name":"Spain","id":"o-2"}"#)])
 
-        let replies = try handle(
-            behind,
-            [("r", #"{"op":"get","name":"Spain"}"#), ("a", #"{"op":"toggle","name":"France","id":"a-1"}"#)])
+        let replies = try behind.replies(to: [
+            ("r", #"{"op":"get","name":"Spain"}"#), ("a", #"{"op":"toggle","name":"France","id":"a-1"}"#),
+        ])
         #expect(try reply(of: "a", in: replies).seq == 3)
         let read = try reply(of: "r", in: replies)
         #expect(read.seq == 3 && read.country?.visited == true, "\(read)")
@@ -81,12 +58,13 @@ import Testing
 
     @Test func readsAloneCatchUpOnceABatch() throws {
         let log = SharedLog(seed: seed)
-        let other = try handler(SharedLogStore(log: log))
+        let other = try makeHandler(on: SharedLogStore(log: log))
         let store = SharedLogStore(log: log)
-        let behind = try handler(store)
-        _ = try handle(other, [("o", #"{"op":"toggle","name":"Italy"}"#)])
-        let replies = try handle(
-            behind, [("r", #"{"op":"count"}"#), ("s", #"{"op":"get","name":"Italy"}"#)])
+        let behind = try makeHandler(on: store)
+        _ = try other.replies(to: [("o", #"{"op":"toggle","name":"Italy"}"#)])
+        let replies = try behind.replies(to: [
+            ("r", #"{"op":"count"}"#), ("s", #"{"op":"get","name":"Italy"}"#),
+        ])
         #expect(store.catchUps == 1 && store.commits == 0)
         #expect(replies.map(\.reply.seq) == [1, 1])
         #expect(try reply(of: "s", in: replies).country?.visited == true)
@@ -96,10 +74,10 @@ import Testing
     /// seen to answer from behind, so the reads held for it catch up as reads alone do.
     @Test func aCommitThatWroteNothingLeavesTheReadsToCatchUp() throws {
         let store = SharedLogStore(log: SharedLog(seed: seed))
-        let replica = try handler(store)
-        let replies = try handle(
-            replica,
-            [("a", #"{"op":"set","name":"France","visited":false}"#), ("r", #"{"op":"count"}"#)])
+        let replica = try makeHandler(on: store)
+        let replies = try replica.replies(to: [
+            ("a", #"{"op":"set","name":"France","visited":false}"#), ("r", #"{"op":"count"}"#),
+        ])
         #expect(try reply(of: "a", in: replies).ok)
         #expect(try reply(of: "r", in: replies).seq == 0)
         #expect(store.commits == 1 && store.catchUps == 1)
@@ -107,11 +85,11 @@ import Testing
 
     @Test func aFailedCommitLeavesTheReadsToCatchUp() throws {
         let store = SharedLogStore(log: SharedLog(seed: seed))
-        let replica = try handler(store)
+        let replica = try makeHandler(on: store)
         store.fault = .beforeCommit
-        let replies = try handle(
-            replica,
-            [("a", #"{"op":"toggle","name":"France","id":"a-1"}"#), ("r", #"{"op":"count"}"#)])
+        let replies = try replica.replies(to: [
+            ("a", #"{"op":"toggle","name":"France","id":"a-1"}"#), ("r", #"{"op":"count"}"#),
+        ])
         #expect(try reply(of: "a", in: replies).error?.code == "storage_error")
         #expect(try reply(of: "r", in: replies).seq == 0)
         #expect(store.catchUps == 1)
@@ -120,13 +98,11 @@ import Testing
     /// A DEALER may send a read and then a change: its replies come in the order it asked.
     @Test func aPeersRepliesKeepTheOrderOfItsRequests() throws {
         let store = SharedLogStore(log: SharedLog(seed: seed))
-        let replica = try handler(store)
-        let replies = try handle(
-            replica,
-            [
-                ("a", #"{"op":"toggle","name":"Spain","id":"a-1"}"#), ("d", #"{"op":"count"}"#),
-                ("d", #"{"op":"toggle","name":"France","id":"d-1"}"#), ("d", #"{"op":"count"}"#),
-            ])
+        let replica = try makeHandler(on: store)
+        let replies = try replica.replies(to: [
+            ("a", #"{"op":"toggle","name":"Spain","id":"a-1"}"#), ("d", #"{"op":"count"}"#),
+            ("d", #"{"op":"toggle","name":"France","id":"d-1"}"#), ("d", #"{"op":"count"}"#),
+        ])
         let mine = replies.filter { $0.peer == "d" }.map(\.reply)
         #expect(mine.count == 3)
         #expect(mine.map(\.seq) == [1, 2, 2], "\(mine)")
@@ -137,13 +113,11 @@ import Testing
     /// group commit either: the read after them sees both, one commit made.
     @Test func aReadAmongChangesOnALocalStoreKeepsTheirGroupCommit() throws {
         let store = try SQLiteStore(path: nil, seed: seed)
-        let local = try handler(store)
-        let replies = try handle(
-            local,
-            [
-                ("a", #"{"op":"toggle","name":"France"}"#), ("r", #"{"op":"get","name":"France"}"#),
-                ("b", #"{"op":"toggle","name":"Spain"}"#),
-            ])
+        let local = try makeHandler(on: store)
+        let replies = try local.replies(to: [
+            ("a", #"{"op":"toggle","name":"France"}"#), ("r", #"{"op":"get","name":"France"}"#),
+            ("b", #"{"op":"toggle","name":"Spain"}"#),
+        ])
         #expect(replies.map(\.peer) == ["a", "b", "r"])
         #expect(try reply(of: "r", in: replies).seq == 2)
         #expect(try reply(of: "r", in: replies).country?.visited == true)
