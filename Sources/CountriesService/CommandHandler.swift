@@ -139,11 +139,19 @@ final class CommandHandler {
             }
         }
 
+        // Why the batch's reads cannot be answered, once the commit path said so: asked again
+        // for each read, a catch-up that fails (up to 30 ms) held the loop once per read.
+        var readRefusal: CountriesError?
+
         /// The commit path's say before the batch's first read of the list: nil when reads may
         /// be answered, else the refusal each of them gets.
         func prepareReads() -> CountriesError? {
             guard !readsPrepared else { return nil }
-            if let refusal = path.prepareRead(&state) { return refusal }
+            if let readRefusal { return readRefusal }
+            if let refusal = path.prepareRead(&state) {
+                readRefusal = refusal
+                return refusal
+            }
             if path.readsMayCatchUp { working = state }
             readsPrepared = true
             return nil

@@ -95,6 +95,21 @@ import Testing
         #expect(store.catchUps == 1)
     }
 
+    /// A catch-up that fails takes up to 30 ms on etcd (three reads): asked once a batch, not
+    /// once a read, and every read of the batch gets its refusal.
+    @Test func aCatchUpThatFailsIsAskedOnceABatch() throws {
+        let store = SharedLogStore(log: SharedLog(seed: seed))
+        let replica = try makeHandler(on: store)
+        store.catchUpFails = true
+        let replies = try replica.replies(to: [
+            #"{"op":"count"}"#, #"{"op":"list"}"#, #"{"op":"get","index":0}"#,
+        ])
+        #expect(replies.map(\.error?.code) == ["storage_error", "storage_error", "storage_error"])
+        #expect(store.catchUps == 1)
+        store.catchUpFails = false
+        #expect(try replica.replies(to: [#"{"op":"count"}"#]).first?.ok == true, "the next batch asks again")
+    }
+
     /// A DEALER may send a read and then a change: its replies come in the order it asked.
     @Test func aPeersRepliesKeepTheOrderOfItsRequests() throws {
         let store = SharedLogStore(log: SharedLog(seed: seed))

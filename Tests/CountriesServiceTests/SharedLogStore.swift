@@ -15,6 +15,8 @@ final class SharedLogStore: StateStore {
     /// to etcd on a replica.
     private(set) var catchUps = 0
     private(set) var commits = 0
+    /// Whether a catch-up fails, as one from a member that lags does.
+    var catchUpFails = false
     /// The store it opened; the log may since have become another.
     let identity: String
     var path: String { "shared" }
@@ -47,6 +49,7 @@ final class SharedLogStore: StateStore {
     func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState {
         catchUps += 1
         try checkLineage()
+        if catchUpFails { throw StateStoreError("etcd's answers end behind the seq this replica knows") }
         var state = state
         for event in log.events where event.seq > state.seq {
             do { try state.replay(event) } catch { throw StateStoreError("\(error)") }
