@@ -194,10 +194,12 @@ final class CommandHandler {
                 // the state is the store's latest for all of them.
                 if path.lastCommitConfirmedState { readsPrepared = true }
             }
-            for read in heldReads {
-                answer(read.kind, envelope: read.envelope, trace: read.trace)
+            if !heldReads.isEmpty {
+                for read in heldReads {
+                    answer(read.kind, envelope: read.envelope, trace: read.trace)
+                }
+                heldReads.removeAll(keepingCapacity: true)
             }
-            heldReads.removeAll(keepingCapacity: true)
             send()
         }
 
