@@ -46,13 +46,23 @@ final class EtcdEventLog {
     /// is one too), so the next event starts an entry of the log.
     func replay(into state: inout CountriesState, atRevision revision: Int64) throws(StateStoreError) -> Bool
     {
+        // A catch-up of a replica that knows of nothing newer than a page ahead (a read's, on
+        // a replica caught up) reads to the log's end in one range, where a range that ends at
+        // the page's end found nothing and needed a second look past it. The keys after a
+        // caught-up state are few, so etcd's counting them all costs little.
+        var toTheEnd = revision == 0 && health.latestSeq <= state.seq + UInt64(Self.eventsPerPage)
         var revision = revision
         while true {
             let end = state.seq + 1 + UInt64(Self.eventsPerPage)
-            let request = layout.events(from: state.seq + 1, before: end, revision: revision)
+            let request =
+                toTheEnd
+                ? EtcdRangeRequest.from(
+                    layout.event(state.seq + 1), toPrefixEnd: layout.eventsPrefix, limit: Self.eventsPerPage)
+                : layout.events(from: state.seq + 1, before: end, revision: revision)
             let page = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
             // The header's revision is etcd's newest: a read at an older one stays there.
             if revision == 0 { revision = page.revision }
+            if toTheEnd && page.kvs.isEmpty { return true }
             // Nothing in the page: the state is the newest, or the log was trimmed past the page
             // (a replica a page or more behind the kept events). An entry after it tells which.
             if page.kvs.isEmpty {
@@ -75,6 +85,12 @@ final class EtcdEventLog {
                             "event \(event.seq) does not apply to the state before it: \(error)")
                     }
                 }
+            }
+            if toTheEnd {
+                // Every entry to the log's end was in the page, or the rest comes in pages.
+                if !page.more { return true }
+                toTheEnd = false
+                continue
             }
             // Seqs have no gaps: events that end before the range does reached the newest.
             if state.seq + 1 < end { return true }

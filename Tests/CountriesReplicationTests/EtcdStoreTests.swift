@@ -26,6 +26,52 @@ struct EtcdStoreTests {
             window: window)
     }
 
+    /// A read on a replica catches up first: caught up, as it nearly always is, that costs one
+    /// range of etcd (a range to the page's end found nothing and needed a second look past it);
+    /// behind by a few events, one range as well; and a replica that knows of events more than
+    /// a page ahead reads pages, as before.
+    @Test func aCaughtUpCatchUpIsOneRange() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let health = ClusterHealth(quorumTimeout: .seconds(5))
+        let store = try open(cluster, prefix: "/ranges/", health: health)
+        var state = try store.loadState()
+        var batch = StoreBatch()
+        batch.basis = state.seq
+        for step in 0..<3 {
+            var result = try state.apply(.toggle(.index(step)), seed: SeedList.standard)
+            result.event?.store = store.identity
+            batch.events.append(try #require(result.event))
+        }
+        try store.commit(batch)
+        let seed = CountriesState(countries: SeedList.standard)
+
+        func ranges(_ body: () throws -> Void) throws -> Int {
+            let before = try cluster.handledRequests("Range")
+            try body()
+            return try cluster.handledRequests("Range") - before
+        }
+        var caughtUp = seed
+        #expect(try ranges { caughtUp = try store.catchUp(state) } == 1)
+        #expect(caughtUp == state)
+        caughtUp = seed
+        #expect(try ranges { caughtUp = try store.catchUp(seed) } == 1)
+        #expect(caughtUp == state)
+        // Newer events known (here falsely): a page ending at its end, then a look past it,
+        // for each of the catch-up's reads, and the read refused.
+        health.recordQuorum(seq: 5_000)
+        var refused = false
+        let spent = try ranges {
+            do {
+                _ = try store.catchUp(state)
+            } catch {
+                refused = true
+            }
+        }
+        #expect(refused, "behind seq 5,000")
+        #expect(spent == 2 * EtcdStore.catchUpReads)
+    }
+
     /// A catch-up never ends below a seq the replica knows is committed (the quorum probe's):
     /// an answer from a member behind is read again and then refused, not served.
     @Test func aCatchUpBehindAKnownCommittedSeqIsRefused() throws {
