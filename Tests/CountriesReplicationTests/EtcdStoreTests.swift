@@ -26,6 +26,21 @@ struct EtcdStoreTests {
             window: window)
     }
 
+    /// Commits toggles of the first three rows as one batch on a new store: the state after.
+    private func commitThreeToggles(_ store: EtcdStore) throws -> CountriesState {
+        var state = try store.loadState()
+        var batch = StoreBatch()
+        batch.basis = state.seq
+        for step in 0..<3 {
+            var result = try state.apply(.toggle(.index(step)), seed: SeedList.standard)
+            result.event?.store = store.identity
+            batch.events.append(try #require(result.event))
+        }
+        batch.state = state
+        try store.commit(batch)
+        return state
+    }
+
     /// A read on a replica catches up first: caught up, as it nearly always is, that costs one
     /// range of etcd (a range to the page's end found nothing and needed a second look past it);
     /// behind by a few events, one range as well; and a replica that knows of events more than
@@ -35,15 +50,7 @@ struct EtcdStoreTests {
         defer { cluster.stop() }
         let health = ClusterHealth(quorumTimeout: .seconds(5))
         let store = try open(cluster, prefix: "/ranges/", health: health)
-        var state = try store.loadState()
-        var batch = StoreBatch()
-        batch.basis = state.seq
-        for step in 0..<3 {
-            var result = try state.apply(.toggle(.index(step)), seed: SeedList.standard)
-            result.event?.store = store.identity
-            batch.events.append(try #require(result.event))
-        }
-        try store.commit(batch)
+        let state = try commitThreeToggles(store)
         let seed = CountriesState(countries: SeedList.standard)
 
         func ranges(_ body: () throws -> Void) throws -> Int {
@@ -79,16 +86,7 @@ struct EtcdStoreTests {
         defer { cluster.stop() }
         let health = ClusterHealth(quorumTimeout: .seconds(5))
         let store = try open(cluster, prefix: "/behind/", health: health)
-        var state = try store.loadState()
-        var batch = StoreBatch()
-        batch.basis = state.seq
-        for step in 0..<3 {
-            var result = try state.apply(.toggle(.index(step)), seed: SeedList.standard)
-            result.event?.store = store.identity
-            batch.events.append(try #require(result.event))
-        }
-        batch.state = state
-        try store.commit(batch)
+        let state = try commitThreeToggles(store)
         let seed = CountriesState(countries: SeedList.standard)
 
         // The probe read seq 3: every catch-up reaches it.
