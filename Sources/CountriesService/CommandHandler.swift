@@ -174,8 +174,7 @@ final class CommandHandler {
                 if path.repliesBeforeCommit {
                     // The client's wait ends here; the store's bookkeeping comes after.
                     path.appendReplies(to: staged, into: &output)
-                    emit(output)
-                    output.removeEach(keepingCapacity: true)
+                    send()
                 }
                 // Measured when it writes an event: a batch of refusals commits nothing.
                 let started = measuresCommits ? ContinuousClock.now : nil
@@ -217,7 +216,7 @@ final class CommandHandler {
             // A peer's replies keep the order of its requests (a DEALER may send several).
             if !heldReads.isEmpty {
                 let peer = UnreadReplies.peer(of: incoming.envelope)
-                if heldReads.contains(where: { $0.peer == peer }) { flush() }
+                if heldReads.contains(where: { UnreadReplies.peer(of: $0.envelope) == peer }) { flush() }
             }
 
             if let unreadReplies {
@@ -241,10 +240,7 @@ final class CommandHandler {
             /// the store (``HeldRead``).
             func hold(_ read: HeldRead.Kind) {
                 if !staged.isEmpty || (read.needsPreparing && !readsPrepared && path.readsMayCatchUp) {
-                    heldReads.append(
-                        HeldRead(
-                            kind: read, envelope: incoming.envelope,
-                            peer: UnreadReplies.peer(of: incoming.envelope), trace: trace))
+                    heldReads.append(HeldRead(kind: read, envelope: incoming.envelope, trace: trace))
                 } else {
                     answer(read, envelope: incoming.envelope, trace: trace)
                 }

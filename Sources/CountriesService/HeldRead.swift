@@ -23,9 +23,7 @@ struct HeldRead {
     }
 
     let kind: Kind
-    /// Where the reply goes.
+    /// Where the reply goes; its peer's later requests are not answered before it.
     let envelope: [Data]
-    /// The peer the envelope names: a later request of the same peer is not answered before it.
-    let peer: Data
     let trace: RequestTrace
 }
