@@ -62,10 +62,11 @@ final class EtcdEventLog {
             let page = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
             // The header's revision is etcd's newest: a read at an older one stays there.
             if revision == 0 { revision = page.revision }
-            if toTheEnd && page.kvs.isEmpty { return true }
             // Nothing in the page: the state is the newest, or the log was trimmed past the page
-            // (a replica a page or more behind the kept events). An entry after it tells which.
+            // (a replica a page or more behind the kept events). An entry after it tells which,
+            // unless the page ran to the log's end.
             if page.kvs.isEmpty {
+                if toTheEnd { return true }
                 let later = EtcdRangeRequest.from(
                     layout.event(end), toPrefixEnd: layout.eventsPrefix, limit: 1, revision: revision,
                     keysOnly: true)
@@ -129,9 +130,8 @@ final class EtcdEventLog {
     /// (docs/BENCHMARKS.md, "Stop 29"). After a restore to an older log, the answer may be later
     /// than the oldest kept: a reader then takes a snapshot where it could have read history,
     /// never the reverse.
-    func oldestRetainedSeq(currentSeq: UInt64, now: ContinuousClock.Instant = .now) throws(StateStoreError)
-        -> UInt64
-    {
+    func oldestRetainedSeq(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
+        let now = ContinuousClock.now
         if let lastLook, now - lastLook.at < oldestLookInterval {
             return min(lastLook.oldest, currentSeq + 1)
         }
