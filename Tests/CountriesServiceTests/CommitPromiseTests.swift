@@ -51,55 +51,27 @@ final class FailingStore: StateStore {
 @Suite struct CommitPromiseTests {
     private let seed = SeedList.standard
 
-    private func handler(on store: any StateStore) throws -> CommandHandler {
-        try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
-    }
-
-    /// Handles `bodies` as one batch; the replies in order and the seqs published.
-    private func handle(_ handler: CommandHandler, _ bodies: [String]) throws -> (
-        replies: [Reply], published: [UInt64]
-    ) {
-        let output = handler.handle(
-            bodies.enumerated().map {
-                IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
-            })
-        var replies: [Reply] = []
-        var published: [UInt64] = []
-        for item in output {
-            switch item {
-            case .reply(_, let body): replies.append(try Reply.decode(Data(body)))
-            case .publish(_, let seq, _): published.append(seq)
-            }
-        }
-        return (replies, published)
-    }
-
     /// The issue's reproduction: a retry queued behind a commit that then fails.
     @Test func aRetryInABatchWhoseCommitFailsIsNotAcknowledged() throws {
         let store = FailingStore(seed: seed)
-        let handler = try handler(on: store)
+        let handler = try makeHandler(on: store)
         store.failing = true
-        let failed = try handle(
-            handler,
-            [
-                #"{"op":"toggle","name":"Italy","id":"i-1"}"#, #"{"op":"toggle","name":"France","id":"f-1"}"#,
-                #"{"op":"toggle","name":"France","id":"f-1"}"#,
-            ])
+        let failed = try handler.outcome(of: [
+            #"{"op":"toggle","name":"Italy","id":"i-1"}"#, #"{"op":"toggle","name":"France","id":"f-1"}"#,
+            #"{"op":"toggle","name":"France","id":"f-1"}"#,
+        ])
         #expect(failed.replies.map(\.error?.code) == ["storage_error", "storage_error", "storage_error"])
         #expect(failed.replies.allSatisfy { !$0.ok && $0.seq == nil }, "\(failed.replies)")
         #expect(failed.published.isEmpty)
         #expect(handler.state.seq == 0)
 
         store.failing = false
-        let spain = try handle(handler, [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
+        let spain = try handler.outcome(of: [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
         #expect(spain.replies.first?.seq == 1, "seq 1 is handed out once, to the first committed change")
         // The retry after the failure runs now, once.
-        let retry = try handle(
-            handler,
-            [#"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","name":"France","id":"f-1"}"#])
+        let retry = try handler.outcome(of: [
+            #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","name":"France","id":"f-1"}"#,
+        ])
         #expect(retry.replies.map(\.seq) == [2, 2])
         #expect(
             retry.replies.allSatisfy { $0.country == IndexedCountry(index: 2, name: "France", visited: true) }
@@ -110,13 +82,11 @@ final class FailingStore: StateStore {
 
     @Test func aRetryInABatchWhoseCommitSucceedsGetsTheCommittedReply() throws {
         let store = FailingStore(seed: seed)
-        let handler = try handler(on: store)
-        let result = try handle(
-            handler,
-            [
-                #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","index":4}"#,
-                #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","index":5}"#,
-            ])
+        let handler = try makeHandler(on: store)
+        let result = try handler.outcome(of: [
+            #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","index":4}"#,
+            #"{"op":"toggle","name":"France","id":"f-1"}"#, #"{"op":"toggle","index":5}"#,
+        ])
         #expect(result.replies.map(\.seq) == [1, 2, 1, 3])
         #expect(result.replies[0] == result.replies[2])
         #expect(result.published == [1, 2, 3])
@@ -125,12 +95,12 @@ final class FailingStore: StateStore {
 
     @Test func aRetryInALargeBatchGetsTheCommittedReply() throws {
         let store = FailingStore(seed: seed)
-        let handler = try handler(on: store)
+        let handler = try makeHandler(on: store)
         // Twenty changes, then a retry of the fifteenth: past the ids compared one by one.
         var bodies = (0..<20).map { #"{"op":"toggle","index":\#($0 % 8),"id":"big-\#($0)"}"# }
         bodies.append(bodies[14])
         bodies.append(#"{"op":"toggle","index":0,"id":"big-20"}"#)
-        let result = try handle(handler, bodies)
+        let result = try handler.outcome(of: bodies)
         let seqs: [UInt64?] = (1...20).map { UInt64($0) } + [15, 21]
         #expect(result.replies.map(\.seq) == seqs)
         #expect(result.replies[20] == result.replies[14])
@@ -140,22 +110,21 @@ final class FailingStore: StateStore {
 
     @Test func anIdReusedForAnotherRequestIsAConflictAndChangesNothing() throws {
         let store = FailingStore(seed: seed)
-        let handler = try handler(on: store)
-        let first = try handle(handler, [#"{"op":"toggle","name":"France","id":"k-1"}"#])
+        let handler = try makeHandler(on: store)
+        let first = try handler.outcome(of: [#"{"op":"toggle","name":"France","id":"k-1"}"#])
         #expect(first.replies.first?.seq == 1)
 
         // The same request, spelled differently, is a retry.
-        let same = try handle(
-            handler, [#"{ "id" : "k-1", "name" : "France", "op" : "toggle", "if_seq": null }"#])
+        let same = try handler.outcome(of: [
+            #"{ "id" : "k-1", "name" : "France", "op" : "toggle", "if_seq": null }"#
+        ])
         #expect(same.replies == first.replies)
 
         // Another request under the same id: in a later batch, and in the batch that made it.
-        let other = try handle(
-            handler,
-            [
-                #"{"op":"remove","name":"Italy","id":"k-1"}"#, #"{"op":"toggle","name":"Spain","id":"k-2"}"#,
-                #"{"op":"toggle","name":"Spain","id":"k-2","if_seq":1}"#,
-            ])
+        let other = try handler.outcome(of: [
+            #"{"op":"remove","name":"Italy","id":"k-1"}"#, #"{"op":"toggle","name":"Spain","id":"k-2"}"#,
+            #"{"op":"toggle","name":"Spain","id":"k-2","if_seq":1}"#,
+        ])
         #expect(other.replies.map(\.error?.code) == ["conflict", nil, "conflict"])
         let message = other.replies[0].error?.message ?? ""
         #expect(message.hasPrefix("this id was used for another request"), "\(message)")
@@ -163,14 +132,15 @@ final class FailingStore: StateStore {
         #expect(handler.state.count == 8, "Italy is still there")
         // The first reply is still what the id answers.
         #expect(
-            try handle(handler, [#"{"op":"toggle","name":"France","id":"k-1"}"#]).replies == first.replies)
+            try handler.outcome(of: [#"{"op":"toggle","name":"France","id":"k-1"}"#]).replies == first.replies
+        )
     }
 
     /// Random batches against a store that fails a third of its commits, with ids drawn from a
     /// small pool so that retries, retries after failures and reused ids abound.
     @Test func randomBatchesWithFailingCommitsAcknowledgeOnlyWhatIsCommitted() throws {
         let store = FailingStore(seed: seed)
-        let handler = try handler(on: store)
+        let handler = try makeHandler(on: store)
         var random = SystemRandomNumberGenerator()
         var acknowledged: [UInt64: IndexedCountry] = [:]
         var requestOfID: [String: String] = [:]
@@ -186,7 +156,7 @@ final class FailingStore: StateStore {
                 let body = #"{"op":"toggle","index":\#(Int.random(in: 0..<3, using: &random)),"id":"\#(id)"}"#
                 bodies.append(body)
             }
-            let result = try handle(handler, bodies)
+            let result = try handler.outcome(of: bodies)
             #expect(result.replies.count == bodies.count)
             for (body, reply) in zip(bodies, result.replies) where reply.ok {
                 let seq = try #require(reply.seq)
@@ -224,7 +194,7 @@ final class FailingStore: StateStore {
     @Test(arguments: [3 as UInt64, 1_234, 0xFEED])
     func theStateStagedOnStaysTheCommittedOneThroughEveryKindOfBatch(seed: UInt64) throws {
         let store = FailingStore(seed: self.seed)
-        let handler = try handler(on: store)
+        let handler = try makeHandler(on: store)
         var random = SplitMix64(seed: seed)
         let names = ["France", "Italy", "Peru", "Chad", "Fiji", "Oman", "Laos", "Mali"]
         var model = try store.loadState()
@@ -245,7 +215,7 @@ final class FailingStore: StateStore {
                 default: bodies.append(#"{"op":"toggle","index":0,"id":"t-\#(batch)"}"#)
                 }
             }
-            _ = try handle(handler, bodies)
+            _ = try handler.outcome(of: bodies)
             // The model: a committed batch is its changes in order, on the state before it; an
             // id already committed changes nothing again. A failed batch changes nothing.
             if !store.failing {
@@ -261,7 +231,7 @@ final class FailingStore: StateStore {
             let stored = try store.loadState()
             #expect(handler.state == model, "after batch \(batch): \(bodies)")
             #expect(handler.state == stored, "after batch \(batch): \(bodies)")
-            let list = try handle(handler, [#"{"op":"list"}"#]).replies
+            let list = try handler.outcome(of: [#"{"op":"list"}"#]).replies
             #expect(list.first?.countries == stored.rows && list.first?.seq == stored.seq)
             if handler.state != stored || handler.state != model { return }
         }
@@ -271,7 +241,7 @@ final class FailingStore: StateStore {
     /// A store whose commit can fail: each reply goes out only once the store holds its id.
     @Test func aReplyLeavesOnlyOnceAStoreThatCanFailHoldsItsID() throws {
         let store = FailingStore(seed: seed)
-        let handler = try handler(on: store)
+        let handler = try makeHandler(on: store)
         var replies = 0
         let bodies = (0..<4).map { #"{"op":"toggle","index":\#($0),"id":"held-\#($0)"}"# }
         let requests = bodies.enumerated().map {
@@ -291,7 +261,7 @@ final class FailingStore: StateStore {
     /// (apart from and ahead of the event), and keeps the change and the id all the same.
     @Test func inMemoryTheReplyLeavesBeforeTheBookkeepingAndIsKept() throws {
         let store = MemoryStore(seed: seed)
-        let handler = try handler(on: store)
+        let handler = try makeHandler(on: store)
         var emitted: [[Outgoing]] = []
         let toggle = IncomingRequest(
             envelope: [Data("p".utf8), Data()], body: [Array(#"{"op":"toggle","index":2,"id":"early"}"#.utf8)]

@@ -80,39 +80,24 @@ import Testing
     /// The handler alone, so the batch is certainly one batch.
     @Test func handlerBatchKeepsArrivalOrderAndReadsSeeEarlierWrites() throws {
         let store = try SQLiteStore(path: nil, seed: SeedList.standard)
-        let handler = try CommandHandler(
-            store: store, seed: SeedList.standard, logger: Logger(level: .error) { _ in }
-        ) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
+        let handler = try makeHandler(on: store)
         let bodies = [
             #"{"op":"toggle","index":2}"#, "junk", #"{"op":"add","name":"Laos","id":"a"}"#,
             #"{"op":"add","name":"Laos","id":"a"}"#, #"{"op":"nope"}"#, #"{"op":"get","name":"Laos"}"#,
             #"{"op":"toggle","index":99}"#, #"{"op":"count"}"#,
         ]
-        let requests = bodies.enumerated().map { number, body in
-            IncomingRequest(envelope: [Data("peer-\(number)".utf8), Data()], body: [Array(body.utf8)])
-        }
-        let output = handler.handle(requests)
-        var replies: [(peer: String, reply: Reply)] = []
-        var published: [UInt64] = []
-        for item in output {
-            switch item {
-            case .reply(let envelope, let body):
-                replies.append((String(decoding: envelope[0], as: UTF8.self), try Reply.decode(Data(body))))
-            case .publish(_, let seq, _):
-                published.append(seq)
-            }
-        }
-        #expect(replies.map(\.peer) == (0..<bodies.count).map { "peer-\($0)" }, "replies in arrival order")
+        let batch = handler.handled(bodies.enumerated().map { ("peer-\($0.offset)", $0.element) })
+        let replies = try batch.decodedReplies()
         #expect(
-            replies.map(\.reply.error?.code) == [
+            batch.replies.map(\.peer) == (0..<bodies.count).map { "peer-\($0)" }, "replies in arrival order")
+        #expect(
+            replies.map(\.error?.code) == [
                 nil, "bad_request", nil, nil, "unknown_op", nil, "index_out_of_range", nil,
             ])
-        #expect(replies[3].reply == replies[2].reply, "a retry inside the batch gets the first reply")
-        #expect(replies[5].reply.country == IndexedCountry(index: 8, name: "Laos", visited: false))
-        #expect(replies[7].reply.count == 9)
-        #expect(published == [1, 2])
+        #expect(replies[3] == replies[2], "a retry inside the batch gets the first reply")
+        #expect(replies[5].country == IndexedCountry(index: 8, name: "Laos", visited: false))
+        #expect(replies[7].count == 9)
+        #expect(batch.published == [1, 2])
         #expect(handler.state.seq == 2)
         #expect(try store.loadState() == handler.state)
     }

@@ -51,9 +51,7 @@ final class ReplicationSimulation {
 
         init(log: SharedLog, seed: [Country]) throws {
             store = SharedLogStore(log: log)
-            handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
-                CommandHandler.StatusInfo(version: "sim", uptimeSeconds: 0, endpoints: [])
-            }
+            handler = try makeHandler(on: store, seed: seed)
         }
     }
 

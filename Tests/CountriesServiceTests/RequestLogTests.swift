@@ -43,9 +43,7 @@ import Testing
     @Test func aBatchIsCountedByOpAndCodeAndClientMistakesAreNotWarnings() throws {
         let (logger, lines) = Logger.collecting(.debug, .text)
         let store = try SQLiteStore(path: nil, seed: SeedList.standard)
-        let handler = try CommandHandler(store: store, seed: SeedList.standard, logger: logger) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 1.5, endpoints: [])
-        }
+        let handler = try makeHandler(on: store, logger: logger, uptimeSeconds: 1.5)
         handler.measures = true
         let bodies = [
             #"{"op":"toggle","index":2,"id":"first"}"#, "junk", #"{"op":"nope"}"#,

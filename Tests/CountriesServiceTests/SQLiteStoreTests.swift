@@ -194,15 +194,9 @@ import Testing
         let scratch = try Scratch()
         let long = (0..<2_000).map { Country(name: "Country \($0)", visited: false) }
         let store = try SQLiteStore(path: scratch.path, seed: long)
-        let handler = try CommandHandler(store: store, seed: long, logger: Logger(level: .error) { _ in }) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
+        let handler = try makeHandler(on: store, seed: long)
         func handle(_ bodies: [String]) -> [Data] {
-            handler.handle(bodies.map { IncomingRequest(envelope: [Data()], body: [Array($0.utf8)]) })
-                .compactMap { outgoing in
-                    if case .reply(_, let body) = outgoing { return Data(body) }
-                    return nil
-                }
+            handler.handled(bodies: bodies).replies.map { Data($0.body) }
         }
         func storedReply() throws -> (bytes: Int64, event: SQLiteValue?) {
             let row = try Database(path: scratch.path).prepare(
@@ -229,12 +223,10 @@ import Testing
 
     /// Handles one request on a handler over `store`; its reply.
     private func reply(_ json: String, on store: SQLiteStore) throws -> Reply {
-        let handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
+        guard let reply = try makeHandler(on: store, seed: seed).replies(to: [json]).first else {
+            throw HarnessError("no reply to \(json)")
         }
-        let output = handler.handle([IncomingRequest(envelope: [Data()], body: [Array(json.utf8)])])
-        for case .reply(_, let body) in output { return try Reply.decode(Data(body)) }
-        throw HarnessError("no reply to \(json)")
+        return reply
     }
 
     private func schema(of path: String) throws -> SQLiteValue? {

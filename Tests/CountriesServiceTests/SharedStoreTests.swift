@@ -12,34 +12,21 @@ import Testing
 @Suite struct SharedStoreTests {
     private let seed = SeedList.standard
 
-    private func replica(_ store: SharedLogStore) throws -> CommandHandler {
-        try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
-    }
-
+    /// Handles `bodies` as one batch on `handler`: its replies. A shared store's handler
+    /// publishes nothing itself: the events come from the store's log.
     private func handle(_ handler: CommandHandler, _ bodies: [String]) throws -> [Reply] {
-        let output = handler.handle(
-            bodies.enumerated().map {
-                IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
-            })
-        var replies: [Reply] = []
-        for item in output {
-            guard case .reply(_, let body) = item else {
-                Issue.record("a shared store's handler publishes from the store's log, not from its commits")
-                continue
-            }
-            replies.append(try Reply.decode(Data(body)))
-        }
-        return replies
+        let outcome = try handler.outcome(of: bodies)
+        #expect(
+            outcome.published.isEmpty,
+            "a shared store's handler publishes from the store's log, not its commits")
+        return outcome.replies
     }
 
     /// A change's reply names its store, and a refusal of `if_store` names the store the
     /// service runs on: a client of several endpoints tells another store's endpoint by it.
     @Test func changeRepliesNameTheirStore() throws {
         let log = SharedLog(seed: seed)
-        let a = try replica(SharedLogStore(log: log))
+        let a = try makeHandler(on: SharedLogStore(log: log))
         let replies = try handle(
             a,
             [
@@ -58,8 +45,8 @@ import Testing
 
     @Test func aReplicaBehindCatchesUpAndTakesTheNextSeq() throws {
         let log = SharedLog(seed: seed)
-        let a = try replica(SharedLogStore(log: log))
-        let b = try replica(SharedLogStore(log: log))
+        let a = try makeHandler(on: SharedLogStore(log: log))
+        let b = try makeHandler(on: SharedLogStore(log: log))
         #expect(try handle(a, [#"{"op":"toggle","name":"France","id":"a-1"}"#]).first?.seq == 1)
         // b still thinks the list is at seq 0: its commit is refused, it catches up, and runs again.
         let replies = try handle(b, [#"{"op":"toggle","name":"France","id":"b-1"}"#])
@@ -70,8 +57,8 @@ import Testing
 
     @Test func aRetryOnAnotherReplicaGetsTheFirstReply() throws {
         let log = SharedLog(seed: seed)
-        let a = try replica(SharedLogStore(log: log))
-        let b = try replica(SharedLogStore(log: log))
+        let a = try makeHandler(on: SharedLogStore(log: log))
+        let b = try makeHandler(on: SharedLogStore(log: log))
         let first = try handle(a, [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
         let retry = try handle(b, [#"{"op":"toggle","name":"Spain","id":"s-1"}"#])
         #expect(retry == first)
@@ -82,8 +69,8 @@ import Testing
 
     @Test func readsOnAReplicaBehindSeeEveryAcknowledgedChange() throws {
         let log = SharedLog(seed: seed)
-        let a = try replica(SharedLogStore(log: log))
-        let b = try replica(SharedLogStore(log: log))
+        let a = try makeHandler(on: SharedLogStore(log: log))
+        let b = try makeHandler(on: SharedLogStore(log: log))
         _ = try handle(a, [#"{"op":"toggle","name":"Italy"}"#, #"{"op":"toggle","name":"Spain"}"#])
         let read = try handle(b, [#"{"op":"get","name":"Spain"}"#])
         #expect(read.first?.seq == 2)
@@ -93,8 +80,8 @@ import Testing
     @Test func aLostAnswerIsUnavailableAndTheRetryGetsTheCommittedReply() throws {
         let log = SharedLog(seed: seed)
         let storeA = SharedLogStore(log: log)
-        let a = try replica(storeA)
-        let b = try replica(SharedLogStore(log: log))
+        let a = try makeHandler(on: storeA)
+        let b = try makeHandler(on: SharedLogStore(log: log))
         storeA.fault = .answerLost
         let lost = try handle(a, [#"{"op":"toggle","name":"Italy","id":"i-1"}"#])
         #expect(lost.first?.error?.code == "unavailable")
@@ -115,8 +102,8 @@ import Testing
     /// `if_seq` conflicted falsely and a just-added name was not found).
     @Test func aNoOpOrARefusalIsDecidedOnTheStoresStateNotTheReplicasCopy() throws {
         let log = SharedLog(seed: seed)
-        let a = try replica(SharedLogStore(log: log))
-        let b = try replica(SharedLogStore(log: log))
+        let a = try makeHandler(on: SharedLogStore(log: log))
+        let b = try makeHandler(on: SharedLogStore(log: log))
 
         #expect(try handle(a, [#"{"op":"set","name":"France","visited":true}"#]).first?.seq == 1)
         let set = try #require(try handle(b, [#"{"op":"set","name":"France","visited":false}"#]).first)
@@ -150,7 +137,7 @@ import Testing
         var random = SplitMix64(seed: number)
         let log = SharedLog(seed: seed)
         let stores = [SharedLogStore(log: log), SharedLogStore(log: log)]
-        let replicas = try stores.map(replica)
+        let replicas = try stores.map { try makeHandler(on: $0) }
         var acknowledged: [String: Reply] = [:]
         var nextID = 0
         for _ in 0..<200 {

@@ -165,21 +165,13 @@ import Testing
     @Test(arguments: Kind.allCases)
     func theHandlerOnEitherStore(kind: Kind) throws {
         let store = try make(kind)
-        let handler = try CommandHandler(store: store, seed: seed, logger: Logger(level: .error) { _ in }) {
-            CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: [])
-        }
+        let handler = try makeHandler(on: store, seed: seed)
         let bodies = [
             #"{"op":"toggle","index":2,"id":"x"}"#, #"{"op":"add","name":"Laos"}"#,
             #"{"op":"toggle","index":2,"id":"x"}"#,
             #"{"op":"history","since":0}"#,
         ]
-        let output = handler.handle(
-            bodies.enumerated().map {
-                IncomingRequest(
-                    envelope: [Data("p\($0.offset)".utf8), Data()], body: [Array($0.element.utf8)])
-            })
-        var replies: [Data] = []
-        for case .reply(_, let body) in output { replies.append(Data(body)) }
+        let replies = handler.handled(bodies: bodies).replies.map { Data($0.body) }
         #expect(replies.count == 4)
         #expect(replies[0] == replies[2], "the retry gets the first reply")
         #expect(try Reply.decode(replies[3]).events?.map(\.seq) == [1, 2])
