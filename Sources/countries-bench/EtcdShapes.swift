@@ -15,14 +15,26 @@ enum EtcdShapes {
         /// As replicas commit: the seq and the store compared; the seq, the batch's entry of
         /// events and its id log entry put; four reads for when a compare fails.
         case commit
+        /// As `commit`, each remembered id 50 bytes instead of 180 (a reply kept as a marker
+        /// rather than in full): what the id log's bytes cost etcd (docs/BENCHMARKS.md, "Stop 64").
+        case leanIDs = "lean-ids"
         /// The same without the seq key, fenced instead by no entry at the next seq and the
         /// last entry's mod revision: one put fewer.
         case unsequenced
         /// The bench's etcd floor: one key compared and put, nothing else, and no watch.
         case floor
+        /// The floor's transaction followed by two watch streams, as a replicated service's
+        /// replicas follow its log: what the watching costs etcd (docs/BENCHMARKS.md, "Stop 64").
+        case floorWatched = "floor-watched"
 
-        /// How many watch streams follow the keys: a replica's two event tails, none for the floor.
+        /// How many watch streams follow the keys: a replica's two event tails, none for the
+        /// bare floor.
         var watchers: Int { self == .floor ? 0 : 2 }
+
+        /// What the watch streams follow under a measurement's prefix: the writers' events, as
+        /// the event tails do (before stop 64 they followed every key, the seq and the id log
+        /// too), or the floor's one key.
+        var watched: String { self == .floorWatched ? "" : "events/" }
     }
 
     /// One measurement: `clients` writers at once, each on a store of its own, `changes` per
@@ -33,21 +45,24 @@ enum EtcdShapes {
         var changes: Int
     }
 
-    /// What to compare: the seq key's put (whole batches, and one change), two half batches in
-    /// flight against one whole batch at a time, and a commit of one change against the floor.
+    /// What to compare: the id log's bytes and the seq key's put (whole batches, and one change),
+    /// two half batches in flight against one whole batch at a time, and a commit of one change
+    /// against the floor, bare and watched.
     static let settings = [
         Setting(shape: .commit, clients: 1, changes: 16),
+        Setting(shape: .leanIDs, clients: 1, changes: 16),
         Setting(shape: .unsequenced, clients: 1, changes: 16),
         Setting(shape: .commit, clients: 2, changes: 8),
         Setting(shape: .commit, clients: 1, changes: 1),
         Setting(shape: .unsequenced, clients: 1, changes: 1),
         Setting(shape: .floor, clients: 1, changes: 1),
+        Setting(shape: .floorWatched, clients: 1, changes: 1),
     ]
 
     /// Measures every setting `rounds` times, `seconds` each (and at least one transaction per
     /// writer), and prints a line per measurement.
     static func run(endpoints: [String], seconds: Double, rounds: Int = 3) -> Never {
-        print("shape        clients  changes/txn  txn/s  changes/s  txn p50 µs  etcd CPU µs/change  failed")
+        print("shape          clients  changes/txn  txn/s  changes/s  txn p50 µs  etcd CPU µs/change  failed")
         var failed = false
         for _ in 0..<rounds {
             for setting in settings {
@@ -56,7 +71,7 @@ enum EtcdShapes {
                     measured.etcdCPU.map { String(format: "%.0f", $0 / Double(max(1, measured.changes))) }
                     ?? "?"
                 print(
-                    setting.shape.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
+                    setting.shape.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
                         + String(
                             format: " %7d  %11d  %5.0f  %9.0f  %10.0f  ", setting.clients, setting.changes,
                             Double(measured.transactions) / measured.seconds,
@@ -93,7 +108,10 @@ enum EtcdShapes {
             Thread.detachNewThread {
                 defer { watching.leave() }
                 let watcher = EtcdWatcher(endpoints: endpoints, preferred: preferred + 1)
-                try? watcher.watch(.prefix(prefix), startRevision: 0, shouldStop: { stopWatching.current }) {
+                try? watcher.watch(
+                    .prefix(prefix + setting.shape.watched), startRevision: 0,
+                    shouldStop: { stopWatching.current }
+                ) {
                     _, _ in
                     true
                 }
@@ -109,7 +127,8 @@ enum EtcdShapes {
             Thread.detachNewThread {
                 defer { writing.leave() }
                 let measured = write(
-                    setting, under: "\(prefix)\(index)/", endpoints: endpoints, until: deadline)
+                    setting, under: "\(prefix)\(index)/", events: "\(prefix)events/\(index)/",
+                    endpoints: endpoints, until: deadline)
                 total.withLock {
                     $0.transactions += measured.transactions
                     $0.changes += measured.changes
@@ -135,9 +154,11 @@ enum EtcdShapes {
 
     /// One writer's transactions until `deadline`, each on the state the last one left; at
     /// least one, however long its store's set-up took (on a loaded machine a measurement of a
-    /// fifth of a second could end before its first transaction, and report nothing).
+    /// fifth of a second could end before its first transaction, and report nothing). Its keys
+    /// are under `prefix`, its events under `eventsPrefix`, where the watch streams follow them.
     private static func write(
-        _ setting: Setting, under prefix: String, endpoints: [String], until deadline: UInt64
+        _ setting: Setting, under prefix: String, events eventsPrefix: String, endpoints: [String],
+        until deadline: UInt64
     )
         -> Measured
     {
@@ -155,7 +176,7 @@ enum EtcdShapes {
         func key(_ seq: UInt64) -> String { String(format: "%020llu", seq) }
         // A change's event and its remembered request, at about the service's sizes.
         let event = Data(repeating: UInt8(ascii: "e"), count: 150)
-        let remembered = Data(repeating: UInt8(ascii: "i"), count: 180)
+        let remembered = Data(repeating: UInt8(ascii: "i"), count: setting.shape == .leanIDs ? 50 : 180)
         var seq: UInt64 = 0
         var lastEntry: (seq: UInt64, revision: Int64)?
         repeat {
@@ -164,30 +185,30 @@ enum EtcdShapes {
             let events = Data((0..<setting.changes).map { _ in event }.joined(separator: [0x0A]))
             let ids = Data("0\n".utf8) + Data((0..<setting.changes).map { _ in remembered + [0x0A] }.joined())
             let entries = [
-                EtcdOperation.put(prefix + "events/" + key(first), events),
+                EtcdOperation.put(eventsPrefix + key(first), events),
                 .put(prefix + "idlog/" + key(first), ids),
             ]
             var compare: [EtcdCompare] = [.value(prefix + "store", equals: store)]
             var success = entries
             var failure: [EtcdOperation] = [
                 .range(EtcdRangeRequest(key: prefix + "store")),
-                .range(.from(prefix + "events/" + key(first), toPrefixEnd: prefix + "events/", limit: 100)),
+                .range(.from(eventsPrefix + key(first), toPrefixEnd: eventsPrefix, limit: 100)),
                 .range(EtcdRangeRequest(key: prefix + "generation")),
                 .range(.from(prefix + "idlog/" + key(first), toPrefixEnd: prefix + "idlog/", limit: 64)),
             ]
             switch setting.shape {
-            case .floor:
+            case .floor, .floorWatched:
                 compare = [.value(prefix + "seq", equals: Data(String(seq).utf8))]
                 success = [.put(prefix + "seq", Data(String(last).utf8))]
                 failure = []
-            case .commit:
+            case .commit, .leanIDs:
                 compare.append(.value(prefix + "seq", equals: Data(String(seq).utf8)))
                 success.insert(.put(prefix + "seq", Data(String(last).utf8)), at: 0)
             case .unsequenced:
-                compare.append(.createRevision(prefix + "events/" + key(first), equals: 0))
+                compare.append(.createRevision(eventsPrefix + key(first), equals: 0))
                 if let lastEntry {
                     compare.append(
-                        .modRevision(prefix + "events/" + key(lastEntry.seq), equals: lastEntry.revision))
+                        .modRevision(eventsPrefix + key(lastEntry.seq), equals: lastEntry.revision))
                 }
             }
             let began = nowNanos()

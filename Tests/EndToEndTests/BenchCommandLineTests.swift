@@ -120,10 +120,12 @@ import ZeroMQ
         #expect(result.exitCode == 0, "\(result)")
         let rows = result.lines.dropFirst().map { $0.split(separator: " ").map(String.init) }
         #expect(result.lines.first?.hasPrefix("shape ") == true, "\(result)")
-        #expect(rows.count == 18, "\(result)")
+        #expect(rows.count == 24, "\(result)")
         #expect(rows.filter { $0.first == "commit" }.count == 9, "\(result)")
+        #expect(rows.filter { $0.first == "lean-ids" }.count == 3, "\(result)")
         #expect(rows.filter { $0.first == "unsequenced" }.count == 6, "\(result)")
         #expect(rows.filter { $0.first == "floor" }.count == 3, "\(result)")
+        #expect(rows.filter { $0.first == "floor-watched" }.count == 3, "\(result)")
         // Every measurement committed something, and nothing it sent was refused.
         #expect(rows.allSatisfy { $0.count == 8 && (Double($0[3]) ?? 0) > 0 && $0[7] == "0" }, "\(result)")
         let left = try ChildProcess.run(
