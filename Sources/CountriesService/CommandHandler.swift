@@ -23,11 +23,15 @@ final class CommandHandler {
     /// The `list` and `history` replies.
     private let reads: ReadAnswers
 
-    private let store: any StateStore
+    // The store, the tally, `statusInfo` and `commits` are read by the status report too
+    // (CommandHandler+Status.swift), so they are internal, not private.
+    let store: any StateStore
     private let stager: BatchStager
     private let path: any CommitPath
-    private let tally: AnswerTally
-    private let statusInfo: () -> StatusInfo
+    /// Counts and logs every answer.
+    let tally: AnswerTally
+    /// What the service says of itself (version, uptime, endpoints), asked at each report.
+    let statusInfo: () -> StatusInfo
 
     /// A replica's `writer` in `status`: what the writer election says now (nil: not replicated).
     var writerStatus: (() -> String)?
@@ -40,7 +44,7 @@ final class CommandHandler {
     }
 
     /// Commit latencies and sizes, kept when the metrics are on (nil: not measured).
-    private var commits: (seconds: Histogram, changes: Histogram)?
+    private(set) var commits: (seconds: Histogram, changes: Histogram)?
     /// Whether `commits` is kept: asking `commits == nil` on every commit copied both
     /// histograms (about 500 instructions per toggle).
     private var measuresCommits = false
@@ -388,53 +392,6 @@ final class CommandHandler {
         case .status:
             return answer(trace) { () throws(CountriesError) in status() }.encoded(as: [UInt8].self)
         }
-    }
-
-    private func status() -> Reply {
-        var reply = Reply(seq: state.seq, count: state.count)
-        reply.store = store.identity
-        reply.status = currentStatus(readsHistory: true)
-        return reply
-    }
-
-    /// What the metrics say now: the same status a `status` request gets, with the counts and
-    /// measures kept since start.
-    func metrics() -> ServiceMetrics {
-        var metrics = ServiceMetrics()
-        metrics.requests = tally.requests
-        if let commits {
-            metrics.commitSeconds = commits.seconds
-            metrics.commitChanges = commits.changes
-        }
-        metrics.seq = state.seq
-        // Without the oldest retained seq: on etcd that is a read of the cluster, which the
-        // loop makes for a `status` request but not twice a second for a scrape.
-        metrics.status = currentStatus(readsHistory: false)
-        metrics.unreadiness = store.unavailability
-        if let unreadReplies {
-            metrics.repliesQueuedBytes = unreadReplies.totalBytes
-            metrics.repliesQueuedPeers = unreadReplies.peers
-        }
-        return metrics
-    }
-
-    /// The service's status, for `status` and the metrics alike.
-    private func currentStatus(readsHistory: Bool) -> ServiceStatus {
-        let info = statusInfo()
-        var status = ServiceStatus()
-        status.version = info.version
-        status.uptimeMilliseconds = UInt64((max(0, info.uptimeSeconds) * 1000).rounded())
-        status.visited = state.visitedCount
-        status.commandsServed = served
-        status.commandsRefused = refused
-        status.storePath = store.path
-        status.storeBytes = store.sizeOnDisk
-        if readsHistory { status.historyFrom = try? store.oldestRetainedSeq(currentSeq: state.seq) }
-        status.endpoints = info.endpoints
-        status.subscribers = subscribers
-        status.writer = writerStatus?()
-        store.clusterStatus(into: &status)
-        return status
     }
 }
 
