@@ -35,6 +35,10 @@ enum EtcdShapes {
         /// the event tails do (before stop 64 they followed every key, the seq and the id log
         /// too), or the floor's one key.
         var watched: String { self == .floorWatched ? "" : "events/" }
+
+        /// The bytes of each remembered id in the id log's entry: an id, its canonical request
+        /// and its reply at about the service's sizes, or with the reply as a marker.
+        var rememberedIDBytes: Int { self == .leanIDs ? 50 : 180 }
     }
 
     /// One measurement: `clients` writers at once, each on a store of its own, `changes` per
@@ -176,7 +180,7 @@ enum EtcdShapes {
         func key(_ seq: UInt64) -> String { String(format: "%020llu", seq) }
         // A change's event and its remembered request, at about the service's sizes.
         let event = Data(repeating: UInt8(ascii: "e"), count: 150)
-        let remembered = Data(repeating: UInt8(ascii: "i"), count: setting.shape == .leanIDs ? 50 : 180)
+        let remembered = Data(repeating: UInt8(ascii: "i"), count: setting.shape.rememberedIDBytes)
         var seq: UInt64 = 0
         var lastEntry: (seq: UInt64, revision: Int64)?
         repeat {
