@@ -12,6 +12,9 @@ import SystemSupport
 final class AnswerTally {
     private(set) var served = 0
     private(set) var refused = 0
+    /// Requests taken and not answered: their peers read nothing while the service held its
+    /// bound of unread replies in all (``ReplyAdmission/drop``).
+    private(set) var dropped = 0
     /// Answers by op and code, when ``countsRequests`` (the metrics are on).
     private(set) var requests: [RequestCount: UInt64] = [:]
     /// Whether answers are counted by op and code, and traces made for them.
@@ -45,6 +48,16 @@ final class AnswerTally {
         let reply = Reply(error: error)
         count(reply, trace, seq: seq)
         return reply
+    }
+
+    /// A request taken and not answered (``ReplyAdmission/drop``): counted under the code
+    /// `dropped`, and logged as a warning (at most 100 lines in 10 s), since the service is at
+    /// its bound for every client.
+    func drop(_ trace: RequestTrace, reason: String) {
+        dropped += 1
+        if traces { record(trace, code: "dropped", seq: nil, message: reason) }
+        let line = "dropped\(trace.op.map { " \($0)" } ?? "") unanswered: \(reason)"
+        if let line = refusalLog.record(line, now: .now) { logger.log(.warning, line) }
     }
 
     /// What the tally reads of a reply: a staged change keeps this, not its whole reply, which

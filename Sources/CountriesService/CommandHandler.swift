@@ -16,10 +16,10 @@ final class CommandHandler {
     private(set) var state: CountriesState
     /// Connected subscribers, kept up to date by the socket loop.
     var subscribers = 0
-    /// Replies each peer has not read yet, when the socket loop counts them: a peer holding
-    /// ``maximumUnreadReplyBytes`` or more is refused until it reads.
+    /// Replies each peer has not read yet, when the socket loop counts them: what a peer may
+    /// be answered is decided by ``ReplyAdmission`` within ``replyBounds``.
     var unreadReplies: UnreadReplies?
-    var maximumUnreadReplyBytes = Int.max
+    var replyBounds = ReplyAdmission.Bounds.none
     /// The `list` and `history` replies.
     private let reads: ReadAnswers
 
@@ -227,14 +227,23 @@ final class CommandHandler {
                 // The replies made before it count too: send them, but never commit early for
                 // this (that would end group commit); staged changes' replies are small.
                 if staged.isEmpty { send() }
-                let unread = unreadReplies.unread(
-                    by: UnreadReplies.peer(of: incoming.envelope), ifAllReach: maximumUnreadReplyBytes)
-                if unread >= maximumUnreadReplyBytes {
-                    refuseNow(
-                        CountriesError(
-                            .tooLarge,
-                            "\(unread) bytes of replies to this client are still unread (at most \(maximumUnreadReplyBytes) may wait); nothing changed: read them, then send more"
-                        ))
+                let peer = UnreadReplies.peer(of: incoming.envelope)
+                let total = unreadReplies.totalBytes
+                switch ReplyAdmission.decide(
+                    totalUnread: total, peerUnread: { unreadReplies.unread(by: peer) },
+                    likely: { incoming.likelyReply }, bounds: replyBounds)
+                {
+                case .answer:
+                    break
+                case .refuse(let refusal):
+                    refuseNow(refusal)
+                    continue
+                case .drop:
+                    tally.drop(
+                        trace,
+                        reason:
+                            "the service holds \(total) bytes of replies its clients have not read (at most \(replyBounds.inAll)), and this client more than \(replyBounds.ofAReader) of them; it is answered again once it reads"
+                    )
                     continue
                 }
             }

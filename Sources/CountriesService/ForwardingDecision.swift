@@ -10,8 +10,9 @@ import Foundation
 ///   key, not the client's);
 /// - any request of a peer that still has forwarded requests pending goes too, so its replies
 ///   keep the order of its requests (a pipelining client reads its own change);
-/// - a peer holding its bound of unread replies is not forwarded to: it is refused here, as
-///   every replica refuses it;
+/// - a request ``ReplyAdmission`` would not answer (its peer holds its bound of unread replies,
+///   or all peers hold theirs) is not forwarded: it is refused or dropped here, as every
+///   replica does;
 /// - a request another replica forwarded here stays here (never passed on again);
 /// - a `reset` stays here: its reply carries the whole list (up to 16 MB), which the writer
 ///   would build for each retry once building it outlasted the forwarder's reply timeout, and
@@ -25,10 +26,9 @@ enum ForwardingDecision: Equatable {
 
     /// The decision for `request` when this replica's role is `role`.
     static func decide(
-        _ request: IncomingRequest, role: WriterElection.Role, peerHasPending: Bool, peerUnreadBytes: Int,
-        maximumUnreadReplyBytes: Int
+        _ request: IncomingRequest, role: WriterElection.Role, peerHasPending: Bool, admitted: Bool
     ) -> ForwardingDecision {
-        guard case .follower(let endpoint) = role, peerUnreadBytes < maximumUnreadReplyBytes,
+        guard case .follower(let endpoint) = role, admitted,
             !ChangeForwarder.isForwarded(request.envelope)
         else {
             return .handleHere

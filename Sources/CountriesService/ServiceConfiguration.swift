@@ -52,10 +52,26 @@ public struct ServiceConfiguration: Sendable {
     /// (`too_large`, nothing changed) until it reads. One reply always goes out, however big
     /// (a `list` of the longest list is about 16 MB), so a peer holds at most this plus one.
     public var maximumUnreadReplyBytes = 32 << 20
+    /// Bytes of replies all command peers together may leave unread: past it, a peer holding
+    /// more than ``unreadReplyBytesOfAReader`` is not answered until it reads (its requests are
+    /// dropped, nothing changed), and `list`, `reset` and `history` are refused `too_large` for
+    /// everyone, while small replies to clients that read go on (``ReplyAdmission``). So the
+    /// service holds about this, one big reply more, and a reader's allowance per connection,
+    /// however many peers stop reading.
+    public var maximumUnreadReplyBytesInAll = 256 << 20
+    /// What a peer may hold unread and still be answered once all peers together hold
+    /// ``maximumUnreadReplyBytesInAll``: a reader's replies on their way.
+    public var unreadReplyBytesOfAReader = 16 << 10
     /// Bytes of replies one batch is expected to make (`list`, `reset`, `history` estimated
     /// before they are read): a batch stops taking requests past it, so another client's
     /// request waits behind at most this much work (docs/RELIABILITY.md, "Bounds per peer").
     public var maximumBatchReplyBytes = 8 << 20
+    /// The bounds of ``ReplyAdmission``, from the three above.
+    var replyBounds: ReplyAdmission.Bounds {
+        ReplyAdmission.Bounds(
+            perPeer: maximumUnreadReplyBytes, inAll: maximumUnreadReplyBytesInAll,
+            ofAReader: unreadReplyBytesOfAReader)
+    }
     /// CURVE encryption and client allow-lists; nil serves plaintext.
     public var security: ServerSecurity?
     /// Whether plaintext tcp endpoints that are not loopback are allowed (`--insecure`).

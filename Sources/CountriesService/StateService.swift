@@ -129,7 +129,7 @@ public final class StateService {
         }
         handler.unreadReplies = unreadReplies
         handler.measures = board != nil
-        handler.maximumUnreadReplyBytes = configuration.maximumUnreadReplyBytes
+        handler.replyBounds = configuration.replyBounds
         let loadedSeq = handler.state.seq
         publisher = EventPublisher(socket: events, publishedSeq: loadedSeq, logger: logger)
         health?.recordPublished(loadedSeq)
@@ -306,8 +306,9 @@ public final class StateService {
             let peer = UnreadReplies.peer(of: request.envelope)
             let decision = ForwardingDecision.decide(
                 request, role: role, peerHasPending: replica.forwarder.hasPending(peer: peer),
-                peerUnreadBytes: unreadReplies.unread(by: peer),
-                maximumUnreadReplyBytes: configuration.maximumUnreadReplyBytes)
+                admitted: ReplyAdmission.decide(
+                    totalUnread: unreadReplies.totalBytes, peerUnread: { unreadReplies.unread(by: peer) },
+                    likely: { request.likelyReply }, bounds: configuration.replyBounds) == .answer)
             guard case .forward(let endpoint) = decision else { return false }
             return replica.forwarder.forward(request, to: endpoint, now: now)
         }

@@ -21,10 +21,12 @@ import Testing
     private func decide(
         _ request: IncomingRequest, role: WriterElection.Role? = nil, pending: Bool = false, unread: Int = 0
     ) -> ForwardingDecision {
-        ForwardingDecision.decide(
+        let bounds = ReplyAdmission.Bounds(perPeer: 1_000, inAll: 10_000, ofAReader: 100)
+        return ForwardingDecision.decide(
             request, role: role ?? .follower(endpoint: writer), peerHasPending: pending,
-            peerUnreadBytes: unread,
-            maximumUnreadReplyBytes: 1_000)
+            admitted: ReplyAdmission.decide(
+                totalUnread: unread, peerUnread: { unread }, likely: { request.likelyReply }, bounds: bounds)
+                == .answer)
     }
 
     @Test func aFollowerForwardsChangesAndAnswersReadsItself() {
@@ -58,6 +60,28 @@ import Testing
 
     @Test func aPeerAtItsBoundOfUnreadRepliesIsRefusedHere() {
         #expect(decide(request(#"{"op":"toggle","name":"France"}"#), unread: 1_000) == .handleHere)
+    }
+
+    /// While all peers hold their bound, a peer that reads nothing is answered nowhere: the
+    /// writer would hold its reply here just the same.
+    @Test func aRequestThatWouldBeDroppedHereIsNotForwarded() {
+        let toggle = request(#"{"op":"toggle","name":"France"}"#)
+        let bounds = ReplyAdmission.Bounds(perPeer: 1_000, inAll: 10_000, ofAReader: 100)
+        let holding = ReplyAdmission.decide(
+            totalUnread: 10_000, peerUnread: { 101 }, likely: { toggle.likelyReply }, bounds: bounds)
+        #expect(holding == .drop)
+        #expect(
+            ForwardingDecision.decide(
+                toggle, role: .follower(endpoint: writer), peerHasPending: false, admitted: holding == .answer
+            )
+                == .handleHere)
+        let reading = ReplyAdmission.decide(
+            totalUnread: 10_000, peerUnread: { 0 }, likely: { toggle.likelyReply }, bounds: bounds)
+        #expect(
+            ForwardingDecision.decide(
+                toggle, role: .follower(endpoint: writer), peerHasPending: false, admitted: reading == .answer
+            )
+                == .forward(to: writer))
     }
 
     @Test func aForwardedRequestIsNeverForwardedAgain() {

@@ -93,7 +93,7 @@ import Testing
         ) { CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: []) }
         let unread = UnreadReplies()
         handler.unreadReplies = unread
-        handler.maximumUnreadReplyBytes = 1_000
+        handler.replyBounds = ReplyAdmission.Bounds(perPeer: 1_000, inAll: .max, ofAReader: .max)
         unread.add(999, for: Data("slow".utf8))
         let under = handler.handle([request(#"{"op":"list"}"#, from: "slow")])
         unread.add(1, for: Data("slow".utf8))
@@ -143,7 +143,7 @@ import Testing
             store: store, seed: SeedList.standard, logger: Logger(level: .error) { _ in }
         ) { CommandHandler.StatusInfo(version: "t", uptimeSeconds: 0, endpoints: []) }
         handler.unreadReplies = UnreadReplies()
-        handler.maximumUnreadReplyBytes = 1 << 20
+        handler.replyBounds = ReplyAdmission.Bounds(perPeer: 1 << 20, inAll: 1 << 30, ofAReader: 1 << 10)
         let replies = handler.handle(
             (0..<3).map { request(#"{"op":"toggle","index":\#($0)}"#, from: "peer-\($0)") })
         #expect(replies.count == 6, "three replies and three events")

@@ -217,14 +217,7 @@ import ZeroMQ
     func unreadListRepliesAreBoundedInBytesAndOthersAreAnswered() throws {
         let scratch = try ReliabilityScratch()
         defer { scratch.remove() }
-        // 100 characters of 4 scalars of 4 bytes each (a letter and three combining stems):
-        // 1,600 bytes, the most a name may take.
-        let widest = "\u{1D538}\u{1D165}\u{1D165}\u{1D165}"
-        let names = (0..<Limits.maximumCountries).map { number in
-            let digits = String(number)
-            return digits + String(repeating: widest, count: Limits.maximumNameLength - digits.count)
-        }
-        let seed = try scratch.seedFile("longest.txt", names: names)
+        let seed = try Self.longestListSeed(in: scratch)
         let service = ReliabilityService(
             scratch: scratch, heartbeatMilliseconds: 1_000, extraArguments: ["--seed", seed])
         defer { service.stop() }
@@ -281,6 +274,75 @@ import ZeroMQ
         // The target is 250 ms (a release build on a quiet machine, docs/RELIABILITY.md); a debug
         // build beside other work is slower, so this guards against the old seconds-long waits.
         #expect(worst < .seconds(1) * Self.slowdown, "another client waited \(worst) for a reply")
+    }
+
+    /// A seed file of the longest list the service takes: 10,000 names of 100 characters of 4
+    /// scalars of 4 bytes each (a letter and three combining stems; 1,600 bytes, the most a name
+    /// may take). Its `list` reply is about 16 MB.
+    static func longestListSeed(in scratch: ReliabilityScratch) throws -> String {
+        let widest = "\u{1D538}\u{1D165}\u{1D165}\u{1D165}"
+        let names = (0..<Limits.maximumCountries).map { number in
+            let digits = String(number)
+            return digits + String(repeating: widest, count: Limits.maximumNameLength - digits.count)
+        }
+        return try scratch.seedFile("longest.txt", names: names)
+    }
+
+    /// 40 peers, each within its own bound: each asks for the longest list twice and reads
+    /// nothing. The bound per peer (32 MiB) let each hold both replies: +1,2xx MiB (30 such peers
+    /// made the service hold 945 MB). Now all peers together hold at most about 256 MiB
+    /// (`maximumUnreadReplyBytesInAll`): past it, those peers are not answered, a reader's `list`
+    /// is refused, and readers' toggles go on (docs/RELIABILITY.md, "Replies in bytes").
+    @Test(.hangGuard())
+    func manyPeersThatReadNothingAreBoundedInAll() throws {
+        let scratch = try ReliabilityScratch()
+        defer { scratch.remove() }
+        let seed = try Self.longestListSeed(in: scratch)
+        let service = ReliabilityService(
+            scratch: scratch, heartbeatMilliseconds: 1_000, extraArguments: ["--seed", seed])
+        defer { service.stop() }
+        try service.start()
+        let pid = try #require(service.pid)
+        let before = try #require(ProcessMemory.residentKilobytes(of: pid))
+
+        let probe = try BoundsProbe.commands(
+            at: service.commandEndpoint, asking: [#"{"op":"toggle","index":1}"#, #"{"op":"count"}"#])
+        let path = String(service.commandEndpoint.dropFirst("ipc://".count))
+        var silent: [ZMTPPeer] = []
+        defer { for peer in silent { peer.close() } }
+        for _ in 0..<40 {
+            let peer = try ZMTPPeer(connectingTo: path, as: "DEALER")
+            silent.append(peer)
+            for _ in 0..<2 { #expect(peer.send([[], Array(#"{"op":"list"}"#.utf8)])) }
+        }
+        let growth = try BoundsFlood.settledPeakGrowth(of: pid, since: before)
+        let reader = try ReliabilityPirate(endpoint: service.commandEndpoint)
+        defer { reader.close() }
+        let refused = try reader.reply(#"{"op":"list"}"#, perTry: .seconds(10), budget: .seconds(30))
+        let (worst, answers) = try probe.stop()
+        ReliabilitySizes.report(
+            "40 peers x 2 longest lists unread: peak growth \(growth / 1024) MiB; a reader's list: \(refused.error?.code ?? "ok"); toggles and counts of another client: \(answers), worst wait \(worst.milliseconds) ms"
+        )
+        if Self.measuresMemory {
+            #expect(growth < 384 * 1024, "the service grew by \(growth / 1024) MiB at peak")
+        }
+        #expect(refused.error?.code == "too_large", "the bound in all is reached")
+        #expect(
+            refused.error?.message.contains("have not read") == true,
+            "\(refused.error?.message ?? "no error")")
+        #expect(worst < .seconds(1) * Self.slowdown, "another client waited \(worst) for a reply")
+
+        // Once those peers go, libzmq lets their replies go, and big replies are answered again.
+        for peer in silent { peer.close() }
+        silent = []
+        let deadline = ContinuousClock.now + .seconds(30) * testSlowdown
+        var listed = false
+        while !listed && ContinuousClock.now < deadline {
+            let reply = try reader.reply(#"{"op":"list"}"#, perTry: .seconds(10), budget: .seconds(30))
+            listed = reply.ok
+            if !listed { usleep(100_000) }
+        }
+        #expect(listed, "a list is answered once the peers that read nothing are gone")
     }
 
     // MARK: - Many small subscriptions from one connection
