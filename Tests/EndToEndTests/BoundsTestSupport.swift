@@ -512,3 +512,37 @@ enum BoundsRelay {
         return Figures(growth: growth, large: large, after: after.count, log: scratch.read("relay.err"))
     }
 }
+
+/// A service seeded with the longest list it takes: 10,000 names of 100 characters of 4 scalars
+/// of 4 bytes each (a letter and three combining stems; 1,600 bytes, the most a name may take),
+/// so that its `list` reply is about 16 MB. Stopped, and its scratch removed, by ``stop()``.
+final class LongestListService {
+    let service: ReliabilityService
+    let pid: pid_t
+    private let scratch: ReliabilityScratch
+
+    init() throws {
+        scratch = try ReliabilityScratch()
+        let widest = "\u{1D538}\u{1D165}\u{1D165}\u{1D165}"
+        let names = (0..<Limits.maximumCountries).map { number in
+            let digits = String(number)
+            return digits + String(repeating: widest, count: Limits.maximumNameLength - digits.count)
+        }
+        service = ReliabilityService(
+            scratch: scratch, heartbeatMilliseconds: 1_000,
+            extraArguments: ["--seed", try scratch.seedFile("longest.txt", names: names)])
+        do {
+            try service.start()
+            pid = try #require(service.pid)
+        } catch {
+            service.stop()
+            scratch.remove()
+            throw error
+        }
+    }
+
+    func stop() {
+        service.stop()
+        scratch.remove()
+    }
+}

