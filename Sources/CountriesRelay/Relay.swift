@@ -171,7 +171,7 @@ public final class Relay {
         case .failure(let flaw):
             reason = "it has \(flaw)"
         case .success(let topic):
-            let size = message.byteCount + message.count * HeldMessage.overheadPerFrame
+            let size = ForwardingWindow.weight(bytes: message.byteCount, frames: message.count)
             guard window.admit(size) else {
                 reason =
                     "this \(topic.rawValue) of \(size) bytes would make the last \(window.messages) messages, what one subscriber that stops reading can hold, larger than \(window.bytes) bytes; subscribers catch up from the service"

@@ -43,8 +43,6 @@ public struct RelayConfiguration: Sendable {
     /// the message its connection is writing. A message counts its frames' bytes and what
     /// libzmq spends on each frame besides (``HeldMessage/overheadPerFrame``).
     var forwardingWindow: ForwardingWindow {
-        ForwardingWindow(
-            messages: Int(highWaterMark) + 1,
-            bytes: max(subscriberBytes, EventShape.maximumBodyBytes + 64 + 2 * HeldMessage.overheadPerFrame))
+        ForwardingWindow.forSubscribers(highWaterMark: highWaterMark, bytes: subscriberBytes)
     }
 }

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesSockets
 import Foundation
 import SystemSupport
 import ZeroMQ
@@ -10,6 +11,11 @@ import ZeroMQ
 /// A replica that cannot vouch for what it publishes (no quorum, a damaged log, a publication
 /// that trails the commits) holds its heartbeats, so views move to another replica or go stale
 /// instead of trusting it (docs/HA.md); the log says when heartbeats stop and when they resume.
+///
+/// What it sends passes a ``ForwardingWindow``: a message that would make the last run a
+/// subscriber can hold larger than its bytes is not sent, to anyone (logged). Its seq still
+/// counts as published: heartbeats claim it, so subscribers see the gap and catch up from
+/// `history`, where the event is (docs/RELIABILITY.md, "Each subscriber's queue, in bytes").
 /// Used from the service's thread only.
 final class EventPublisher {
     /// The seq of the last event published: what a heartbeat claims.
@@ -20,13 +26,17 @@ final class EventPublisher {
     /// The publisher's own, not a static: LeakSanitizer cannot follow Swift's tagged pointers to
     /// `Data` storage in a global that lives until exit, and reported it as leaked.
     private let frames = TopicFrames()
+    private var window: ForwardingWindow
+    private var skipped = RefusalLog(noun: "events not published")
     private let logger: Logger
 
     /// A publisher on `socket` (a PUB or XPUB) whose first heartbeat claims `publishedSeq`: the
-    /// seq of the state the service loaded, whose events were published before it started.
-    init(socket: Socket, publishedSeq: UInt64, logger: Logger) {
+    /// seq of the state the service loaded, whose events were published before it started;
+    /// what it sends passes `window`.
+    init(socket: Socket, publishedSeq: UInt64, window: ForwardingWindow, logger: Logger) {
         self.socket = socket
         self.publishedSeq = publishedSeq
+        self.window = window
         self.logger = logger
     }
 
@@ -52,10 +62,18 @@ final class EventPublisher {
     }
 
     private func send(topic: Topic, body: [UInt8]) {
+        let topicFrame = frames[topic]
+        let weight = ForwardingWindow.weight(bytes: topicFrame.count + body.count, frames: 2)
+        guard window.admit(weight) else {
+            let line =
+                "did not publish this \(topic.rawValue) of \(weight) bytes: with the \(window.messages - 1) messages before it, it would leave a subscriber that stops reading holding more than \(window.bytes) bytes; subscribers see the gap and catch up from history"
+            if let line = skipped.record(line, now: .now) { logger.log(.warning, line) }
+            return
+        }
         do {
             // PUB never blocks: a subscriber over its high-water mark misses the message and
             // notices the gap in seq.
-            try socket.send(frames[topic], then: body, dontWait: true)
+            try socket.send(topicFrame, then: body, dontWait: true)
         } catch {
             logger.log(.warning, "publishing \(topic.rawValue) failed: \(error)")
         }

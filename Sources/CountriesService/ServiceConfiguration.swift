@@ -30,6 +30,12 @@ public struct ServiceConfiguration: Sendable {
     /// Messages held per subscriber before the PUB socket drops for that subscriber
     /// (ZMQ_SNDHWM): a slow subscriber loses events, never slows the service.
     public var subscriberHighWaterMark: Int32 = 10_000
+    /// Bytes one subscriber that stops reading can be left holding: no run of
+    /// ``subscriberHighWaterMark`` + 1 events and heartbeats published in a row is larger
+    /// (``ForwardingWindow``; every subscriber gets the whole stream, its SUB filters). 24 MiB,
+    /// as on the relay, takes one reset of the largest list in a run and any run of the other
+    /// events; without it such a subscriber kept every reset published (16 MB each).
+    public var subscriberBytes = 24 << 20
     /// Largest frame the command socket accepts (ZMQ_MAXMSGSIZE); a peer sending more is
     /// disconnected. Twice the largest request body (``CountriesCore/Limits/maximumRequestBytes``),
     /// so a body a little over it is still answered `too_large`.
@@ -66,6 +72,10 @@ public struct ServiceConfiguration: Sendable {
     /// before they are read): a batch stops taking requests past it, so another client's
     /// request waits behind at most this much work (docs/RELIABILITY.md, "Bounds per peer").
     public var maximumBatchReplyBytes = 8 << 20
+    /// The window of ``subscriberBytes`` over what a subscriber can hold.
+    var publicationWindow: ForwardingWindow {
+        ForwardingWindow.forSubscribers(highWaterMark: subscriberHighWaterMark, bytes: subscriberBytes)
+    }
     /// The bounds of ``ReplyAdmission``, from the three above.
     var replyBounds: ReplyAdmission.Bounds {
         ReplyAdmission.Bounds(

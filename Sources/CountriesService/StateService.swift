@@ -88,9 +88,12 @@ public final class StateService {
             // An XPUB in manual mode, so only the protocol's topics are ever subscribed and no
             // subscriber holds more than its bounds: libzmq keeps a trie node per byte of each
             // prefix a peer asks for (a 1 MB prefix cost about 27 MB), and nothing is published
-            // under any other prefix anyway. Its connections are the subscribers.
+            // under any other prefix anyway. Its connections are the subscribers. Each gets the
+            // whole stream (its SUB filters), so what one that stops reading holds is a run of
+            // what was published, which the publisher's window bounds in bytes.
             events = try sockets.makeEventSocket(
-                role: "events", countsConnections: true, bounds: configuration.subscriberBounds)
+                role: "events", countsConnections: true, bounds: configuration.subscriberBounds,
+                wholeStream: true)
             for socket in [commands, events] {
                 try socket.setOption(.linger, Int32(configuration.lingerOnShutdown / .milliseconds(1)))
             }
@@ -131,7 +134,8 @@ public final class StateService {
         handler.measures = board != nil
         handler.replyBounds = configuration.replyBounds
         let loadedSeq = handler.state.seq
-        publisher = EventPublisher(socket: events, publishedSeq: loadedSeq, logger: logger)
+        publisher = EventPublisher(
+            socket: events, publishedSeq: loadedSeq, window: configuration.publicationWindow, logger: logger)
         health?.recordPublished(loadedSeq)
         if let etcd = storeConfiguration.etcd, let health {
             let replica: ReplicaLink

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesSockets
 import Foundation
 import SystemSupport
 import TestSupport
@@ -11,6 +12,9 @@ import ZeroMQ
 /// heartbeat claims the seq of the last event published (the loaded one before any), and held
 /// heartbeats send nothing and are logged once when they stop and once when they resume.
 @Suite struct EventPublisherTests {
+    /// A window nothing here comes near.
+    private static let roomy = ForwardingWindow(messages: 100, bytes: 1 << 20)
+
     /// A PUB bound on inproc and a SUB of every topic connected to it.
     private struct Wire {
         let context: Context
@@ -45,7 +49,8 @@ import ZeroMQ
         let wire = try Wire()
         defer { wire.close() }
         let (logger, lines) = Logger.collecting(.info)
-        let publisher = EventPublisher(socket: wire.publisher, publishedSeq: 41, logger: logger)
+        let publisher = EventPublisher(
+            socket: wire.publisher, publishedSeq: 41, window: Self.roomy, logger: logger)
         // A PUB drops what it sends before the subscription reaches it: heartbeat until one comes.
         var first: [Data]?
         #expect(
@@ -73,7 +78,8 @@ import ZeroMQ
         let wire = try Wire()
         defer { wire.close() }
         let (logger, lines) = Logger.collecting(.info)
-        let publisher = EventPublisher(socket: wire.publisher, publishedSeq: 7, logger: logger)
+        let publisher = EventPublisher(
+            socket: wire.publisher, publishedSeq: 7, window: Self.roomy, logger: logger)
         // Connected: a published event arrives.
         #expect(
             eventually {
@@ -97,5 +103,49 @@ import ZeroMQ
         #expect(logged.count == 2)
         #expect(logged.first?.contains("heartbeats stopped: no quorum") == true)
         #expect(logged.last?.contains("heartbeats resumed at seq 8") == true)
+    }
+
+    /// What a subscriber that stops reading can hold is bounded in bytes: an event that would
+    /// make the last run too large is not sent, to anyone, and logged; its seq counts as
+    /// published, so the next heartbeat shows the gap; once the run has moved on, big events
+    /// go out again.
+    @Test func anEventThatWouldOverfillTheWindowIsSkippedAndTheGapShows() throws {
+        let wire = try Wire()
+        defer { wire.close() }
+        let (logger, lines) = Logger.collecting(.info)
+        let big = [UInt8](repeating: UInt8(ascii: "x"), count: 2_000)
+        let heavy = ForwardingWindow.weight(
+            bytes: Topic.countriesReset.rawValue.utf8.count + big.count, frames: 2)
+        // Runs of 3 messages, room for one big event and two heartbeats, not two big events.
+        let publisher = EventPublisher(
+            socket: wire.publisher, publishedSeq: 0,
+            window: ForwardingWindow(messages: 3, bytes: 2 * heavy - 1),
+            logger: logger)
+        #expect(
+            eventually {
+                publisher.heartbeat(store: "s", heldBecause: nil)
+                return (try? wire.hasMessage()) == true
+            })
+        while try wire.hasMessage() {}
+        // The heartbeats above are in the run: let them pass with small events first.
+        for seq in 1...3 {
+            publisher.publish(topic: .countryChanged, seq: UInt64(seq), body: Array("{}".utf8))
+        }
+        while try wire.hasMessage() {}
+
+        publisher.publish(topic: .countriesReset, seq: 4, body: big)
+        #expect(try wire.next()?.last == Data(big))
+        publisher.publish(topic: .countriesReset, seq: 5, body: big)
+        #expect(try !wire.hasMessage(), "a second big event in the run is not sent")
+        #expect(publisher.publishedSeq == 5, "but its seq counts as published")
+        publisher.heartbeat(store: "s", heldBecause: nil)
+        let claimed = try #require(try wire.next())
+        #expect(try Heartbeat.decode(claimed[1]).seq == 5, "the heartbeat shows the gap")
+        #expect(lines.withLock { $0 }.contains { $0.contains("did not publish this countries.reset") })
+
+        publisher.heartbeat(store: "s", heldBecause: nil)
+        #expect(try wire.next() != nil)
+        publisher.publish(topic: .countriesReset, seq: 6, body: big)
+        #expect(try wire.next()?.last == Data(big), "the run moved on: big events go out again")
     }
 }

@@ -328,6 +328,88 @@ import ZeroMQ
         #expect(listed, "a list is answered once the peers that read nothing are gone")
     }
 
+    /// A subscriber of the service that stops reading (a `watch` suspended with Ctrl-Z, or a
+    /// hostile one) while the longest list is reset 12 times: libzmq's queue counts messages
+    /// (10,000), so the service kept every reset for it (16 MB each). Now each subscriber gets
+    /// the whole stream and the publisher keeps any run of 10,001 messages within 24 MiB, as the
+    /// relay does: a reset that does not fit is not published, and a subscriber that reads sees
+    /// the gap and catches up from `history` (docs/RELIABILITY.md, "Each subscriber's queue, in
+    /// bytes").
+    @Test(.hangGuard())
+    func aSubscriberThatStopsReadingCannotMakeTheServiceKeepEveryReset() throws {
+        let fixture = try LongestListService()
+        defer { fixture.stop() }
+        let service = fixture.service
+        let context = try Context()
+        defer { context.terminate() }
+        let reader = try context.makeSocket(.sub)
+        defer { reader.close() }
+        try reader.setOption(.linger, 0)
+        try reader.setOption(.receiveHighWaterMark, 0)
+        try reader.setOption(.receiveTimeout, 500)
+        try reader.subscribe("")
+        try reader.connect(service.eventsEndpoint)
+        // A raw subscriber of everything reads one heartbeat, then never reads again.
+        let path = String(service.eventsEndpoint.dropFirst("ipc://".count))
+        var stuck: ZMTPPeer?
+        defer { stuck?.close() }
+        let synchronized = eventually(within: .seconds(15), every: .milliseconds(100)) {
+            if stuck == nil, let peer = try? ZMTPPeer(connectingTo: path, as: "SUB"), peer.sendFrame([1]) {
+                stuck = peer
+            }
+            return stuck?.receive(within: .milliseconds(200)) != nil
+        }
+        guard synchronized else { throw ReliabilityError("the stuck subscriber never got a heartbeat") }
+        while (try? reader.receive(dontWait: true)) ?? nil != nil {}
+
+        let client = try ReliabilityPirate(endpoint: service.commandEndpoint)
+        defer { client.close() }
+        func reset(_ index: Int) throws {
+            // Not decoded: the reply is the whole list (16 MB), and "ok" comes after it.
+            let frame = try client.request(
+                Data(#"{"op":"reset","id":"reset-\#(index)"}"#.utf8), perTry: .seconds(20),
+                budget: .seconds(60))
+            let tail = String(decoding: frame.suffix(200), as: UTF8.self)
+            #expect(tail.contains(#""ok":true"#), "reset \(index): \(tail)")
+        }
+        // The first resets make what any reset needs (its encodings, the reply's buffers): the
+        // peak after them is the baseline, so what grows after is what is kept.
+        for index in 0..<4 { try reset(index) }
+        let before = try #require(ProcessMemory.peakResidentKilobytes(of: fixture.pid))
+        let resets = 12
+        for index in 4..<(4 + resets) { try reset(index) }
+        var toggled: Set<UInt64> = []
+        for index in 0..<20 {
+            let reply = try client.reply(#"{"op":"toggle","index":\#(index)}"#)
+            if let seq = reply.seq { toggled.insert(seq) }
+        }
+        var large = 0
+        var seen: Set<UInt64> = []
+        let deadline = ContinuousClock.now + .seconds(20) * testSlowdown
+        while !toggled.isSubset(of: seen) && ContinuousClock.now < deadline {
+            guard let frames = try reader.receive(), frames.count == 2 else { continue }
+            if frames[1].count > 1_000_000 { large += 1 }
+            if frames[0] == Data(Topic.countryChanged.rawValue.utf8), let event = try? Event.decode(frames[1])
+            {
+                seen.insert(event.seq)
+            }
+        }
+        let growth = try BoundsFlood.settledPeakGrowth(of: fixture.pid, since: before)
+        ReliabilitySizes.report(
+            "service after 4 + \(resets) resets of the longest list, one subscriber not reading: peak growth over the last \(resets) \(growth / 1024) MiB; the reader got \(large) of them and \(seen.count) of the \(toggled.count) toggles after"
+        )
+        if Self.measuresMemory {
+            #expect(growth < 48 * 1024, "the service grew by \(growth / 1024) MiB at peak")
+        }
+        #expect(large >= 1, "a reset of the largest list still goes out")
+        #expect(toggled.count == 20)
+        #expect(toggled.isSubset(of: seen), "the events after the resets reach the reader")
+        // What was not published is in `history`: a reader that saw the gap catches up there.
+        let page = try client.reply(
+            #"{"op":"history","since":0}"#, perTry: .seconds(20), budget: .seconds(60))
+        #expect(page.ok)
+    }
+
     // MARK: - Many small subscriptions from one connection
 
     /// 40,000 distinct subscriptions of 500 bytes from one connection: each under the 512-byte
