@@ -19,7 +19,7 @@ final class CommandHandler {
     /// Replies each peer has not read yet, when the socket loop counts them: what a peer may
     /// be answered is decided by ``ReplyAdmission`` within ``replyBounds``.
     var unreadReplies: UnreadReplies?
-    var replyBounds = ReplyAdmission.Bounds.none
+    var replyBounds = ReplyAdmission.Bounds.unbounded
     /// The `list` and `history` replies.
     private let reads: ReadAnswers
 

@@ -12,7 +12,7 @@ import CountriesCore
 ///   read still go out, so toggles go on.
 ///
 /// The per-peer bound alone let many peers each hold it: 30 DEALERs that asked for the
-/// longest list twice and read nothing made the service hold 945 MB.
+/// longest list three times and read nothing made the service hold 945 MB.
 enum ReplyAdmission: Equatable {
     /// Answer it.
     case answer
@@ -33,7 +33,7 @@ enum ReplyAdmission: Equatable {
         var ofAReader: Int
 
         /// No bound at all: what a handler without an ``UnreadReplies`` keeps.
-        static let none = Bounds(perPeer: .max, inAll: .max, ofAReader: .max)
+        static let unbounded = Bounds(perPeer: .max, inAll: .max, ofAReader: .max)
     }
 
     /// The decision for a request of a peer holding `peerUnread` bytes, while all peers hold
