@@ -3,8 +3,8 @@ import CountriesStore
 import Foundation
 
 /// The `--in-memory` store without SQLite: the same semantics and limits as ``SQLiteStore`` (the last
-/// ``Limits/retainedEvents`` events, the request ids ``RequestIDRetention`` keeps), gone with
-/// the process. A commit cannot fail.
+/// ``Limits/retainedEvents`` events within ``Limits/retainedEventBytes``, the request ids
+/// ``RequestIDRetention`` keeps), gone with the process. A commit cannot fail.
 final class MemoryStore: StateStore {
     let path = ":memory:"
     /// New for every start: the seqs of an in-memory store die with it.
@@ -19,9 +19,10 @@ final class MemoryStore: StateStore {
 
     init(
         seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
+        retainedEventBytes: Int = Limits.retainedEventBytes,
         clock: @escaping @Sendable () -> Int64 = { SteadyWallClock.process.nowMilliseconds }
     ) {
-        contents = Contents(countries: seed, retention: retention)
+        contents = Contents(countries: seed, retention: retention, retainedEventBytes: retainedEventBytes)
         self.clock = clock
     }
 
@@ -64,11 +65,15 @@ extension MemoryStore {
         /// The retained events, oldest first; `events[eventsHead...]` are live.
         var events: [Event] = []
         var eventsHead = 0
+        /// The live events' ``Event/estimatedBytes``, kept within ``retainedEventBytes``.
+        var eventBytes = 0
+        let retainedEventBytes: Int
         /// Remembered requests, kept by count and age (the same rule as ``SQLiteStore``).
         var remembered: RememberedRequestLog
 
-        init(countries: [Country], retention: RequestIDRetention) {
+        init(countries: [Country], retention: RequestIDRetention, retainedEventBytes: Int) {
             self.countries = countries
+            self.retainedEventBytes = retainedEventBytes
             remembered = RememberedRequestLog(retention: retention)
         }
 
@@ -106,11 +111,23 @@ extension MemoryStore {
                 }
                 seq = event.seq
                 events.append(event)
+                eventBytes += event.estimatedBytes
             }
             if let last = batch.events.last {
                 let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
-                while eventsHead < events.count, Int64(events[eventsHead].seq) <= keepFrom { eventsHead += 1 }
-                if eventsHead > Limits.retainedEvents {
+                while eventsHead < events.count, Int64(events[eventsHead].seq) <= keepFrom {
+                    eventBytes -= events[eventsHead].estimatedBytes
+                    eventsHead += 1
+                }
+                // Only big resets get here; the newest event is kept, however big. What is
+                // trimmed for bytes is freed now: it is what is big.
+                var trimmedForBytes = false
+                while eventBytes > retainedEventBytes, eventsHead < events.count - 1 {
+                    eventBytes -= events[eventsHead].estimatedBytes
+                    eventsHead += 1
+                    trimmedForBytes = true
+                }
+                if eventsHead > Limits.retainedEvents || trimmedForBytes {
                     events.removeFirst(eventsHead)
                     eventsHead = 0
                 }

@@ -32,6 +32,9 @@ final class SQLiteRequestLog {
         fileprivate var referenced: [(ordinal: Int64, seq: UInt64)] = []
         /// How many of the oldest references were written in full.
         fileprivate var inlined = 0
+        /// The bytes each of them grew by: the id's weight in ``RequestIDRetention`` grows too,
+        /// so that replies written in full count against its byte maximum.
+        fileprivate var inlinedBytes: [(ordinal: Int64, bytes: Int)] = []
     }
 
     /// The store's identity: part of every reply made again from a reset's event.
@@ -142,6 +145,7 @@ extension SQLiteRequestLog {
                 reply.withUnsafeBytes { parameters.blob($0) }
             }
             commit.inlined += 1
+            commit.inlinedBytes.append((reference.ordinal, reply.count))
         }
     }
 
@@ -184,6 +188,7 @@ extension SQLiteRequestLog {
     func endCommit(_ commit: Commit, of requests: [RememberedRequest]) {
         retention.forget(commit.forgetting.count, from: &ordinals) { $0 }
         resetReferences.removeFirst(commit.inlined)
+        for inlined in commit.inlinedBytes { retention.grow(ordinal: inlined.ordinal, by: inlined.bytes) }
         if let through = commit.forgetting.through { resetReferences.removeAll { $0.ordinal <= through } }
         resetReferences += commit.referenced
         for (request, (id, ordinal)) in zip(requests, commit.remembered) {

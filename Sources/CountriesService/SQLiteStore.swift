@@ -37,8 +37,14 @@ final class SQLiteStore: StateStore {
     private let saveSeq: Statement
     private let selectEvents: Statement
     private let selectOldestEvent: Statement
+    private let selectEventSizes: Statement
     /// The remembered request ids, their requests and replies.
     private let requests: SQLiteRequestLog
+    /// Bytes of events kept at most, besides their count (``Limits/retainedEventBytes``).
+    private let retainedEventBytes: Int
+    /// Bytes of events appended since the last trim for bytes (or since the store was opened):
+    /// at half of ``retainedEventBytes`` the next commit writes the rows and trims to it.
+    private var eventBytesSinceTrim = 0
 
     /// How many seqs (and request ordinals) go by between writes of the rows and deletes of
     /// what is no longer kept: a commit between them writes only the pages it appends to.
@@ -55,10 +61,12 @@ final class SQLiteStore: StateStore {
     /// Throws a ``StoreOpenError`` that says what is wrong with the file and what to do.
     init(
         path: String?, seed: [Country], retention: RequestIDRetention = RequestIDRetention(),
+        retainedEventBytes: Int = Limits.retainedEventBytes,
         clock: @escaping @Sendable () -> Int64 = { SteadyWallClock.process.nowMilliseconds }
     ) throws(StoreOpenError) {
         let path = path ?? ":memory:"
         self.path = path
+        self.retainedEventBytes = retainedEventBytes
         do {
             if path != ":memory:" {
                 let directory = (path as NSString).deletingLastPathComponent
@@ -105,6 +113,7 @@ final class SQLiteStore: StateStore {
             selectEvents = try database.prepare(
                 "SELECT body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
             selectOldestEvent = try database.prepare("SELECT min(seq) FROM events")
+            selectEventSizes = try database.prepare("SELECT seq, length(body) FROM events ORDER BY seq DESC")
             requests = try SQLiteRequestLog(
                 database: database, identity: identity, retention: retention,
                 trimInterval: Int(SQLiteStore.rowsInterval), clock: clock)
@@ -217,7 +226,11 @@ extension SQLiteStore {
         guard !batch.isEmpty else { return }
         let interval = SQLiteStore.rowsInterval
         let newLastSeq = batch.events.last?.seq ?? lastSeq
-        let writesRows = newLastSeq - rowsSeq >= interval
+        let addedBytes = (0..<batch.events.count).reduce(0) { $0 + batch.encodedEvent($1).count }
+        // Past half the byte budget since the last such trim (only big resets get there), the
+        // rows are written so that the trim may reach every event but this batch's.
+        let trimsForBytes = eventBytesSinceTrim + addedBytes >= retainedEventBytes / 2
+        let writesRows = newLastSeq - rowsSeq >= interval || (trimsForBytes && newLastSeq > rowsSeq)
         var requestsCommit = requests.beginCommit(adding: batch.requests)
         do {
             try database.transaction {
@@ -234,10 +247,12 @@ extension SQLiteStore {
                     try writeRows(eventsAfterRows + batch.events)
                     try saveSeq.run([.integer(Int64(newLastSeq))])
                 }
-                if newLastSeq / interval != lastSeq / interval {
+                if newLastSeq / interval != lastSeq / interval || trimsForBytes {
                     // Never an event the rows still need replayed.
                     let rowsAt = writesRows ? newLastSeq : rowsSeq
-                    let keepFrom = min(Int64(newLastSeq) - Int64(Limits.retainedEvents), Int64(rowsAt))
+                    var through = Int64(newLastSeq) - Int64(Limits.retainedEvents)
+                    if trimsForBytes { through = max(through, try newestPastByteBudget()) }
+                    let keepFrom = min(through, Int64(rowsAt))
                     if keepFrom > 0 {
                         // A reset whose id outlives its event gets its reply written in full.
                         try requests.inlineResets(keptFrom: keepFrom, into: &requestsCommit)
@@ -253,6 +268,7 @@ extension SQLiteStore {
         }
         // Committed: memory follows the file.
         requests.endCommit(requestsCommit, of: batch.requests)
+        eventBytesSinceTrim = trimsForBytes ? 0 : eventBytesSinceTrim + addedBytes
         if writesRows {
             rowsSeq = newLastSeq
             eventsAfterRows.removeAll(keepingCapacity: true)
@@ -260,6 +276,21 @@ extension SQLiteStore {
             eventsAfterRows += batch.events
         }
         lastSeq = newLastSeq
+    }
+
+    /// The newest seq whose event, with every one after it, passes ``retainedEventBytes``: the
+    /// trim for bytes deletes it and those before it. 0 when all the kept events fit. The
+    /// newest event is always kept, however big.
+    private func newestPastByteBudget() throws(SQLiteError) -> Int64 {
+        var kept = 0
+        for (position, row) in try selectEventSizes.rows().enumerated() {
+            guard row.count == 2, case .integer(let seq) = row[0], case .integer(let size) = row[1] else {
+                continue
+            }
+            kept += Int(size)
+            if kept > retainedEventBytes, position > 0 { return seq }
+        }
+        return 0
     }
 
     /// Reads what the rows do not hold: the seq they are at and the events after it (replayed by

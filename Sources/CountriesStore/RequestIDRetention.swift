@@ -58,6 +58,20 @@ public struct RequestIDRetention: Sendable {
         remember(ordinal: ordinal, id: "", bytes: bytes, milliseconds: milliseconds)
     }
 
+    /// Counts `extra` more bytes for the id remembered at `ordinal`, if it is kept: its reply,
+    /// kept by reference, was written in full.
+    public mutating func grow(ordinal: Int64, by extra: Int) {
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].ordinal < ordinal { low = middle + 1 } else { high = middle }
+        }
+        guard low < entries.count, entries[low].ordinal == ordinal else { return }
+        entries[low].bytes += extra
+        bytes += extra
+    }
+
     /// How many of the oldest ids may be forgotten at `now` once `adding` ids of `addingBytes`
     /// more are remembered, and whether some of them must be (a maximum is passed).
     public func forgettable(nowMilliseconds now: Int64, adding: Int = 0, addingBytes: Int = 0)

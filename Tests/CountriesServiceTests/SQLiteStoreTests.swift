@@ -221,6 +221,55 @@ import Testing
         #expect(try reopened.rememberedReply(for: "the-reset") == Array(first))
     }
 
+    /// Events are kept within a byte budget too: counted only in events, resets of a long list
+    /// (15 MB each for the longest) made the file grow by their size until 10,000 of them. A
+    /// budget of 200 KB here, resets of about 30 KB: the file keeps at most half as much again
+    /// as the budget, `history` has the newest events, and a reopened store has the same state.
+    /// The resets' remembered replies, written in full once their events go, count against the
+    /// ids' byte maximum.
+    @Test func eventsAreKeptWithinTheirByteBudgetAndResetRepliesCountAgainstTheIDs() throws {
+        let scratch = try Scratch()
+        let long = (0..<300).map {
+            Country(name: "Country \($0) " + String(repeating: "x", count: 60), visited: false)
+        }
+        var retention = RequestIDRetention()
+        retention.maximumBytes = 400_000
+        let budget = 200_000
+        let store = try SQLiteStore(
+            path: scratch.path, seed: long, retention: retention, retainedEventBytes: budget)
+        let handler = try makeHandler(on: store, seed: long)
+        func storedBytes(_ sql: String) throws -> Int {
+            guard
+                case .integer(let bytes)? = try Database(path: scratch.path).prepare(sql).rows().first?.first
+            else { return 0 }
+            return Int(bytes)
+        }
+        var resetBytes = 0
+        var mostKept = 0
+        var mostRemembered = 0
+        for index in 0..<60 {
+            let batch = handler.handled(bodies: [
+                #"{"op":"reset","id":"reset-\#(index)"}"#, #"{"op":"toggle","index":1}"#,
+            ])
+            resetBytes = max(resetBytes, batch.replies.first?.body.count ?? 0)
+            mostKept = max(mostKept, try storedBytes("SELECT sum(length(body)) FROM events"))
+            mostRemembered = max(mostRemembered, try storedBytes("SELECT sum(length(reply)) FROM requests"))
+        }
+        #expect(resetBytes > 25_000)
+        #expect(mostKept <= budget + budget / 2 + 2 * resetBytes, "kept \(mostKept) bytes of events")
+        #expect(mostRemembered <= 400_000 + 2 * resetBytes, "kept \(mostRemembered) bytes of replies")
+        let current = handler.state.seq
+        #expect(current == 120)
+        let oldest = try store.oldestRetainedSeq(currentSeq: current)
+        #expect(oldest > 100, "the old resets went")
+        let kept = try #require(try store.events(after: oldest - 1, currentSeq: current))
+        #expect(kept.last?.seq == current)
+        #expect(try store.events(after: 0, currentSeq: current) == nil, "history says they went")
+        #expect(try store.rememberedReply(for: "reset-59") != nil, "the newest reset's id is kept")
+        let reopened = try SQLiteStore(path: scratch.path, seed: long, retainedEventBytes: budget)
+        #expect(try reopened.loadState() == handler.state)
+    }
+
     /// Handles one request on a handler over `store`; its reply.
     private func reply(_ json: String, on store: SQLiteStore) throws -> Reply {
         guard let reply = try makeHandler(on: store, seed: seed).replies(to: [json]).first else {

@@ -33,6 +33,38 @@ import Testing
         }
     }
 
+    /// Kept events are bounded in bytes as well as in number: big resets push the oldest out,
+    /// `history` says so, and the newest event is always there.
+    @Test(arguments: Kind.allCases)
+    func keptEventsAreBoundedInBytes(kind: Kind) throws {
+        let long = (0..<200).map {
+            Country(name: "Country \($0) " + String(repeating: "y", count: 60), visited: false)
+        }
+        let budget = 100_000
+        let store: any StateStore =
+            switch kind {
+            case .memory: MemoryStore(seed: long, retainedEventBytes: budget)
+            case .sqlite: try SQLiteStore(path: nil, seed: long, retainedEventBytes: budget)
+            }
+        var state = CountriesState(countries: long)
+        for _ in 0..<30 {
+            var batch = StoreBatch()
+            for change in [Change.reset, .toggle(.index(3))] {
+                if let event = try state.apply(change, seed: long).event { batch.events.append(event) }
+            }
+            try store.commit(batch)
+            let oldest = try store.oldestRetainedSeq(currentSeq: state.seq)
+            let kept = try #require(
+                try store.events(after: oldest - 1, currentSeq: state.seq, limit: 100_000))
+            #expect(kept.last?.seq == state.seq, "the newest event is kept")
+            let bytes = kept.reduce(0) { $0 + $1.estimatedBytes }
+            #expect(bytes <= budget + budget / 2 + 2 * 15_000, "\(kind): \(bytes) bytes of events kept")
+        }
+        let oldest = try store.oldestRetainedSeq(currentSeq: state.seq)
+        #expect(oldest > 40, "\(kind): the old resets went (oldest \(oldest))")
+        #expect(try store.events(after: 0, currentSeq: state.seq, limit: 10) == nil)
+    }
+
     /// Ids younger than the age floor outlast the count floor: a burst of changes pushes no id
     /// out that a client may still retry. Once old, they go down to the count again.
     @Test(arguments: Kind.allCases)
