@@ -65,8 +65,10 @@ extension MemoryStore {
         /// The retained events, oldest first; `events[eventsHead...]` are live.
         var events: [Event] = []
         var eventsHead = 0
-        /// The live events' ``Event/estimatedBytes``, kept within ``retainedEventBytes``.
-        var eventBytes = 0
+        /// The live resets' ``Event/estimatedBytes``, kept within ``retainedEventBytes``: only
+        /// resets can be big (10,000 row events are at most 17.5 MB), and weighing every toggle's
+        /// event cost the commit about 360 instructions.
+        var resetBytes = 0
         let retainedEventBytes: Int
         /// Remembered requests, kept by count and age (the same rule as ``SQLiteStore``).
         var remembered: RememberedRequestLog
@@ -96,6 +98,12 @@ extension MemoryStore {
             return Array(events[start...].prefix(max(0, limit)))
         }
 
+        /// Moves the oldest live event out, weighing it off if it is a reset.
+        private mutating func forgetHead() {
+            if case .reset = events[eventsHead].kind { resetBytes -= events[eventsHead].estimatedBytes }
+            eventsHead += 1
+        }
+
         func oldestRetainedSeq(currentSeq: UInt64) -> UInt64 {
             eventsHead < events.count ? events[eventsHead].seq : currentSeq + 1
         }
@@ -110,21 +118,19 @@ extension MemoryStore {
                 case .reset(let rows): countries = rows.map(\.country)
                 }
                 seq = event.seq
+                if case .reset = event.kind { resetBytes += event.estimatedBytes }
                 events.append(event)
-                eventBytes += event.estimatedBytes
             }
             if let last = batch.events.last {
                 let keepFrom = Int64(last.seq) - Int64(Limits.retainedEvents)
                 while eventsHead < events.count, Int64(events[eventsHead].seq) <= keepFrom {
-                    eventBytes -= events[eventsHead].estimatedBytes
-                    eventsHead += 1
+                    forgetHead()
                 }
                 // Only big resets get here; the newest event is kept, however big. What is
                 // trimmed for bytes is freed now: it is what is big.
                 var trimmedForBytes = false
-                while eventBytes > retainedEventBytes, eventsHead < events.count - 1 {
-                    eventBytes -= events[eventsHead].estimatedBytes
-                    eventsHead += 1
+                while resetBytes > retainedEventBytes, eventsHead < events.count - 1 {
+                    forgetHead()
                     trimmedForBytes = true
                 }
                 if eventsHead > Limits.retainedEvents || trimmedForBytes {

@@ -56,7 +56,7 @@ public struct ForwardingWindow: Sendable {
         guard total - leaving + size <= bytes else { return false }
         total += size - leaving
         sizes[next] = size
-        next = (next + 1) % messages
+        next = next + 1 == messages ? 0 : next + 1
         filled = min(filled + 1, messages)
         return true
     }
