@@ -30,7 +30,8 @@ public enum Limits {
     /// Bytes of events a local store (SQLite, memory) keeps for `history`, whatever their
     /// number: 10,000 row events take at most 17.5 MB, but a reset of the longest list takes
     /// 16 MB, and counted only in events a store kept 10,000 of them (150 GB in a SQLite file).
-    /// A store trims to it once half as much again has been written since its last trim.
+    /// SQLite trims to it once half as much again has been written since its last trim; the
+    /// in-memory store weighs only its resets against it (the row events' count bounds them).
     public static let retainedEventBytes = 64 << 20
     /// Request ids of changes (with their replies) remembered for exactly-once retries: at
     /// least this many of the newest, and every id younger than ``requestIDMinimumAge``.
