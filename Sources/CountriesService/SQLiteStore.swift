@@ -228,7 +228,7 @@ extension SQLiteStore {
         let newLastSeq = batch.events.last?.seq ?? lastSeq
         let addedBytes = (0..<batch.events.count).reduce(0) { $0 + batch.encodedEvent($1).count }
         // Past half the byte budget since the last such trim (only big resets get there), the
-        // rows are written so that the trim may reach every event but this batch's.
+        // rows are written so that the trim may reach every event but the newest.
         let trimsForBytes = eventBytesSinceTrim + addedBytes >= retainedEventBytes / 2
         let writesRows = newLastSeq - rowsSeq >= interval || (trimsForBytes && newLastSeq > rowsSeq)
         var requestsCommit = requests.beginCommit(adding: batch.requests)
