@@ -281,6 +281,18 @@ enum BoundsFlood {
             firstSent: first?.sent ?? 0, firstDropped: first?.dropped ?? false, connections: connections)
     }
 
+    /// A SUB of every topic at `endpoint` that queues all it gets (no high-water mark) and
+    /// waits 500 ms at most for each message: the subscriber that reads, beside one that does not.
+    static func reader(of endpoint: String, in context: Context) throws -> Socket {
+        let reader = try context.makeSocket(.sub)
+        try reader.setOption(.linger, 0)
+        try reader.setOption(.receiveHighWaterMark, 0)
+        try reader.setOption(.receiveTimeout, 500)
+        try reader.subscribe("")
+        try reader.connect(endpoint)
+        return reader
+    }
+
     /// How much `pid`'s peak resident memory rose since `before` (KiB of `VmRSS`), once it has
     /// stopped rising (bounded).
     static func settledPeakGrowth(of pid: pid_t, since before: Int) throws -> Int {
@@ -461,12 +473,8 @@ enum BoundsRelay {
 
         let context = try Context()
         defer { context.terminate() }
-        let reader = try context.makeSocket(.sub)
+        let reader = try BoundsFlood.reader(of: downstream, in: context)
         defer { reader.close() }
-        try reader.setOption(.linger, 0)
-        try reader.setOption(.receiveHighWaterMark, 0)
-        try reader.subscribe("")
-        try reader.connect(downstream)
         var stuck: ZMTPPeer?
         defer { stuck?.close() }
 
@@ -498,7 +506,6 @@ enum BoundsRelay {
 
         var large = 0
         var after: Set<UInt64> = []
-        try reader.setOption(.receiveTimeout, 500)
         let deadline = ContinuousClock.now + .seconds(20 * testSlowdown)
         while after.count < eventsAfter && ContinuousClock.now < deadline {
             guard let frames = try reader.receive(), frames.count == 2 else { continue }
