@@ -227,23 +227,17 @@ final class CommandHandler {
                 // The replies made before it count too: send them, but never commit early for
                 // this (that would end group commit); staged changes' replies are small.
                 if staged.isEmpty { send() }
-                let peer = UnreadReplies.peer(of: incoming.envelope)
-                let total = unreadReplies.totalBytes
-                switch ReplyAdmission.decide(
-                    totalUnread: total, peerUnread: { unreadReplies.unread(by: peer) },
-                    likely: { incoming.likelyReply }, bounds: replyBounds)
+                switch unreadReplies.admission(
+                    of: UnreadReplies.peer(of: incoming.envelope), likely: { incoming.likelyReply },
+                    within: replyBounds)
                 {
                 case .answer:
                     break
                 case .refuse(let refusal):
                     refuseNow(refusal)
                     continue
-                case .drop:
-                    tally.drop(
-                        trace,
-                        reason:
-                            "the service holds \(total) bytes of replies its clients have not read (at most \(replyBounds.inAll)), and this client more than \(replyBounds.ofAReader) of them; it is answered again once it reads"
-                    )
+                case .drop(let reason):
+                    tally.drop(trace, reason: reason)
                     continue
                 }
             }

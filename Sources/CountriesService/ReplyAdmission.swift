@@ -18,8 +18,8 @@ enum ReplyAdmission: Equatable {
     case answer
     /// Answer it with this refusal; nothing changed.
     case refuse(CountriesError)
-    /// Answer nothing; nothing changed.
-    case drop
+    /// Answer nothing; nothing changed. `reason` is for the log.
+    case drop(reason: String)
 
     /// The bounds, from ``ServiceConfiguration``.
     struct Bounds: Equatable {
@@ -53,7 +53,12 @@ enum ReplyAdmission: Equatable {
                 ))
         }
         guard totalUnread >= bounds.inAll else { return .answer }
-        if unread > bounds.ofAReader { return .drop }
+        if unread > bounds.ofAReader {
+            return .drop(
+                reason:
+                    "the service holds \(totalUnread) bytes of replies its clients have not read (at most \(bounds.inAll)), and this client more than \(bounds.ofAReader) of them; it is answered again once it reads"
+            )
+        }
         if likely() != .small {
             return .refuse(
                 CountriesError(

@@ -310,9 +310,8 @@ public final class StateService {
             let peer = UnreadReplies.peer(of: request.envelope)
             let decision = ForwardingDecision.decide(
                 request, role: role, peerHasPending: replica.forwarder.hasPending(peer: peer),
-                admitted: ReplyAdmission.decide(
-                    totalUnread: unreadReplies.totalBytes, peerUnread: { unreadReplies.unread(by: peer) },
-                    likely: { request.likelyReply }, bounds: configuration.replyBounds) == .answer)
+                admitted: unreadReplies.admission(
+                    of: peer, likely: { request.likelyReply }, within: configuration.replyBounds) == .answer)
             guard case .forward(let endpoint) = decision else { return false }
             return replica.forwarder.forward(request, to: endpoint, now: now)
         }

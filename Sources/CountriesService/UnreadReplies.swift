@@ -52,6 +52,17 @@ final class UnreadReplies {
         total.bytes.load(ordering: .acquiring) < limit ? 0 : unread(by: peer)
     }
 
+    /// Whether a request of `peer`, whose reply is likely `likely`, is answered within `bounds`
+    /// by what the peers hold now (``ReplyAdmission``): the handler's check of every request and
+    /// a replica's before it forwards one.
+    func admission(
+        of peer: Data, likely: () -> IncomingRequest.LikelyReply, within bounds: ReplyAdmission.Bounds
+    ) -> ReplyAdmission {
+        ReplyAdmission.decide(
+            totalUnread: total.bytes.load(ordering: .acquiring), peerUnread: { unread(by: peer) },
+            likely: likely, bounds: bounds)
+    }
+
     /// Counts `count` bytes handed to libzmq for `peer`; they are given back through the
     /// result's ``PeerBytes/release(_:)``.
     @discardableResult

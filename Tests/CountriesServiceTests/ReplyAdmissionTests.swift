@@ -47,8 +47,10 @@ import Testing
     /// Once all peers together hold their bound, a peer holding more than a reader's replies on
     /// their way gets nothing more: a refusal would be one more reply it does not read.
     @Test func atTheBoundInAllAPeerThatReadsNothingIsNotAnswered() {
-        #expect(decide(total: 10_000, peer: 101) == .drop)
-        #expect(decide(total: 10_000, peer: 999, .wholeList) == .drop)
+        let reason =
+            "the service holds 10000 bytes of replies its clients have not read (at most 10000), and this client more than 100 of them; it is answered again once it reads"
+        #expect(decide(total: 10_000, peer: 101) == .drop(reason: reason))
+        #expect(decide(total: 10_000, peer: 999, .wholeList) == .drop(reason: reason))
         #expect(decide(total: 9_999, peer: 999) == .answer, "under the bound in all")
     }
 
