@@ -501,7 +501,7 @@ extension SubscriptionMachine {
         if let missing = gap() {
             if !gapReported {
                 staleReason =
-                    missing.count == 1
+                    missing.lowerBound == missing.upperBound
                     ? "missed event \(missing.lowerBound)"
                     : "missed events \(missing.lowerBound)-\(missing.upperBound)"
                 gapReported = true

@@ -48,10 +48,13 @@ enum WireDecoding {
         return int
     }
 
-    static func unsigned(_ value: JSONValue, _ key: String) throws -> UInt64 {
+    /// A seq: 0 to `Int64.max`, as every store keeps seqs as signed 64-bit integers (SQLite,
+    /// etcd). A larger one can only be forged, and one at `UInt64.max` would make the next seq,
+    /// `seq + 1`, overflow wherever a subscriber looks for a gap.
+    static func seqValue(_ value: JSONValue, _ key: String) throws -> UInt64 {
         switch value {
         case .integer(let number) where number >= 0: return UInt64(number)
-        case .unsigned(let number): return number
+        case .unsigned: throw WireDecodingError("\"\(key)\" is past the largest seq (\(Int64.max))")
         default: throw WireDecodingError("\"\(key)\" is not a non-negative integer")
         }
     }
@@ -89,7 +92,7 @@ enum WireDecoding {
 
     static func event(_ value: JSONValue) throws -> Event {
         let fields = try object(value, "an event")
-        let seq = try unsigned(try required(fields, "seq"), "seq")
+        let seq = try seqValue(try required(fields, "seq"), "seq")
         let store = try present(fields, "store").map { try string($0, "store") }
         guard let topic = Topic(rawValue: try string(try required(fields, "topic"), "topic")) else {
             throw WireDecodingError("unknown topic")
@@ -112,7 +115,7 @@ enum WireDecoding {
         switch kind {
         case .text: return .text(try string(value, key))
         case .count: return .count(try int(value, key))
-        case .seq: return .seq(try unsigned(value, key))
+        case .seq: return .seq(try seqValue(value, key))
         case .list: return .list(try array(value, key).map { try string($0, key) })
         case .milliseconds:
             // Seconds; the service writes at most three decimals, anything finer is rounded.
@@ -138,7 +141,7 @@ enum WireDecoding {
         for (key, value) in fields where value != .null {
             switch key {
             case "ok": ok = try bool(value, key)
-            case "seq": reply.seq = try unsigned(value, key)
+            case "seq": reply.seq = try seqValue(value, key)
             case "store": reply.store = try string(value, key)
             case "country": reply.country = try country(value)
             case "countries": reply.countries = try countries(value, key)
@@ -168,7 +171,7 @@ enum WireDecoding {
             throw WireDecodingError("unknown topic")
         }
         var heartbeat = Heartbeat(
-            seq: try unsigned(try required(fields, "seq"), "seq"),
+            seq: try seqValue(try required(fields, "seq"), "seq"),
             store: try present(fields, "store").map { try string($0, "store") })
         heartbeat.topic = topic
         return heartbeat

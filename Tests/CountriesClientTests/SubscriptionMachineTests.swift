@@ -216,6 +216,19 @@ private func applied(_ output: Machine.Output) -> [UInt64] {
     #expect(history.notifications.last == .phaseChanged(.live))
 }
 
+/// The largest seq a store keeps (decoding refuses larger ones, which made the gap's count trap
+/// and killed every subscriber): a gap up to it is named without counting its seqs.
+@Test func aGapToTheLargestSeqIsNamedWithoutCountingIt() {
+    let largest = UInt64(Int64.max)
+    var machine = liveMachine(at: 10)
+    let beat = machine.receive(Heartbeat(seq: largest), now: at(1000))
+    #expect(beat.notifications == [.phaseChanged(.stale("missed events 11-\(largest)"))])
+    var other = liveMachine(at: 10)
+    let event = other.receive(visit(largest), now: at(1000))
+    #expect(event.notifications == [.phaseChanged(.stale("missed events 11-\(largest - 1)"))])
+    #expect(event.actions == [.requestHistory(since: 10)])
+}
+
 @Test func aHeartbeatCoveredByBufferedEventsAsksNothingMore() {
     var machine = liveMachine(at: 10)
     _ = machine.receive(visit(12), now: at(1))

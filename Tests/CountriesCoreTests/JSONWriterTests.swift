@@ -102,7 +102,7 @@ import Testing
                 using: &random)!
         }
         if some(&random) { status.storeBytes = Int.random(in: 0...1 << 40, using: &random) }
-        if some(&random) { status.historyFrom = [0, 1, .max].randomElement(using: &random)! }
+        if some(&random) { status.historyFrom = [0, 1, UInt64(Int64.max)].randomElement(using: &random)! }
         if some(&random) { status.subscribers = Int.random(in: 0...3, using: &random) }
         if some(&random) {
             status.endpoints = (0..<Int.random(in: 0...3, using: &random)).map { _ in
@@ -288,6 +288,8 @@ import Testing
         let fast = try? decode(Data(bytes))
         let reference = try? WireJSON.decoder.decode(T.self, from: Data(bytes))
         if fast == nil, reference != nil {
+            // A seq past Int64.max is refused on purpose: no store keeps one (WireDecoding.seqValue).
+            if Self.holdsAnIntegerPastInt64(bytes) { return }
             // JSONDecoder does not check the values of keys it skips ({"x":08}); that is not JSON.
             #expect(
                 (try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)) == nil,
@@ -295,6 +297,12 @@ import Testing
             return
         }
         #expect(fast == reference, "\(String(decoding: bytes, as: UTF8.self))")
+    }
+
+    private static func holdsAnIntegerPastInt64(_ bytes: [UInt8]) -> Bool {
+        String(decoding: bytes, as: UTF8.self).split { !$0.isNumber }.contains {
+            UInt64($0).map { $0 > UInt64(Int64.max) } ?? ($0.count >= 19)
+        }
     }
 
     @Test func mutatedRepliesAndEventsDecodeAsJSONDecoderDoes() {
@@ -305,7 +313,7 @@ import Testing
             #"{"count":8,"ok":true,"seq":null,"extra":[1]}"#,
             #"{"events":[{"country":{"index":0,"name":"A","visited":true},"seq":2,"topic":"country.changed"}],"ok":true,"seq":3}"#,
             #"{"country":{"index":3,"name":"Côte","visited":true},"seq":42,"topic":"country.added"}"#,
-            #"{"countries":[],"seq":18446744073709551615,"topic":"countries.reset"}"#,
+            #"{"countries":[],"seq":9223372036854775807,"topic":"countries.reset"}"#,
             #"{"seq":12,"store":"7f3a","topic":"heartbeat"}"#,
             #"{"commands_refused":3,"commands_served":10,"count":8,"endpoints":["tcp://a:1","ipc:///b"],"history_from":1,"ok":true,"seq":9,"store_bytes":4096,"store_path":"/x","subscribers":2,"uptime_seconds":1.5,"version":"0.1.0","visited":2}"#,
         ].map { Array($0.utf8) }

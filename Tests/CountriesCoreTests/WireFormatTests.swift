@@ -182,13 +182,13 @@ import Testing
         let rows = [
             IndexedCountry(index: 0, name: "A", visited: false), .init(index: 1, name: "B", visited: true),
         ]
-        let event = Event(seq: UInt64.max, kind: .reset(rows))
+        let event = Event(seq: UInt64(Int64.max), kind: .reset(rows))
         #expect(event.topic == .countriesReset)
         #expect(event.country == nil)
         let data = event.encoded()
         #expect(
             text(data)
-                == #"{"countries":[{"index":0,"name":"A","visited":false},{"index":1,"name":"B","visited":true}],"seq":18446744073709551615,"topic":"countries.reset"}"#
+                == #"{"countries":[{"index":0,"name":"A","visited":false},{"index":1,"name":"B","visited":true}],"seq":9223372036854775807,"topic":"countries.reset"}"#
         )
         #expect(Set(jsonObject(data).keys) == ["topic", "seq", "countries"])
         #expect(try Event.decode(data) == event)
@@ -221,5 +221,26 @@ import Testing
         #expect(text(beat.encoded()) == #"{"seq":12,"topic":"heartbeat"}"#)
         #expect(try Heartbeat.decode(beat.encoded()) == beat)
         #expect(throws: (any Error).self) { try Heartbeat.decode(Data(#"{"seq":12}"#.utf8)) }
+    }
+
+    /// Stores keep seqs as signed 64-bit integers: a larger one is forged, and at `UInt64.max`
+    /// a subscriber's `seq + 1` would overflow (a relay forwards a heartbeat of the right shape).
+    @Test func seqsPastTheLargestAStoreKeepsAreRefused() throws {
+        let largest = "\(Int64.max)"
+        #expect(
+            try Heartbeat.decode(Data(#"{"seq":\#(largest),"topic":"heartbeat"}"#.utf8)).seq
+                == UInt64(Int64.max))
+        for seq in ["\(UInt64(Int64.max) + 1)", "\(UInt64.max)"] {
+            #expect(throws: (any Error).self) {
+                try Heartbeat.decode(Data(#"{"seq":\#(seq),"topic":"heartbeat"}"#.utf8))
+            }
+            #expect(throws: (any Error).self) {
+                try Event.decode(
+                    Data(
+                        #"{"topic":"country.changed","seq":\#(seq),"country":{"index":0,"name":"A","visited":true}}"#
+                            .utf8))
+            }
+            #expect(throws: (any Error).self) { try Reply.decode(Data(#"{"ok":true,"seq":\#(seq)}"#.utf8)) }
+        }
     }
 }
