@@ -2,6 +2,7 @@ import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import JSON
+import SystemSupport
 
 /// A position (store and seq) kept in a file, so a side-effect runner that is restarted goes
 /// on where it stopped (`countries on-change --cursor FILE`).
@@ -99,9 +100,13 @@ public struct CursorFile {
             text += ",\"store\":\"\(store)\""
         }
         text += "}\n"
-        let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // A name of its own, created here and nowhere else: a fixed `path.tmp` was opened
+        // through whatever was at that name, so a symbolic or hard link placed there by another
+        // user of the directory made this write into their file, and left the cursor 0644.
+        let temporary = PrivateFiles.temporaryPath(beside: path)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("cannot create \(temporary)") }
+        fchmod(descriptor, 0o600)  // whatever the umask said
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         let synced = fsync(descriptor) == 0
@@ -114,13 +119,7 @@ public struct CursorFile {
             unlink(temporary)
             throw failure("cannot rename \(temporary) to \(path)")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let directoryDescriptor = open(
-            directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
-        }
+        PrivateFiles.syncDirectory(of: path)
     }
 
     private func failure(_ what: String) -> Failure {

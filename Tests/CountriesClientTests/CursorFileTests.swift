@@ -46,6 +46,34 @@ import Testing
         #expect(try read(#"{"seq": 1.0e1, "store": "s"}"#) == .init(store: "s", seq: 10), "10, exactly")
     }
 
+    /// Another user of the directory plants links where the old code wrote `FILE.tmp`: nothing
+    /// is written through them, the cursor is a file of its own with mode 0600, and no
+    /// temporary file is left behind.
+    @Test func aCursorIsNeverWrittenThroughALinkAndIsPrivate() throws {
+        let scratch = try ScratchDirectory(prefix: "cursor")
+        let path = scratch.file("cursor.json")
+        let victim = scratch.file("victim")
+        let other = scratch.file("other")
+        #expect(FileManager.default.createFile(atPath: victim, contents: Data("precious\n".utf8)))
+        #expect(FileManager.default.createFile(atPath: other, contents: Data("mine\n".utf8)))
+        #expect(chmod(victim, 0o644) == 0 && chmod(other, 0o644) == 0)
+        #expect(symlink(victim, path + ".tmp") == 0)
+        try CursorFile(path: path).write(.init(store: "s", seq: 5))
+        #expect(unlink(path + ".tmp") == 0)
+        #expect(link(other, path + ".tmp") == 0)
+        try CursorFile(path: path).write(.init(store: "s", seq: 6))
+
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        #expect(try String(contentsOfFile: other, encoding: .utf8) == "mine\n")
+        #expect(try CursorFile(path: path).read() == .init(store: "s", seq: 6))
+        var status = stat()
+        #expect(lstat(path, &status) == 0)
+        #expect(status.st_mode & 0o7777 == 0o600)
+        #expect(status.st_nlink == 1)
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted()
+        #expect(left == ["cursor.json", "cursor.json.tmp", "other", "victim"])
+    }
+
     @Test func aSeqThatIsNotAWholeNumberInRangeIsRefused() {
         let range = "not a whole number from 0 to 18446744073709551615"
         #expect(refusal(#"{"seq": true}"#) == "\"seq\" is a boolean, \(range)")
