@@ -45,16 +45,19 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// reply out first; one passed here anyway becomes `bad_reply`.
     static func ending(
         _ verdict: RetryMachine.Verdict, of request: Request, endpoints: [String], tries: Int,
-        unusable: ClientError?
+        unusable: ClientError?, undecodable: ClientError? = nil
     ) -> ClientError {
         switch verdict {
         case .replied:
             return ClientError(
                 .badReply, endpoint: endpoints.joined(separator: ","), "a reply is not an error")
         case .outcomeUnknown(let last):
-            return .outcomeUnknown(id: request.id, endpoints: endpoints, tries: tries, lastReply: last)
+            return .outcomeUnknown(
+                id: request.id, endpoints: endpoints, tries: tries, lastReply: last,
+                unreadable: last == nil ? undecodable?.message : nil)
         case .noReply:
-            return .noReply(endpoints: endpoints, tries: tries)
+            // A read answered only with what is not a reply: say that, not "no reply".
+            return undecodable ?? .noReply(endpoints: endpoints, tries: tries)
         case .refused(let indices):
             return .refused(endpoints: indices.map { endpoints[$0] })
         case .unusable:
@@ -84,11 +87,13 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// A change whose outcome no try settled: what happened, and how to find out or retry
     /// safely (with the same id).
-    static func outcomeUnknown(id: String?, endpoints: [String], tries: Int, lastReply: Reply?) -> ClientError
-    {
+    /// `unreadable` says what the last try got instead of a reply, if it got something.
+    static func outcomeUnknown(
+        id: String?, endpoints: [String], tries: Int, lastReply: Reply?, unreadable: String? = nil
+    ) -> ClientError {
         let what =
             lastReply?.failure.map { "the last try was answered \($0.code.rawValue): \($0.message)" }
-            ?? noReply(endpoints: endpoints, tries: tries).message
+            ?? unreadable ?? noReply(endpoints: endpoints, tries: tries).message
         let retry =
             id.map {
                 "request id \($0); check with `countries get`, or send it again with --id \($0) (applied at most once)"
@@ -97,6 +102,6 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         return ClientError(
             .outcomeUnknown, endpoint: endpoints.joined(separator: ","),
             "outcome unknown: the change may or may not have been applied (\(what)); \(retry)",
-            heardNothing: lastReply == nil)
+            heardNothing: lastReply == nil && unreadable == nil)
     }
 }

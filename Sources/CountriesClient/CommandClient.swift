@@ -125,13 +125,14 @@ public final class CommandClient {
             store: request.ifStore)
         var step = machine.start()
         var broken: ClientError?
+        var undecodable: ClientError?
         while true {
             let index: Int
             switch step {
             case .send(let to):
                 index = to
             case .finish(let verdict):
-                return try finish(verdict, request: request, broken: broken)
+                return try finish(verdict, request: request, broken: broken, undecodable: undecodable)
             }
             let frame: Data
             do {
@@ -150,23 +151,26 @@ public final class CommandClient {
                 step = machine.couldNotSend()
                 continue
             }
-            do {
-                step = machine.received(try Reply.decode(frame))
-            } catch {
+            guard let reply = try? Reply.decode(frame) else {
+                // Not an answer to the change: its outcome is as unknown as after a timeout.
                 let endpoint = endpoints[index]
-                throw ClientError(
+                undecodable = ClientError(
                     .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+                step = machine.receivedUndecodable()
+                continue
             }
+            step = machine.received(reply)
         }
     }
 
     /// The reply or error a finished request ends with.
-    private func finish(_ verdict: RetryMachine.Verdict, request: Request, broken: ClientError?)
-        throws(ClientError) -> Reply
-    {
+    private func finish(
+        _ verdict: RetryMachine.Verdict, request: Request, broken: ClientError?, undecodable: ClientError?
+    ) throws(ClientError) -> Reply {
         guard case .replied(let reply, let from) = verdict else {
             throw ClientError.ending(
-                verdict, of: request, endpoints: endpoints, tries: tries, unusable: broken)
+                verdict, of: request, endpoints: endpoints, tries: tries, unusable: broken,
+                undecodable: undecodable)
         }
         first = from
         if reply.ok, let store = reply.store { knownStore = store }

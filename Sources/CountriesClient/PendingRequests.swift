@@ -32,6 +32,8 @@ public final class PendingRequests<Tag> {
         var body: Data
         var machine: RetryMachine
         var deadline: ContinuousClock.Instant
+        /// What the last try that got something other than a reply got, for the ending's words.
+        var undecodable: ClientError?
     }
 
     /// The service's command endpoints, in the order given.
@@ -110,9 +112,12 @@ public final class PendingRequests<Tag> {
         }
         guard let frames else { return [] }
         guard let reply = try? Reply.decode(frames.last ?? Data()) else {
-            return fail(
-                ClientError(.badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON"),
-                now: now)
+            // Not an answer to the change: its outcome is as unknown as after a timeout.
+            flight.undecodable = ClientError(
+                .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+            let step = flight.machine.receivedUndecodable()
+            inFlight = flight
+            return follow(step, now: now)
         }
         let step = flight.machine.received(reply)
         inFlight = flight
@@ -160,7 +165,9 @@ public final class PendingRequests<Tag> {
             } else {
                 outcome = .failed(
                     tag,
-                    .ending(verdict, of: flight.request, endpoints: endpoints, tries: tries, unusable: nil))
+                    .ending(
+                        verdict, of: flight.request, endpoints: endpoints, tries: tries, unusable: nil,
+                        undecodable: flight.undecodable))
             }
             return [outcome] + startNext(now: now)
         }

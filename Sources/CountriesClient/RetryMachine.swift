@@ -6,7 +6,7 @@ import CountriesCore
 /// sequence of timeouts and replies is tested without sockets.
 ///
 /// The promise it keeps (docs/PROTOCOL.md, "Outcomes"): once any try of a change may have been
-/// applied (no reply came, or the reply was `unavailable`), the request ends with the change's
+/// applied (no reply came, a reply that is not the protocol's, or `unavailable`), the request ends with the change's
 /// own reply or as ``Verdict/outcomeUnknown(_:)``, never with a definite failure; a
 /// `storage_error` from a later try says only that *that* try changed nothing, and a reply from
 /// an endpoint of another store than the change's `if_store` says nothing of it at all.
@@ -77,6 +77,16 @@ public struct RetryMachine: Sendable, Equatable {
 
     /// The try in flight got no reply within its timeout.
     public mutating func timedOut() -> Step {
+        if changes { mayHaveApplied = true }
+        return next(lastReply: nil)
+    }
+
+    /// The try in flight was answered with a frame that is not a protocol reply (a proxy's error
+    /// page, a damaged frame). It says nothing of the request: a change may have been applied
+    /// before whatever answered did, so its outcome is unknown until a later try brings the
+    /// change's own reply (same id). The request goes on as after a timeout; a read that gets
+    /// nothing better ends as ``Verdict/noReply``.
+    public mutating func receivedUndecodable() -> Step {
         if changes { mayHaveApplied = true }
         return next(lastReply: nil)
     }

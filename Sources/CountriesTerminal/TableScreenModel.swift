@@ -38,8 +38,9 @@ public struct TableScreenModel: Sendable {
         case tick
         /// The service answered a toggle.
         case toggleReplied(Reply)
-        /// A toggle got no answer.
-        case toggleFailed(IndexedCountry, message: String)
+        /// A toggle got no answer. With `outcomeUnknown` it may have been applied (no try brought
+        /// its own reply): the status says so rather than "was not toggled".
+        case toggleFailed(IndexedCountry, message: String, outcomeUnknown: Bool = false)
     }
 
     /// What the driver must do.
@@ -127,8 +128,11 @@ public struct TableScreenModel: Sendable {
         case .toggleReplied(let reply):
             let described = SelectionStatus.describe(reply: reply)
             show(Status(text: described.text, isError: described.isError), now: now)
-        case .toggleFailed(let country, let message):
-            show(Status(text: "\(country.name) was not toggled: \(message)", isError: true), now: now)
+        case .toggleFailed(let country, let message, let outcomeUnknown):
+            // The message of an unknown outcome begins "outcome unknown: ..." and names the id.
+            let text =
+                outcomeUnknown ? "\(country.name): \(message)" : "\(country.name) was not toggled: \(message)"
+            show(Status(text: text, isError: true), now: now)
         }
         if let highlight, now >= highlight.until {
             self.highlight = nil

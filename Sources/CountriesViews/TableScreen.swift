@@ -67,7 +67,9 @@ public struct TableScreen {
         func input(_ outcome: PendingRequests<IndexedCountry>.Outcome) -> TableScreenModel.Input {
             switch outcome {
             case .replied(_, let reply): return .toggleReplied(reply)
-            case .failed(let country, let error): return .toggleFailed(country, message: error.message)
+            case .failed(let country, let error):
+                return .toggleFailed(
+                    country, message: error.message, outcomeUnknown: error.code == .outcomeUnknown)
             }
         }
 

@@ -167,7 +167,11 @@ public final class WebView {
                     let described = SelectionStatus.describe(reply: reply)
                     answer(toggle, status: described.isError ? 409 : 200, text: described.text)
                 case .failed(let toggle, let error):
-                    answer(toggle, status: 503, text: "\(toggle.name) was not toggled: \(error.message)")
+                    let text =
+                        error.code == .outcomeUnknown
+                        ? "\(toggle.name): \(error.message)"
+                        : "\(toggle.name) was not toggled: \(error.message)"
+                    answer(toggle, status: 503, text: text)
                 }
             }
         }

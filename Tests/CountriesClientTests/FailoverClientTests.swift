@@ -199,6 +199,52 @@ import ZeroMQ
         #expect(client.route.writer == 0)
     }
 
+    /// The audit's case: the first try of a change got no reply, the retry got something that is
+    /// not a reply (a proxy's error page). The change may have been applied: the client says
+    /// "outcome unknown" with the id (it said "not protocol JSON", exit 69, as if nothing was
+    /// sent); and a retry that then brings the change's own reply is the answer.
+    @Test func aFrameThatIsNotAReplyLeavesTheChangeUnknownUntilItsOwnReply() throws {
+        let directory = try ScratchDirectory(prefix: "fake")
+        defer { directory.remove() }
+        let context = try Context()
+        let only = try FakeReplica(context: context, endpoint: directory.ipc("only"))
+        let client = CommandClient(
+            context: context, endpoints: [only.endpoint], timeout: .milliseconds(500 * testSlowdown), tries: 2
+        )
+        let page = Data("<html>502 Bad Gateway</html>".utf8)
+        let first = Thread {
+            _ = only.takeOne()
+            _ = only.answerOne(withBody: page)
+        }
+        first.start()
+        #expect {
+            _ = try client.send(Request(id: "one", command: .change(.toggle(.index(2)))))
+        } throws: { error in
+            guard let error = error as? ClientError else { return false }
+            return error.code == .outcomeUnknown && error.message.contains("request id one")
+                && error.message.contains("is not protocol JSON")
+        }
+
+        let own = Reply(seq: 7, country: IndexedCountry(index: 2, name: "France", visited: true))
+        let second = Thread {
+            _ = only.answerOne(withBody: page)
+            _ = only.answerOne(with: own)
+        }
+        second.start()
+        #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(2))))) == own)
+        #expect(only.ids == ["one", "one", "two", "two"])
+
+        // A read answered only so is a bad reply, not "no reply" and not unknown.
+        let third = Thread {
+            _ = only.answerOne(withBody: page)
+            _ = only.answerOne(withBody: page)
+        }
+        third.start()
+        #expect {
+            _ = try client.send(Request(command: .query(.count)))
+        } throws: { error in (error as? ClientError)?.code == .badReply }
+    }
+
     /// With one endpoint, `storage_error` is the answer: there is no other replica to ask.
     @Test func aStorageErrorFromTheOnlyEndpointIsTheAnswer() throws {
         let directory = try ScratchDirectory(prefix: "fake")

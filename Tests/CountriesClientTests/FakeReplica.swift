@@ -47,6 +47,13 @@ final class FakeReplica: @unchecked Sendable {
         return (try? socket.send(Array(frames.dropLast()) + [reply.encoded()])) == true
     }
 
+    /// Waits (at most 5 s) for one request and answers it with `body`, which need not be a reply
+    /// (a proxy's error page); false when none came.
+    func answerOne(withBody body: Data) -> Bool {
+        guard let frames = receiveOne() else { return false }
+        return (try? socket.send(Array(frames.dropLast()) + [body])) == true
+    }
+
     /// Waits (at most 5 s) for one request and records it; its frames, or nil when none came.
     private func receiveOne() -> [Data]? {
         guard let frames = try? socket.receive(), let body = frames.last,

@@ -9,7 +9,7 @@ import Testing
 @Suite struct RetryMachineTests {
     /// What can happen to one try.
     enum Happening: CaseIterable, CustomStringConvertible {
-        case timeout, unavailable, storageError, refused, ok, unusable, otherStore, notListening
+        case timeout, unavailable, storageError, refused, ok, unusable, otherStore, notListening, garbage
 
         var description: String {
             switch self {
@@ -21,6 +21,7 @@ import Testing
             case .unusable: "unusable"
             case .otherStore: "another store's conflict"
             case .notListening: "nothing listening"
+            case .garbage: "a frame that is not a reply"
             }
         }
 
@@ -35,6 +36,7 @@ import Testing
             case .unusable: machine.couldNotSend()
             case .otherStore: machine.received(RetryMachineTests.otherStoresConflict)
             case .notListening: machine.refused()
+            case .garbage: machine.receivedUndecodable()
             }
         }
     }
@@ -56,7 +58,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 24 * (8 + 64 + 512 + 4_096))
+        #expect(checked == 24 * (9 + 81 + 729 + 6_561))
     }
 
     private func check(_ sequence: [Happening], endpoints: Int, tries: Int, changes: Bool) {
@@ -74,7 +76,9 @@ import Testing
             #expect(!unusable.contains(endpoint), "sent to an unusable endpoint: \(context)")
             sends.append(endpoint)
             // A try of a change that may have been applied.
-            if changes && (happening == .timeout || happening == .unavailable) { lost = true }
+            if changes && (happening == .timeout || happening == .unavailable || happening == .garbage) {
+                lost = true
+            }
             // An endpoint of another store is as good as unusable for this change.
             // Nothing listening there: skipped for the rest of the request.
             if happening == .unusable || happening == .notListening || (changes && happening == .otherStore) {
@@ -132,6 +136,31 @@ import Testing
         reply.store = "theirs"
         return reply
     }()
+
+    /// The audit's case: the first try got no reply and the retry got a proxy's error page (or
+    /// the other way round). Neither says the change was not applied: unknown, unless a later
+    /// try brings its own reply; a read answered only so ends without a reply.
+    @Test func aFrameThatIsNotAReplyLeavesAChangeUnknown() {
+        var machine = RetryMachine(endpoints: 1, tries: 2, changes: true)
+        _ = machine.start()
+        #expect(machine.timedOut() == .send(to: 0))
+        #expect(machine.receivedUndecodable() == .finish(.outcomeUnknown(nil)))
+
+        machine = RetryMachine(endpoints: 1, tries: 2, changes: true)
+        _ = machine.start()
+        #expect(machine.receivedUndecodable() == .send(to: 0))
+        let own = Reply(seq: 7, count: 8)
+        #expect(machine.received(own) == .finish(.replied(own, from: 0)))
+
+        machine = RetryMachine(endpoints: 1, tries: 1, changes: true)
+        _ = machine.start()
+        #expect(machine.receivedUndecodable() == .finish(.outcomeUnknown(nil)))
+
+        machine = RetryMachine(endpoints: 1, tries: 2, changes: false)
+        _ = machine.start()
+        #expect(machine.receivedUndecodable() == .send(to: 0))
+        #expect(machine.receivedUndecodable() == .finish(.noReply))
+    }
 
     /// The audit's case (`toggle --command A,B` with endpoints of two stores): the first try
     /// timed out (and was applied), the second endpoint serves another store and refuses: the

@@ -266,6 +266,16 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
         screen.advance(.milliseconds(20))
         #expect(screen.screen.contains("France was not toggled: no reply within 2 s"))
         #expect(screen.model.status?.isError == true)
+
+        // A toggle that may have been applied is never "not toggled".
+        screen.send(
+            .toggleFailed(
+                france,
+                message: "outcome unknown: the change may or may not have been applied (x); request id r1",
+                outcomeUnknown: true))
+        screen.advance(.milliseconds(20))
+        #expect(screen.screen.contains("France: outcome unknown: the change may or may not"))
+        #expect(!screen.screen.contains("was not toggled"))
     }
 
     @Test func skeletonRowsCannotBeToggled() {
