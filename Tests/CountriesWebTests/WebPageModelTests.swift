@@ -114,6 +114,35 @@ import Testing
         #expect(text(model.opened(lastEventID: nil).flatMap { $0 }).contains("id: 6\nevent: snapshot"))
     }
 
+    /// The audit's case: 1,024 kept toggles of a 1,600-byte name were joined into one copy per
+    /// resuming page (1.7 MB each, 27 GB at the connection limit). Past the resume budget a page
+    /// gets the shared snapshot; within it, the kept messages themselves, not a copy.
+    @Test func aResumeIsBoundedInBytesAndSharesTheKeptMessages() {
+        let long = String(repeating: "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}", count: 100)
+        func longState(_ seq: UInt64, visited: Bool) -> CountriesState {
+            CountriesState(rows: [IndexedCountry(index: 0, name: long, visited: visited)], seq: seq)
+        }
+        var model = WebPageModel(resumeBytes: 16 << 10)
+        _ = model.update(replica: longState(1, visited: false), phase: .live, applied: [])
+        for seq in UInt64(2)...200 {
+            let row = IndexedCountry(index: 0, name: long, visited: seq % 2 == 0)
+            _ = model.update(
+                replica: longState(seq, visited: seq % 2 == 0), phase: .live,
+                applied: [Event(seq: seq, kind: .changed(row))])
+        }
+        let far = model.opened(lastEventID: "10")
+        #expect(text(far.flatMap { $0 }).contains("id: 200\nevent: snapshot"))
+        #expect(!text(far.flatMap { $0 }).contains("event: change"))
+        #expect(far.map(\.count).reduce(0, +) < 4 << 10)
+
+        let near = model.opened(lastEventID: "195")
+        let changes = near.filter { text($0).contains("event: change") }
+        #expect(changes.count == 5, "one message per change, as kept")
+        #expect(text(changes[0]).hasPrefix("id: 196\nevent: change"))
+        #expect(changes.map(\.count).reduce(0, +) <= 16 << 10)
+        #expect(!text(near.flatMap { $0 }).contains("snapshot"))
+    }
+
     @Test func addedRemovedAndResetRowsComeAsASnapshot() {
         var model = WebPageModel()
         _ = model.update(replica: state(4), phase: .live, applied: [])
