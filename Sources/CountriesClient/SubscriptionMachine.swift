@@ -128,6 +128,10 @@ public struct SubscriptionMachine: Sendable {
     /// The seq of the last event rejected, so that one forged event repeated (or heard from
     /// several replicas) is reported once.
     private var lastRejected: UInt64?
+    /// Since when the service's lists have stopped short of events only PUB announced.
+    private var unconfirmedSince: ContinuousClock.Instant?
+    /// The last history reply lacked events PUB announced, and a list was asked for instead.
+    private var historyLacked = false
 
     /// Creates a machine; call ``start(now:)`` to get the first request.
     ///
@@ -276,6 +280,7 @@ extension SubscriptionMachine {
             catchUpNeeded = true
         }
         drain(into: &out)
+        checkAnnouncedEvents(now: now, into: &out)
         settle(now: now, into: &out)
         return out
     }
@@ -323,6 +328,7 @@ extension SubscriptionMachine {
             } else if let after = replica?.seq, after == before, !restarted, gap() != nil {
                 // PUB promised events that history does not have: the store changed under us.
                 snapshotNeeded = true
+                historyLacked = true
             }
         }
         settle(now: now, into: &out)
@@ -436,6 +442,43 @@ extension SubscriptionMachine {
         gapReported = true
         out.notifications.append(.rejected(seq: event.seq, reason: error.message))
         return true
+    }
+
+    /// After a snapshot: whether the service's own list reaches the events PUB announced ahead
+    /// of it. When it does not, a replica answering from behind the others, or a forgery (one
+    /// event far ahead from a hostile publisher, behind a relay, which several sources do not
+    /// take for a restart) is asked again only after a backoff: each reply cleared the wait, and
+    /// history then list then history went round 4,000 times a second. Once the service's lists
+    /// have stayed short of them for a whole silence window (as a heartbeat that stays behind
+    /// proves a restart), the events only PUB announced are dropped as a protocol violation, so
+    /// the view is live again on what the service says it has.
+    private mutating func checkAnnouncedEvents(now: ContinuousClock.Instant, into out: inout Output) {
+        guard let current = replica, !restarted, !snapshotNeeded, knownSeq > current.seq, !buffer.isEmpty
+        else {
+            unconfirmedSince = nil
+            historyLacked = false
+            return
+        }
+        // A list after events buffered: history may still have what is missing, ask it at once.
+        guard historyLacked else { return }
+        historyLacked = false
+        guard let since = unconfirmedSince, now - since >= silenceWindow else {
+            if unconfirmedSince == nil { unconfirmedSince = now }
+            backOff(now: now)
+            return
+        }
+        let announced = knownSeq
+        buffer.removeAll { $0.seq > current.seq }
+        knownSeq = current.seq
+        unconfirmedSince = nil
+        staleReason = "events up to \(announced) were announced but never confirmed by the service"
+        gapReported = true
+        out.notifications.append(
+            .rejected(
+                seq: announced,
+                reason:
+                    "the event channel announced seq \(announced), but the service's list stayed at \(current.seq) for \(Self.describe(silenceWindow))"
+            ))
     }
 
     /// Adds an event to the buffer; on overflow the buffer is forgotten and a snapshot is

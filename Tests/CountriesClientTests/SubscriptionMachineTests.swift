@@ -572,3 +572,48 @@ private func rejections(_ output: Machine.Output) -> [(seq: UInt64, reason: Stri
     #expect(output.actions == [.requestSnapshot])
     #expect(machine.replica?.count == seed.count)
 }
+
+// MARK: - Events the service never confirms
+
+/// The audit's case: with two `--events` sources (so a lower heartbeat is a lagging replica,
+/// not a restart) one forged event far ahead made history, then list, then history again go
+/// round 4,000 times a second, stale for ever. Now the service is asked again after a backoff,
+/// and once its lists stayed short of the event for a silence window, the event is dropped
+/// as a protocol violation and the view is live on what the service has.
+@Test func anEventTheServiceNeverConfirmsIsDroppedAfterASilenceWindowWithoutAFlood() {
+    var machine = liveMachine(at: 5, Machine(sources: 2))
+    let forged = machine.receive(visit(1000), now: at(100))
+    #expect(forged.actions == [.requestHistory(since: 5)])
+    var requests = 1
+    var now = 100
+    var outputs: [Machine.Output] = []
+    var pending: Machine.Action? = .requestHistory(since: 5)
+    // The service answers at once, always at seq 5; heartbeats at 5 from both sources.
+    while now < 20_000, machine.phase != .live {
+        now += 10
+        var output = Machine.Output()
+        switch pending {
+        case .requestHistory?: output = machine.receiveHistory([], now: at(now))
+        case .requestSnapshot?: output = machine.receiveSnapshot(rows: seedRows(), seq: 5, now: at(now))
+        case nil:
+            if now % 1000 == 0 { _ = machine.receive(Heartbeat(seq: 5), now: at(now)) }
+            if let deadline = machine.nextDeadline(), deadline <= at(now) {
+                output = machine.tick(now: at(now))
+            }
+        }
+        pending = output.actions.last
+        requests += output.actions.count
+        outputs.append(output)
+    }
+    #expect(machine.phase == .live)
+    #expect(now <= 5_000, "live again within a silence window and a backoff: \(now) ms")
+    #expect(requests <= 12, "asked again after a backoff, not at once: \(requests) requests")
+    let rejected = outputs.flatMap(\.notifications).filter {
+        if case .rejected(seq: 1000, _) = $0 { return true }
+        return false
+    }
+    #expect(rejected.count == 1)
+    #expect(machine.replica?.seq == 5)
+    // A real event after it is taken as usual.
+    #expect(applied(machine.receive(visit(6), now: at(now + 10))) == [6])
+}
