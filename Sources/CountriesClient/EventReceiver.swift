@@ -7,7 +7,7 @@ import ZeroMQ
 /// a publisher sends faster than the subscriber decodes it costs at most ``bufferBytes``.
 ///
 /// libzmq counts a SUB's queue in messages (``LiveSubscription`` keeps up to 100,000, each up to
-/// 64 MiB), so a publisher that sends large events faster than they are decoded (or a hostile
+/// the largest event, about 16 MB), so a publisher that sends large events faster than they are decoded (or a hostile
 /// one: its events only have to be legal in shape) grew a subscriber by as much as it liked. This
 /// thread does nothing but move whole messages out of libzmq, which it does far faster than they
 /// arrive, so libzmq's queue stays short, and the messages wait here, weighed in bytes. A message

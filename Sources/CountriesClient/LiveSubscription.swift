@@ -94,8 +94,9 @@ public final class LiveSubscription {
         receiver = try EventReceiver(
             context: context, endpoints: endpoints.eventEndpoints, bufferBytes: eventBufferBytes
         ) { subscriber throws(ZMQError) in
-            // A reset of a 10,000-row list is the largest event; anything far larger is not ours.
-            try subscriber.setOption(.maxMessageSize, 64 << 20)
+            // A reset of the largest list is the largest event (``EventShape``, about 16 MB):
+            // libzmq drops a connection that sends a larger frame before anything is kept.
+            try subscriber.setOption(.maxMessageSize, Int64(EventShape.maximumBodyBytes))
             // The receiver's thread keeps this queue short; the bound that counts is its own,
             // in bytes (``EventReceiver``). Past either, we lose events, notice the gap, and
             // catch up from history instead of holding memory without limit.
@@ -152,9 +153,12 @@ public final class LiveSubscription {
         var out = SubscriptionMachine.Output()
         // Bounded so a flood of events cannot starve the keyboard and the screen.
         for frames in receiver.receive(maximumCount: 10_000) {
-            guard frames.count == 2 else { continue }
-            let topic = String(decoding: frames[0], as: UTF8.self)
-            if topic == Topic.heartbeat.rawValue {
+            // Sized before it is parsed: a parsed body takes up to 15 times its bytes (a 60 MB
+            // heartbeat of `{}`s made 1 GB), and no heartbeat is over 100 bytes.
+            guard frames.count == 2, let topic = Topic(rawValue: String(decoding: frames[0], as: UTF8.self)),
+                frames[1].count <= EventShape.maximumBodyBytes(topic)
+            else { continue }
+            if topic == .heartbeat {
                 if let heartbeat = try? Heartbeat.decode(frames[1]) {
                     out.append(perform(machine.receive(heartbeat, now: now), now: now))
                 }

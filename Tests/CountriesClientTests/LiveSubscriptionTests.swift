@@ -176,6 +176,41 @@ struct LiveSubscriptionTests {
         }
     }
 
+    /// The audit's case: a publisher's heartbeat padded to 60 MB of `{}`s was parsed whole
+    /// (1 GB in the subscriber). A body over the largest its topic can have is dropped before it
+    /// is parsed: this padded heartbeat claims seq 99, and the old subscriber took it for a gap.
+    @Test("a body over the largest of its topic is dropped before it is parsed")
+    func anOversizedEventIsDroppedUnparsed() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let directory = try ScratchDirectory(prefix: "oversized")
+        defer { directory.remove() }
+        let context = try Context()
+        let hostile = try context.makeSocket(.pub)
+        defer { hostile.close() }
+        try hostile.setOption(.linger, 0)
+        try hostile.bind(directory.ipc("hostile"))
+        let subscription = try LiveSubscription(
+            context: context,
+            endpoints: .init(
+                commands: [service.commandEndpoint],
+                events: [service.eventsEndpoint, directory.ipc("hostile")]),
+            heartbeatInterval: .milliseconds(100), requestTimeout: .milliseconds(500))
+        var pump = SubscriptionPump([subscription])
+        pump.start()
+        #expect(try pump.run(upTo: .seconds(10)) { $0.isLive(0, at: 0) })
+        let padding = String(repeating: "x", count: EventShape.maximumBodyBytes(.heartbeat))
+        let padded = Data(#"{"pad":"\#(padding)","seq":99,"topic":"heartbeat"}"#.utf8)
+        let sent = ContinuousClock.now
+        _ = try pump.run(upTo: .seconds(1)) { _ in
+            _ = try? hostile.send([Data("heartbeat".utf8), padded], dontWait: true)
+            return ContinuousClock.now - sent >= .milliseconds(500) * testSlowdown
+        }
+        #expect(!pump.logs[0].wentStale, "the padded heartbeat was taken: \(subscription.phase)")
+        #expect(pump.isLive(0, at: 0))
+        #expect(pump.logs[0].problems == [])
+    }
+
     @Test("a subscription goes stale when the service is silent and live again when it answers")
     func staleWhileSilentThenLive() throws {
         let service = try LiveTestService.start()
