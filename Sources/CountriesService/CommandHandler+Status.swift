@@ -28,6 +28,7 @@ extension CommandHandler {
         // loop makes for a `status` request but not twice a second for a scrape.
         metrics.status = currentStatus(readsHistory: false)
         metrics.unreadiness = store.unavailability
+        metrics.requestIDsForgottenYoung = store.requestIDsForgottenYoung
         if let unreadReplies {
             metrics.repliesQueuedBytes = unreadReplies.totalBytes
             metrics.repliesQueuedPeers = unreadReplies.peers

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesSockets
 import CountriesStore
 import Foundation
 import SystemSupport
@@ -18,6 +19,9 @@ final class LocalCommitPath: CommitPath {
     /// The last batch's arrays, emptied: the in-memory store commits each request as a batch of
     /// its own, and three new arrays a toggle were three allocations and frees.
     private var spareBatch = StoreBatch()
+    /// ``StateStore/requestIDsForgottenYoung`` as last seen, and the warning's rate limit.
+    private var forgottenYoung = 0
+    private var forgottenYoungLog = RefusalLog(noun: "warnings of young request ids forgotten")
 
     init(store: any StateStore, tally: AnswerTally, logger: Logger) {
         self.store = store
@@ -88,6 +92,8 @@ final class LocalCommitPath: CommitPath {
             if !repliesBeforeCommit { output += failed(staged, error) }
             return
         }
+        let young = store.requestIDsForgottenYoung
+        if young != forgottenYoung { warnOfYoungIDsForgotten(young) }
         // `state` takes the committed value, and `working` (the old storage) follows it.
         swap(&state, &working)
         working.follow(state, through: batch.events)
@@ -99,6 +105,15 @@ final class LocalCommitPath: CommitPath {
             let event = batch.events[index]
             output.append(.publish(topic: event.topic, seq: event.seq, body: batch.encodedEvent(index)))
         }
+    }
+
+    /// Exactly once is weakened: a burst of changes made the store forget ids younger than the
+    /// age floor. Operators see it here and in `countries_request_ids_forgotten_young_total`.
+    private func warnOfYoungIDsForgotten(_ young: Int) {
+        let line =
+            "forgot \(young - forgottenYoung) request id(s) younger than \(Limits.requestIDMinimumAge.components.seconds / 60) minutes (\(young) since start): a burst of changes filled the ids' memory (\(Limits.maximumRequestIDs) ids or \(Limits.maximumRequestIDBytesKept >> 20) MiB of ids, requests and replies); a retry of one of them would be applied again"
+        forgottenYoung = young
+        if let line = forgottenYoungLog.record(line, now: .now) { logger.log(.warning, line) }
     }
 }
 

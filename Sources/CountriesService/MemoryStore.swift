@@ -52,6 +52,8 @@ final class MemoryStore: StateStore {
     func commit(_ batch: StoreBatch) throws(StateStoreError) {
         contents.commit(batch, nowMilliseconds: clock())
     }
+
+    var requestIDsForgottenYoung: Int { contents.remembered.forgottenYoung }
 }
 
 @available(*, unavailable) extension MemoryStore: Sendable {}

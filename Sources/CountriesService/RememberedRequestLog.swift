@@ -38,6 +38,8 @@ struct RememberedRequestLog {
     private var liveStart = 0
     private var lastOrdinal: Int64 = 0
     private var retention: RequestIDRetention
+    /// Ids a maximum forgot while younger than the age floor (``RequestIDRetention/forgottenYoung``).
+    var forgottenYoung: Int { retention.forgottenYoung }
     /// The last id looked up, with its fingerprint: a change's id is looked up just before it
     /// is staged and remembered once it commits, and hashing it a second time cost about 300
     /// instructions a toggle (docs/BENCHMARKS.md, "Stop 59").
@@ -110,7 +112,7 @@ struct RememberedRequestLog {
     mutating func forgetExpired(nowMilliseconds now: Int64) {
         let (forgettable, _) = retention.forgettable(nowMilliseconds: now)
         guard forgettable > 0 else { return }
-        _ = retention.forget(forgettable)
+        _ = retention.forget(forgettable, nowMilliseconds: now)
         for _ in 0..<forgettable {
             let position = liveStart
             let record = records.withUnsafeBytes { Record($0, at: position - recordsBase) }

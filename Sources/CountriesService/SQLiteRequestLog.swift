@@ -45,6 +45,8 @@ final class SQLiteRequestLog {
     private let clock: @Sendable () -> Int64
     /// Which ids are kept, by count, bytes and age.
     private var retention: RequestIDRetention
+    /// Ids a maximum forgot while younger than the age floor (``RequestIDRetention/forgottenYoung``).
+    var forgottenYoung: Int { retention.forgottenYoung }
     /// The ordinal of each remembered request id: the index the table no longer keeps on disk.
     private var ordinals: [String: Int64] = [:]
     /// The last ordinal given to a remembered request.
@@ -186,7 +188,7 @@ extension SQLiteRequestLog {
 
     /// Brings memory to what `commit`, now on disk, wrote for `requests`.
     func endCommit(_ commit: Commit, of requests: [RememberedRequest]) {
-        retention.forget(commit.forgetting.count, from: &ordinals) { $0 }
+        retention.forget(commit.forgetting.count, nowMilliseconds: commit.now, from: &ordinals) { $0 }
         resetReferences.removeFirst(commit.inlined)
         for inlined in commit.inlinedBytes { retention.grow(ordinal: inlined.ordinal, by: inlined.bytes) }
         if let through = commit.forgetting.through { resetReferences.removeAll { $0.ordinal <= through } }

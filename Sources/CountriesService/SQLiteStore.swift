@@ -206,6 +206,8 @@ extension SQLiteStore {
         return max(UInt64(stored), lastSeq > retained ? lastSeq - retained + 1 : 1)
     }
 
+    var requestIDsForgottenYoung: Int { requests.forgottenYoung }
+
     /// Bytes the store takes on disk (the database and its write-ahead log).
     var sizeOnDisk: Int {
         guard path != ":memory:" else { return 0 }

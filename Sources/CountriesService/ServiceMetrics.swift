@@ -24,6 +24,8 @@ public struct ServiceMetrics: MetricsSnapshot {
     public var unreadiness: String?
     /// A replica's changes passed to the elected writer since start; nil on a single service.
     var forwardedChanges: UInt64?
+    /// Request ids the store forgot younger than the age floor (``StateStore/requestIDsForgottenYoung``).
+    var requestIDsForgottenYoung = 0
 
     /// Commit latencies: 0.5 ms (a memory store) to 5 s (an etcd cluster losing a member).
     static let secondsBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -47,6 +49,12 @@ public struct ServiceMetrics: MetricsSnapshot {
             "countries_commit_changes", help: "Changes committed together in one commit (group commit).",
             commitChanges)
         text.gauge("countries_seq", help: "The seq of the last committed change.", Double(seq))
+        text.counter(
+            "countries_request_ids_forgotten_young_total",
+            help:
+                "Request ids of changes forgotten younger than 10 minutes, the ids' memory being full: "
+                + "a retry of one would be applied again.",
+            Double(requestIDsForgottenYoung))
         text.gauge(
             "countries_ready", help: "1 when the service can commit a change now (as /readyz), else 0.",
             unreadiness == nil ? 1 : 0)

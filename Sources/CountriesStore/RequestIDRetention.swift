@@ -39,6 +39,10 @@ public struct RequestIDRetention: Sendable {
     public private(set) var bytes = 0
     /// The newest time remembered: an entry is never older than the one before it.
     private var newestMilliseconds = Int64.min
+    /// Ids forgotten while younger than ``minimumAge`` (a maximum was passed), since this value
+    /// was made: a retry of one of them would be applied again. Burst of changes with the longest
+    /// names reach the byte maximum first: about 3.4 KB an id, 19,700 ids in 64 MiB.
+    public private(set) var forgottenYoung = 0
 
     /// The protocol's bounds (``CountriesCore/Limits``).
     public init() {}
@@ -114,20 +118,25 @@ public struct RequestIDRetention: Sendable {
     /// and comparing then removing hashed it twice (docs/BENCHMARKS.md, "Stop 48").
     @inlinable
     public mutating func forget<Value>(
-        _ count: Int, from table: inout [String: Value], ordinal: (Value) -> Int64
+        _ count: Int, nowMilliseconds now: Int64, from table: inout [String: Value], ordinal: (Value) -> Int64
     ) {
-        for entry in forget(count) {
+        for entry in forget(count, nowMilliseconds: now) {
             if let index = table.index(forKey: entry.id), ordinal(table[index].value) == entry.ordinal {
                 table.remove(at: index)
             }
         }
     }
 
-    /// Forgets the `count` oldest ids; returns them.
-    public mutating func forget(_ count: Int) -> ArraySlice<Entry> {
+    /// Forgets the `count` oldest ids at `now`; returns them.
+    public mutating func forget(_ count: Int, nowMilliseconds now: Int64) -> ArraySlice<Entry> {
         let end = head + min(count, self.count)
         let forgotten = entries[head..<end]
         for entry in forgotten { bytes -= entry.bytes }
+        // Oldest first: the young ones, if any, are the last.
+        let age = Int64(minimumAge.components.seconds) * 1000
+        if let newest = forgotten.last, now - newest.milliseconds < age {
+            forgottenYoung += forgotten.reversed().prefix { now - $0.milliseconds < age }.count
+        }
         head = end
         if head > 4_096, head * 2 > entries.count {
             entries.removeFirst(head)

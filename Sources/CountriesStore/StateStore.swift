@@ -54,6 +54,11 @@ public protocol StateStore: AnyObject {
     /// whatever `--seed` it was given); nil when the service's own seed is the one.
     var storedSeed: [Country]? { get }
 
+    /// Request ids of changes the store forgot while younger than the age floor, since it was
+    /// opened, because it held its most ids or bytes of them (docs/PROTOCOL.md, "Retries are
+    /// safe"): a retry of one of them would be applied again.
+    var requestIDsForgottenYoung: Int { get }
+
     /// Most changes one commit may hold (a shared store's transactions are bounded).
     var maximumChangesPerCommit: Int { get }
     /// Event bytes (``CountriesCore/Event/estimatedBytes``) after which a commit holds no more
@@ -163,6 +168,9 @@ extension StateStore {
 
     /// Nothing beyond the store itself.
     public func clusterStatus(into status: inout ServiceStatus) {}
+
+    /// A store that keeps no ids of its own, or forgets none before their age.
+    public var requestIDsForgottenYoung: Int { 0 }
 
     /// The service's own seed is the one.
     public var storedSeed: [Country]? { nil }

@@ -1,4 +1,5 @@
 import CountriesCore
+import CountriesStore
 import Foundation
 import Metrics
 import SystemSupport
@@ -80,6 +81,34 @@ import Testing
         let parsed = try ExpositionParser(metrics.metrics.encoded)
         #expect(parsed.value("countries_requests_total", ["op": "toggle", "code": "ok"]) == 2)
         #expect(parsed.value("countries_uptime_seconds") == 1.5)
+    }
+
+    /// A burst that makes the store forget ids younger than the age floor is a warning and a
+    /// counter: exactly once is weakened for those ids (docs/PROTOCOL.md, "Retries are safe").
+    @Test func idsForgottenYoungAreAWarningAndACounter() throws {
+        var retention = RequestIDRetention()
+        retention.minimumCount = 2
+        retention.maximumCount = 4
+        let store = MemoryStore(seed: SeedList.standard, retention: retention)
+        let (logger, lines) = Logger.collecting(.warning, .text)
+        let handler = try makeHandler(on: store, logger: logger)
+        for number in 0..<4 {
+            _ = handler.handled(bodies: [#"{"op":"toggle","index":1,"id":"t\#(number)"}"#])
+        }
+        #expect(lines.withLock { $0 }.isEmpty, "four ids fit")
+        for number in 4..<7 {
+            _ = handler.handled(bodies: [#"{"op":"toggle","index":1,"id":"t\#(number)"}"#])
+        }
+        #expect(handler.metrics().requestIDsForgottenYoung == 3)
+        let warnings = lines.withLock { $0 }
+        #expect(warnings.count == 3)
+        #expect(
+            warnings.last?.contains(
+                "warning: forgot 1 request id(s) younger than 10 minutes (3 since start): a burst of changes filled the ids' memory"
+            ) == true, "\(warnings)")
+        #expect(
+            try ExpositionParser(handler.metrics().metrics.encoded).value(
+                "countries_request_ids_forgotten_young_total") == 3)
     }
 
     @Test func replicatedStatusBecomesGauges() throws {

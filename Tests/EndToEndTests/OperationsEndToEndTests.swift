@@ -54,6 +54,8 @@ import Testing
         #expect(metrics.value("countries_commit_changes_bucket", ["le": "+Inf"]) == 3)
         #expect(metrics.kinds["countries_commit_duration_seconds"] == .histogram)
         #expect(metrics.kinds["countries_requests_total"] == .counter)
+        #expect(metrics.value("countries_request_ids_forgotten_young_total") == 0)
+        #expect(metrics.kinds["countries_request_ids_forgotten_young_total"] == .counter)
 
         #expect(try Self.fetch(base + "/healthz") == (200, "alive\n"))
         #expect(try Self.fetch(base + "/readyz") == (200, "ready\n"))
