@@ -445,7 +445,7 @@ extension SubscriptionMachine {
     }
 
     /// After a snapshot: whether the service's own list reaches the events PUB announced ahead
-    /// of it. When it does not, a replica answering from behind the others, or a forgery (one
+    /// of it (a list asked for because history lacked them). When it does not, a replica answering from behind the others, or a forgery (one
     /// event far ahead from a hostile publisher, behind a relay, which several sources do not
     /// take for a restart) is asked again only after a backoff: each reply cleared the wait, and
     /// history then list then history went round 4,000 times a second. Once the service's lists
@@ -453,15 +453,22 @@ extension SubscriptionMachine {
     /// proves a restart), the events only PUB announced are dropped as a protocol violation, so
     /// the view is live again on what the service says it has.
     private mutating func checkAnnouncedEvents(now: ContinuousClock.Instant, into out: inout Output) {
-        guard let current = replica, !restarted, !snapshotNeeded, knownSeq > current.seq, !buffer.isEmpty
-        else {
-            unconfirmedSince = nil
-            historyLacked = false
+        // A list after events buffered: history may still have what is missing, ask it at once.
+        guard historyLacked else {
+            if buffer.isEmpty { unconfirmedSince = nil }
             return
         }
-        // A list after events buffered: history may still have what is missing, ask it at once.
-        guard historyLacked else { return }
         historyLacked = false
+        guard let current = replica, !restarted, !snapshotNeeded, knownSeq > current.seq, !buffer.isEmpty
+        else {
+            // The list covers what history lacked (a heartbeat's seq, forged or of a replica
+            // ahead, is forgotten by the list): still, the service was just asked twice for seqs
+            // it does not have, so the next such ask waits (a forged heartbeat every
+            // millisecond made a list and a history each).
+            unconfirmedSince = nil
+            backOff(now: now)
+            return
+        }
         guard let since = unconfirmedSince, now - since >= silenceWindow else {
             if unconfirmedSince == nil { unconfirmedSince = now }
             backOff(now: now)

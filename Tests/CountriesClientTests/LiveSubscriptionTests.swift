@@ -195,7 +195,8 @@ struct LiveSubscriptionTests {
             endpoints: .init(
                 commands: [service.commandEndpoint],
                 events: [service.eventsEndpoint, directory.ipc("hostile")]),
-            heartbeatInterval: .milliseconds(100), requestTimeout: .milliseconds(500))
+            // Silence is not what this test is about: stale only after 3 s of it (times the slowdown).
+            heartbeatInterval: .seconds(1) * testSlowdown, requestTimeout: .seconds(2) * testSlowdown)
         var pump = SubscriptionPump([subscription])
         pump.start()
         #expect(try pump.run(upTo: .seconds(10)) { $0.isLive(0, at: 0) })

@@ -617,3 +617,27 @@ private func rejections(_ output: Machine.Output) -> [(seq: UInt64, reason: Stri
     // A real event after it is taken as usual.
     #expect(applied(machine.receive(visit(6), now: at(now + 10))) == [6])
 }
+
+/// A heartbeat ahead that neither history nor the list bears out (forged, repeated every 10 ms,
+/// with two sources so that it is not a restart): the view goes stale and back, but the
+/// service is asked at most about twice a heartbeat interval, not twice per forged heartbeat.
+@Test func forgedHeartbeatsAheadDoNotMakeAFloodOfRequests() {
+    var machine = liveMachine(at: 5, Machine(sources: 2))
+    var requests = 0
+    var pending: Machine.Action?
+    for now in stride(from: 10, through: 5_000, by: 10) {
+        var output = machine.receive(Heartbeat(seq: 99), now: at(now))
+        if pending == nil, let action = output.actions.last { pending = action }
+        requests += output.actions.count
+        switch pending {
+        case .requestHistory?: output = machine.receiveHistory([], now: at(now + 1))
+        case .requestSnapshot?: output = machine.receiveSnapshot(rows: seedRows(), seq: 5, now: at(now + 1))
+        case nil: output = machine.tick(now: at(now + 1))
+        }
+        if pending != nil { pending = nil }
+        requests += output.actions.count
+        pending = output.actions.last
+    }
+    #expect(requests <= 12, "\(requests) requests in 5 s of forged heartbeats")
+    #expect(machine.replica?.seq == 5)
+}
