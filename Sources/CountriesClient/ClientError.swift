@@ -67,6 +67,27 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Why a frame from `endpoint` is no answer to `command`: not the protocol's JSON, or a
+    /// success without the fields it must have (``CountriesCore/Reply/missingField(answering:)``);
+    /// nil for an answer.
+    static func unreadable(
+        _ decoded: Result<Reply, any Error>, answering command: Command, from endpoint: String
+    )
+        -> ClientError?
+    {
+        switch decoded {
+        case .failure:
+            return ClientError(
+                .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+        case .success(let reply):
+            guard let field = reply.missingField(answering: command) else { return nil }
+            return ClientError(
+                .badReply, endpoint: endpoint,
+                "the reply from \(endpoint) says ok but has no \"\(field)\": it is no answer to \(command.op)"
+            )
+        }
+    }
+
     /// No reply from any of `endpoints` after `tries` tries (a read: nothing was changed).
     static func noReply(endpoints: [String], tries: Int) -> ClientError {
         ClientError(

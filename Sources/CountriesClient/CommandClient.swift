@@ -151,14 +151,16 @@ public final class CommandClient {
                 step = machine.couldNotSend()
                 continue
             }
-            guard let reply = try? Reply.decode(frame) else {
+            let decoded = Result { try Reply.decode(frame) }
+            if let problem = ClientError.unreadable(
+                decoded, answering: request.command, from: endpoints[index])
+            {
                 // Not an answer to the change: its outcome is as unknown as after a timeout.
-                let endpoint = endpoints[index]
-                undecodable = ClientError(
-                    .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+                undecodable = problem
                 step = machine.receivedUndecodable()
                 continue
             }
+            guard case .success(let reply) = decoded else { continue }
             step = machine.received(reply)
         }
     }

@@ -111,14 +111,15 @@ public final class PendingRequests<Tag> {
                 now: now)
         }
         guard let frames else { return [] }
-        guard let reply = try? Reply.decode(frames.last ?? Data()) else {
+        let decoded = Result { try Reply.decode(frames.last ?? Data()) }
+        if let problem = ClientError.unreadable(decoded, answering: flight.request.command, from: endpoint) {
             // Not an answer to the change: its outcome is as unknown as after a timeout.
-            flight.undecodable = ClientError(
-                .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
+            flight.undecodable = problem
             let step = flight.machine.receivedUndecodable()
             inFlight = flight
             return follow(step, now: now)
         }
+        guard case .success(let reply) = decoded else { return [] }
         let step = flight.machine.received(reply)
         inFlight = flight
         return follow(step, now: now)

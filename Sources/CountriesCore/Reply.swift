@@ -99,6 +99,27 @@ public struct Reply: Equatable, Sendable {
     }
 }
 
+extension Reply {
+    /// The field a success answering `command` must have and this reply lacks (docs/PROTOCOL.md,
+    /// "Commands": `seq` always, and the op's own: `countries`, `country`, `count`, `events` or
+    /// the status), or nil. A success without it is not an answer to the request (a broken or
+    /// hostile peer on the endpoint): `countries count` printed 0 for `{"ok":true}`, and a toggle
+    /// so answered said nothing of its outcome. Clients take such a reply as one that is not the
+    /// protocol's.
+    public func missingField(answering command: Command) -> String? {
+        guard ok else { return nil }
+        guard seq != nil else { return "seq" }
+        switch command {
+        case .query(.list), .change(.reset): return countries == nil ? "countries" : nil
+        case .query(.get), .change(.toggle), .change(.set), .change(.add), .change(.remove):
+            return country == nil ? "country" : nil
+        case .query(.count): return count == nil ? "count" : nil
+        case .history: return events == nil ? "events" : nil
+        case .status: return nil
+        }
+    }
+}
+
 /// A value behind a pointer.
 private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendable {
     case value(Value)

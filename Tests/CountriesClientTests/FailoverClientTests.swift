@@ -88,7 +88,7 @@ import ZeroMQ
         let answered = playing {
             let unavailable = Reply(error: CountriesError(code, "lost the quorum; retry"))
             _ = unsure.answerOne(with: unavailable)
-            _ = sure.answerOne(with: Reply(seq: 1))
+            _ = sure.answerOne(with: toggled(1))
         }
         // Pinned by hand: the fakes answer only the change, not the `status` that would pin it.
         let reply = try client.send(
@@ -142,8 +142,8 @@ import ZeroMQ
             context: fakes.context, endpoints: fakes.endpoints, timeout: .seconds(2), tries: 3)
         let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
-            _ = writer.answerOne(with: Reply(seq: 1))
-            _ = writer.answerOne(with: Reply(seq: 2))
+            _ = writer.answerOne(with: toggled(1))
+            _ = writer.answerOne(with: toggled(2))
         }
         #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
         #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(3))))).seq == 2)
@@ -165,7 +165,7 @@ import ZeroMQ
             followsWriter: false)
         let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
-            _ = follower.answerOne(with: Reply(seq: 1))
+            _ = follower.answerOne(with: toggled(1))
         }
         #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
         #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
@@ -187,9 +187,9 @@ import ZeroMQ
         let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
             _ = writer.takeOne()
-            _ = follower.answerOne(with: Reply(seq: 1))
+            _ = follower.answerOne(with: toggled(1))
             _ = follower.answerOne(with: statusReply(writer: ServiceStatus.thisReplica, store: "s"))
-            _ = follower.answerOne(with: Reply(seq: 2))
+            _ = follower.answerOne(with: toggled(2))
         }
         #expect(try client.send(Request(id: "one", command: .change(.toggle(.index(2))))).seq == 1)
         #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(3))))).seq == 2)
@@ -243,6 +243,34 @@ import ZeroMQ
         #expect {
             _ = try client.send(Request(command: .query(.count)))
         } throws: { error in (error as? ClientError)?.code == .badReply }
+    }
+
+    /// A success without the fields its op must have is no answer either: a read ends as a bad
+    /// reply (it printed `0` for `count`), a change as unknown.
+    @Test func aSuccessWithoutItsFieldsIsNoAnswer() throws {
+        let directory = try ScratchDirectory(prefix: "fake")
+        defer { directory.remove() }
+        let context = try Context()
+        let only = try FakeReplica(context: context, endpoint: directory.ipc("only"))
+        let client = CommandClient(
+            context: context, endpoints: [only.endpoint], timeout: .milliseconds(500) * testSlowdown, tries: 1
+        )
+        let bare = Data(#"{"ok":true,"seq":3}"#.utf8)
+        let answers = Thread {
+            _ = only.answerOne(withBody: bare)
+            _ = only.answerOne(withBody: bare)
+        }
+        answers.start()
+        #expect {
+            _ = try client.send(Request(command: .query(.count)))
+        } throws: { error in
+            guard let error = error as? ClientError else { return false }
+            return error.code == .badReply
+                && error.message.hasSuffix(#"has no "count": it is no answer to count"#)
+        }
+        #expect {
+            _ = try client.send(Request(id: "one", command: .change(.toggle(.index(2)))))
+        } throws: { error in (error as? ClientError)?.code == .outcomeUnknown }
     }
 
     /// With one endpoint, `storage_error` is the answer: there is no other replica to ask.

@@ -10,7 +10,13 @@ func statusReply(writer: String, store: String) -> Reply {
     var reply = Reply()
     reply.status = status
     reply.store = store
+    reply.seq = 0
     return reply
+}
+
+/// A successful reply to a toggle of France at `seq`, with every field a toggle's reply has.
+func toggled(_ seq: UInt64) -> Reply {
+    Reply(seq: seq, country: IndexedCountry(index: 2, name: "France", visited: true))
 }
 
 /// A raw ROUTER standing in for a replica: answers one request with a given reply and records

@@ -173,8 +173,8 @@ struct PendingRequestsWriterRouteTests {
             context: fakes.context, endpoints: fakes.endpoints, timeout: .seconds(2), tries: 3)
         let answered = playing {
             _ = follower.answerOne(with: statusReply(writer: writer.endpoint, store: "s"))
-            _ = writer.answerOne(with: Reply(seq: 1))
-            _ = writer.answerOne(with: Reply(seq: 2))
+            _ = writer.answerOne(with: toggled(1))
+            _ = writer.answerOne(with: toggled(2))
         }
         for (tag, id) in [(1, "one"), (2, "two")] {
             let request = Request(id: id, command: .change(.toggle(.index(tag))), ifStore: "s")
@@ -204,7 +204,7 @@ struct PendingRequestsWriterRouteTests {
         let answered = playing {
             _ = silent.takeOne()
             _ = writer.answerOne(with: statusReply(writer: ServiceStatus.thisReplica, store: "s"))
-            _ = writer.answerOne(with: Reply(seq: 7))
+            _ = writer.answerOne(with: toggled(7))
         }
         #expect(
             requests.send(Request(id: "one", command: .change(.toggle(.index(1)))), tag: 1, now: .now).isEmpty

@@ -143,6 +143,27 @@ import Testing
         #expect(try Reply.decode(reply.encoded()) == reply)
     }
 
+    /// A success must carry `seq` and its op's own field: without them it answers nothing
+    /// (`countries count` printed 0 for `{"ok":true}`).
+    @Test func aSuccessLackingItsOpsFieldIsNoAnswer() {
+        let row = IndexedCountry(index: 2, name: "France", visited: true)
+        let toggle = Command.change(.toggle(.index(2)))
+        #expect(Reply(seq: 3, country: row).missingField(answering: toggle) == nil)
+        #expect(Reply(seq: 3).missingField(answering: toggle) == "country")
+        #expect(Reply(seq: 3, count: 8).missingField(answering: toggle) == "country")
+        var noSeq = Reply(seq: 3, country: row)
+        noSeq.seq = nil
+        #expect(noSeq.missingField(answering: toggle) == "seq")
+        #expect(Reply(seq: 3).missingField(answering: .query(.count)) == "count")
+        #expect(Reply(seq: 3, count: 0).missingField(answering: .query(.count)) == nil)
+        #expect(Reply(seq: 3).missingField(answering: .query(.list)) == "countries")
+        #expect(Reply(seq: 3, countries: []).missingField(answering: .change(.reset)) == nil)
+        #expect(Reply(seq: 3).missingField(answering: .history(since: 0)) == "events")
+        #expect(Reply(seq: 3).missingField(answering: .status) == nil)
+        let refusal = Reply(error: CountriesError(.notFound, "no such country"))
+        #expect(refusal.missingField(answering: toggle) == nil, "a refusal carries its error only")
+    }
+
     @Test func decodeRejectsWhatIsNotAReply() {
         #expect(throws: (any Error).self) { try Reply.decode(Data("nope".utf8)) }
         #expect(throws: (any Error).self) { try Reply.decode(Data("{}".utf8)) }

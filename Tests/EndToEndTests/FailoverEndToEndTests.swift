@@ -47,7 +47,7 @@ import ZeroMQ
             if request.command == .status {
                 var status = ServiceStatus()
                 status.writer = endpoints[1]
-                reply = Reply()
+                reply = Reply(seq: 1)
                 reply.status = status
             }
             reply.store = String(repeating: "ab", count: 16)
