@@ -1,3 +1,4 @@
+import CountriesCore
 import Foundation
 import ZeroMQ
 
@@ -31,15 +32,16 @@ final class LazyRequestSocket {
     }
 
     /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with
-    /// an unanswered request), replies up to 64 MiB (a 10,000-row list), CURVE if given; with a
-    /// watch on its connect where a refusal proves nothing listens (ipc, loopback tcp), so that
-    /// one is seen at once. Elsewhere a failed connect may be a network down for a moment, which
+    /// an unanswered request), replies up to ``CountriesCore/Reply/maximumBytes`` (the largest
+    /// list, about 16 MB: a hostile service's 60 MB reply of `[{},...]` took 895 MB parsed),
+    /// CURVE if given; with a watch on its connect where a refusal proves nothing listens (ipc,
+    /// loopback tcp), so that one is seen at once. Elsewhere a failed connect may be a network down for a moment, which
     /// the tries and their timeout are there to wait out.
     func connected() throws(ZMQError) -> (socket: Socket, watch: ConnectionWatch?) {
         if let current { return current }
         let socket = try context.makeSocket(.req)
         try socket.setOption(.linger, 0)
-        try socket.setOption(.maxMessageSize, 64 << 20)
+        try socket.setOption(.maxMessageSize, Int64(Reply.maximumBytes))
         if let security { try security.apply(to: socket) }
         for (option, value) in connectOptions { try socket.setOption(option, value) }
         let watch =

@@ -6,10 +6,11 @@ import CountriesCore
 /// sequence of timeouts and replies is tested without sockets.
 ///
 /// The promise it keeps (docs/PROTOCOL.md, "Outcomes"): once any try of a change may have been
-/// applied (no reply came, a reply that is not the protocol's, or `unavailable`), the request ends with the change's
-/// own reply or as ``Verdict/outcomeUnknown(_:)``, never with a definite failure; a
-/// `storage_error` from a later try says only that *that* try changed nothing, and a reply from
-/// an endpoint of another store than the change's `if_store` says nothing of it at all.
+/// applied (no reply came, a reply that is not the protocol's, or `unavailable`), the request
+/// ends with the change's own reply or as ``Verdict/outcomeUnknown(_:)``, never with a definite
+/// failure; a `storage_error` from a later try says only that *that* try changed nothing, and a
+/// reply from an endpoint of another store than the change's `if_store` says nothing of it at
+/// all.
 public struct RetryMachine: Sendable, Equatable {
     /// What to do next.
     public enum Step: Sendable, Equatable {

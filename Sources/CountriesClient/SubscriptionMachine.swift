@@ -444,11 +444,12 @@ extension SubscriptionMachine {
         return true
     }
 
-    /// After a snapshot: whether the service's own list reaches the events PUB announced ahead
-    /// of it (a list asked for because history lacked them). When it does not, a replica answering from behind the others, or a forgery (one
-    /// event far ahead from a hostile publisher, behind a relay, which several sources do not
-    /// take for a restart) is asked again only after a backoff: each reply cleared the wait, and
-    /// history then list then history went round 4,000 times a second. Once the service's lists
+    /// After a snapshot: whether the service's own list reaches what PUB announced ahead of it
+    /// (a list asked for because history lacked it). When it does not, a replica answering from
+    /// behind the others, or a forgery (one event far ahead from a hostile publisher, behind a
+    /// relay, which several sources do not take for a restart) is asked again only after a
+    /// backoff: each reply cleared the wait, and history then list then history went round
+    /// 4,000 times a second. Once the service's lists
     /// have stayed short of them for a whole silence window (as a heartbeat that stays behind
     /// proves a restart), the events only PUB announced are dropped as a protocol violation, so
     /// the view is live again on what the service says it has.

@@ -100,6 +100,12 @@ public struct Reply: Equatable, Sendable {
 }
 
 extension Reply {
+    /// The largest reply a service sends, with room to spare: a `list` or `reset` of the largest
+    /// list holds the rows of the largest reset event (``EventShape/maximumBodyBytes``, about
+    /// 16 MB), and a `history` page at most one such event beyond 64 KiB. Clients take no larger
+    /// frame: a parsed reply takes up to 15 times its bytes.
+    public static let maximumBytes = EventShape.maximumBodyBytes + (256 << 10)
+
     /// The field a success answering `command` must have and this reply lacks (docs/PROTOCOL.md,
     /// "Commands": `seq` always, and the op's own: `countries`, `country`, `count`, `events` or
     /// the status), or nil. A success without it is not an answer to the request (a broken or

@@ -224,6 +224,7 @@ import ZeroMQ
             Data(#"{"op":"list"}"#.utf8), perTry: .seconds(10), budget: .seconds(30)
         ).count
         lister.close()
+        #expect(listBytes <= Reply.maximumBytes, "clients take replies up to Reply.maximumBytes")
         let before = try #require(ProcessMemory.residentKilobytes(of: pid))
 
         let context = try Context()
