@@ -20,6 +20,9 @@ struct EtcdBlob: Sendable {
     static let chunkBytes = 384 * 1024
     /// Chunks read per range: a page stays under about 2 MiB of base64.
     static let chunksPerPage = 3
+    /// Most bytes a value may have: twice the largest list's encoding (a reset of the longest
+    /// list, ``CountriesCore/EventShape/maximumBodyBytes``); a pointer naming more is damage.
+    static let maximumBytes = 2 * EventShape.maximumBodyBytes
 
     /// The key that names the chunks (or, in a store from before chunks, holds the value).
     let pointerKey: String
@@ -156,6 +159,13 @@ struct EtcdBlob: Sendable {
         guard let pointer = Pointer(kv.value) else {
             return (.whole(kv.value, modRevision: kv.modRevision), head.revision)
         }
+        // The pointer is read from etcd: its sizes bound what is read, not the other way round
+        // (a pointer of Int.max bytes failed to allocate; extra chunks were all appended first).
+        guard pointer.bytes <= Self.maximumBytes else {
+            throw .incomplete(
+                "\(pointerKey) names \(pointer.bytes) bytes, more than any list or seed takes (\(Self.maximumBytes))"
+            )
+        }
         var value = Data(capacity: pointer.bytes)
         var count = 0
         let own = chunksPrefix + pointer.token + "/"
@@ -168,6 +178,11 @@ struct EtcdBlob: Sendable {
                 throw .etcd(error)
             }
             for chunk in page.kvs {
+                guard count < pointer.chunks, value.count + chunk.value.count <= pointer.bytes else {
+                    throw .incomplete(
+                        "\(pointerKey) names \(pointer.chunks) chunks of \(pointer.bytes) bytes, but more are there"
+                    )
+                }
                 guard chunk.key == chunkKey(pointer.token, count) else {
                     throw .incomplete(
                         "\(pointerKey) names \(pointer.chunks) chunks, but \(chunkKey(pointer.token, count)) is missing"

@@ -79,10 +79,18 @@ struct EtcdLayout: Sendable {
         return prefix + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
     }
 
-    /// The seq a key made by ``key(_:under:)`` names, or nil when it is not under `prefix`.
+    /// The seq a key made by ``key(_:under:)`` names, or nil when it is not one: exactly 20
+    /// digits after `prefix`, at most `Int64.max` (the largest seq a store keeps). Anyone who can
+    /// write under the prefix could spell a seq otherwise (`events/+5`, `events/5`, which a watch
+    /// delivers beside the real key), or key an entry at `UInt64.max`, whose later lines' seqs
+    /// overflowed and stopped every replica that read it.
     private static func seq(of key: String, under prefix: String) -> UInt64? {
         guard key.hasPrefix(prefix) else { return nil }
-        return UInt64(key.dropFirst(prefix.count))
+        let digits = key.utf8.dropFirst(prefix.utf8.count)
+        guard digits.count == 20, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let seq = UInt64(String(decoding: digits, as: UTF8.self)), seq <= UInt64(Int64.max)
+        else { return nil }
+        return seq
     }
 
     var idsGeneration: String { prefix + "ids-generation" }
@@ -104,7 +112,8 @@ struct EtcdLayout: Sendable {
     /// The seq a range of the seq key read; an error naming the key when it is gone or holds
     /// no seq.
     func seqValue(in range: EtcdRangeResponse) throws(StateStoreError) -> UInt64 {
-        guard let value = range.kvs.first?.value, let number = UInt64(String(decoding: value, as: UTF8.self))
+        guard let value = range.kvs.first?.value, let number = UInt64(String(decoding: value, as: UTF8.self)),
+            number <= UInt64(Int64.max)
         else {
             throw StateStoreError("the key \(seq) is gone from etcd or holds no seq; restart the replica")
         }

@@ -105,7 +105,9 @@ enum StoreLineage {
     /// true difference. Entries are applied one at a time, so never more. A restore drops the
     /// difference by the whole raft log the snapshot's members had, well past one.
     static func historyWentBack(statusDifference: Int64, recorded: Int64) -> Bool {
-        statusDifference < recorded - 1
+        // A mark read from etcd may be anything: at Int64.min, `recorded - 1` trapped.
+        let (limit, overflow) = recorded.subtractingReportingOverflow(1)
+        return !overflow && statusDifference < limit
     }
 
     /// Gives the store at the prefix a new identity in place of `identity`, unless another

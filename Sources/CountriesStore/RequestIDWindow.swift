@@ -71,21 +71,32 @@ public struct RequestIDWindow: Sendable, Equatable {
         public init?(_ value: Data) {
             let fields = String(decoding: value, as: UTF8.self).split(
                 separator: " ", omittingEmptySubsequences: false)
+            // Each field within what a store can reach, so that no sum or step a commit makes
+            // with it overflows: the key is read from etcd, where anyone who can write under the
+            // prefix could put `Int64.max` in any of them and stop every replica's commits.
             guard fields.count == 4 || fields.count == 6, let number = UInt64(fields[0]),
                 let started = Int64(fields[1]), let count = Int(fields[2]), let bytes = Int(fields[3]),
-                count >= 0, bytes >= 0
+                number < UInt64(Int64.max), (0...Self.latestMilliseconds).contains(started),
+                (0...Self.mostCounted).contains(count), (0...Self.mostCounted).contains(bytes)
             else { return nil }
             self.init(number: number, startedMilliseconds: started, count: count, bytes: bytes)
             if fields.count == 4 {
                 isLegacy = true
                 return
             }
-            guard let first = UInt64(fields[4]), let previous = UInt64(fields[5]), previous <= first else {
+            guard let first = UInt64(fields[4]), let previous = UInt64(fields[5]), previous <= first,
+                first <= UInt64(Int64.max)
+            else {
                 return nil
             }
             firstSeq = first
             previousFirstSeq = previous
         }
+
+        /// The latest start a generation may name: the year 2500, in milliseconds since 1970.
+        static let latestMilliseconds: Int64 = 16_725_225_600_000
+        /// The most ids or bytes a generation may count: far past any maximum, far below overflow.
+        static let mostCounted = 1 << 48
 
         /// Generation `number`, started at `startedMilliseconds` at seq `firstSeq`, holding
         /// `count` ids of `bytes`.
@@ -140,7 +151,8 @@ public struct RequestIDWindow: Sendable, Equatable {
     public static func judgedNow(
         wallMilliseconds: Int64, startedMilliseconds: Int64, knownForMilliseconds: Int64
     ) -> Int64 {
-        min(wallMilliseconds, startedMilliseconds + max(0, knownForMilliseconds))
+        let (known, overflow) = startedMilliseconds.addingReportingOverflow(max(0, knownForMilliseconds))
+        return overflow ? wallMilliseconds : min(wallMilliseconds, known)
     }
 
     /// Now, in milliseconds since 1970.

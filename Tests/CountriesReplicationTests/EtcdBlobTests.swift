@@ -71,6 +71,29 @@ struct EtcdBlobTests {
         #expect(try blob.read(client: client).stored.value == second)
     }
 
+    /// The pointer is read from etcd, where anyone who can write under the prefix can put one:
+    /// one naming `Int.max` bytes failed to allocate, and chunks past the ones it names were
+    /// all read into memory before they were counted. Both are damage now, named.
+    @Test(.enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
+    func aPointerBeyondAnyValueOrChunksBeyondItsOwnAreDamage() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let token = StoreIdentity.make()
+        let huge = EtcdBlob.Pointer(token: token, chunks: 1, bytes: Int.max, seq: 5)
+        _ = try client.txn(compare: [], success: [.put(blob.pointerKey, huge.encoded)], failure: [])
+        #expect(throws: EtcdReadFailure.self) { _ = try blob.read(client: client) }
+
+        let small = EtcdBlob.Pointer(token: token, chunks: 1, bytes: 10, seq: 5)
+        _ = try client.txn(
+            compare: [],
+            success: [
+                .put(blob.pointerKey, small.encoded), .put(blob.chunkKey(token, 0), value(10)),
+                .put(blob.chunkKey(token, 1), value(10)),
+            ], failure: [])
+        #expect(throws: EtcdReadFailure.self) { _ = try blob.read(client: client) }
+    }
+
     @Test(.enabled(if: EtcdCluster.isAvailable, "etcd is not installed"))
     func aValueFromBeforeChunksIsReadAsItIs() throws {
         let cluster = try EtcdCluster(members: 1)

@@ -79,6 +79,25 @@ import Testing
                 EtcdKeyValue(key: "/e/seq", value: encoded[0], createRevision: 1, modRevision: 1, version: 1)
             ),
             (
+                "a seq spelled otherwise",
+                EtcdKeyValue(
+                    key: "/e/events/+10", value: encoded[0], createRevision: 1, modRevision: 1, version: 1)
+            ),
+            (
+                "a seq without its zeros",
+                EtcdKeyValue(
+                    key: "/e/events/10", value: encoded[0], createRevision: 1, modRevision: 1, version: 1)
+            ),
+            (
+                // Its second line's seq overflowed: every replica that read the log trapped.
+                "the top seq",
+                EtcdKeyValue(
+                    key: "/e/events/18446744073709551615",
+                    value: EtcdLayout.encodeEntry([encoded[0], encoded[1]]), createRevision: 1,
+                    modRevision: 1,
+                    version: 1)
+            ),
+            (
                 "more lines than an entry holds",
                 kv(1, (1...UInt64(EtcdLayout.eventsPerEntry + 1)).map { toggle($0).encoded() })
             ),
@@ -88,6 +107,18 @@ import Testing
         }
         let full = (1...UInt64(EtcdLayout.eventsPerEntry)).map { toggle($0).encoded() }
         #expect(layout.entries(in: kv(1, full), seedRows: seedRows)?.count == EtcdLayout.eventsPerEntry)
+    }
+
+    /// Only the key ``EtcdLayout/event(_:)`` makes names a seq, and no seq past `Int64.max`.
+    @Test func onlyTheCanonicalKeyNamesASeq() {
+        #expect(layout.seq(ofEventKey: layout.event(10)) == 10)
+        #expect(layout.seq(ofEventKey: layout.event(UInt64(Int64.max))) == UInt64(Int64.max))
+        for key in [
+            "/e/events/+0000000000000000010", "/e/events/10", "/e/events/ 0000000000000000010",
+            layout.event(UInt64(Int64.max) + 1), layout.event(.max), "/e/events/000000000000000001O",
+        ] {
+            #expect(layout.seq(ofEventKey: key) == nil, "\(key)")
+        }
     }
 
     /// The entry that may hold a seq is keyed at most an entry's width before it.

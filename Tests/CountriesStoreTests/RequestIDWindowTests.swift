@@ -87,6 +87,13 @@ import Testing
                 == start)
     }
 
+    /// A start so late that the sum with the time known overflows is judged at the wall clock.
+    @Test func aLateStartDoesNotOverflowTheJudgedNow() {
+        #expect(
+            RequestIDWindow.judgedNow(
+                wallMilliseconds: 5_000, startedMilliseconds: .max, knownForMilliseconds: 10) == 5_000)
+    }
+
     @Test func itsValueRoundTripsAndABadOneIsRefused() throws {
         let value = generation(count: 7, bytes: 70)
         #expect(RequestIDWindow.Generation(value.encoded) == value)
@@ -101,6 +108,10 @@ import Testing
         for bad in [
             "", "3 1000000 7", "3 x 7 70", "3 1000000 -1 70", "not a generation", "3 1 2 3 4",
             "3 1 2 3 4 x", "3 1 2 3 4 5", "3 1 2 3 4 5 6", "3  1 2 3 4",
+            // Values no store reaches, each of which made a commit's sum or step overflow.
+            "1 9223372036854775807 0 0 0 0", "1 1000000 9223372036854775807 0 0 0",
+            "1 1000000 0 9223372036854775807 0 0", "18446744073709551615 1000000 0 0 0 0",
+            "1 -5 0 0 0 0", "1 1000000 0 0 18446744073709551615 0",
         ] {
             #expect(RequestIDWindow.Generation(Data(bad.utf8)) == nil, "\(bad)")
         }
