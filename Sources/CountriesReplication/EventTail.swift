@@ -154,7 +154,13 @@ public final class EventTail: Sendable {
 
     /// Hands over the kept events after `handedOver` and returns the revision they were read at.
     private func readKept(after handedOver: inout UInt64, client: EtcdClient) throws(EtcdError) -> Int64 {
-        var revision: Int64 = 0
+        // The committed seq, at the revision the log is then read at (a commit puts both in one
+        // transaction): an entry keyed past it was never committed. Anyone who can write under
+        // the prefix could put one; taken as a gap of trimmed events, it was published, and
+        // every later commit, at or below it, was dropped as handed over already.
+        let head = try client.range(EtcdRangeRequest(key: layout.seq))
+        var revision = head.revision
+        let committed = try? layout.seqValue(in: head)
         while true {
             let request = EtcdRangeRequest.from(
                 layout.event(handedOver + 1), toPrefixEnd: layout.eventsPrefix, limit: 500, revision: revision
@@ -164,6 +170,13 @@ public final class EventTail: Sendable {
             var entries: [Entry] = []
             for kv in page.kvs {
                 guard let seq = layout.seq(ofEventKey: kv.key), seq > handedOver else { continue }
+                if let committed, seq > committed {
+                    logger.log(
+                        .warning,
+                        "the event log holds \(kv.key), past the committed seq \(committed): never committed, not published (remove it; docs/HA.md)"
+                    )
+                    continue
+                }
                 if seq != handedOver + 1 {
                     logger.log(
                         .warning,

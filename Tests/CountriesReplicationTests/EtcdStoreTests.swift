@@ -41,6 +41,48 @@ struct EtcdStoreTests {
         return state
     }
 
+    /// Anyone who can write under the prefix can key an entry far past the committed seq. The
+    /// event tail took it for a gap of trimmed events, published it, and dropped every later
+    /// commit as handed over already; now it is not published, and the next commit is.
+    @Test func anEntryPastTheCommittedSeqIsNeverPublished() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let health = ClusterHealth(quorumTimeout: .seconds(5))
+        let store = try open(cluster, prefix: "/forged/", health: health)
+        var state = try commitThreeToggles(store)
+        let layout = EtcdLayout(prefix: "/forged/")
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let row = IndexedCountry(index: 0, name: SeedList.standard[0].name, visited: true)
+        let forged = Event(seq: state.seq + 1_000, kind: .changed(row), store: store.identity)
+        _ = try client.txn(
+            compare: [],
+            success: [.put(layout.event(forged.seq), EtcdLayout.encodeEntry([forged.encoded()]))],
+            failure: [])
+        let configuration = EtcdConfiguration(
+            endpoints: cluster.clientURLs, prefix: "/forged/", replicaName: "t")
+        let tail = try EventTail(
+            configuration: configuration, after: state.seq, seed: SeedList.standard, health: health,
+            logger: logger)
+        tail.start()
+        defer { tail.stop() }
+
+        var batch = StoreBatch()
+        batch.basis = state.seq
+        var result = try state.apply(.toggle(.index(4)), seed: SeedList.standard)
+        result.event?.store = store.identity
+        batch.events.append(try #require(result.event))
+        batch.state = state
+        try store.commit(batch)
+
+        var seqs: [UInt64] = []
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
+        while !seqs.contains(state.seq), ContinuousClock.now < deadline {
+            seqs += tail.drain().map(\.event.seq)
+            usleep(10_000)
+        }
+        #expect(seqs == [state.seq], "the commit after the forged entry, and nothing else")
+    }
+
     /// A read on a replica catches up first: caught up, as it nearly always is, that costs one
     /// range of etcd (a range to the page's end found nothing and needed a second look past it);
     /// behind by a few events, one range as well; and a replica that knows of events more than
