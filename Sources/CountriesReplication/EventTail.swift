@@ -170,14 +170,8 @@ public final class EventTail: Sendable {
             var entries: [Entry] = []
             for kv in page.kvs {
                 guard let seq = layout.seq(ofEventKey: kv.key), seq > handedOver else { continue }
-                if let committed, seq > committed {
-                    logger.log(
-                        .warning,
-                        "the event log holds \(kv.key), past the committed seq \(committed): never committed, not published (remove it; docs/HA.md)"
-                    )
-                    continue
-                }
-                if seq != handedOver + 1 {
+                let pastCommitted = committed.map { seq > $0 } ?? false
+                if seq != handedOver + 1, !pastCommitted {
                     logger.log(
                         .warning,
                         "events \(handedOver + 1) to \(seq - 1) are no longer kept in etcd; publishing from \(seq) (subscribers take a fresh list)"
@@ -188,6 +182,15 @@ public final class EventTail: Sendable {
                     outbox.post(entries)
                     throw EtcdError(
                         .badResponse, "the log is damaged at \(kv.key)", endpoint: client.currentEndpoint)
+                }
+                if let committed, pastCommitted {
+                    // Its events, never committed: not published. (A value that is not its
+                    // events is damage above, wherever it is, until a commit overwrites it.)
+                    logger.log(
+                        .warning,
+                        "the event log holds \(kv.key), past the committed seq \(committed): never committed, not published (remove it; docs/HA.md)"
+                    )
+                    continue
                 }
                 entries += decoded
                 handedOver = decoded.last?.event.seq ?? handedOver
