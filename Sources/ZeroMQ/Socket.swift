@@ -52,32 +52,35 @@ public final class Socket {
     /// Binds to `endpoint`, e.g. `tcp://127.0.0.1:*`, `ipc:///tmp/x.sock` or `inproc://name`.
     public func bind(_ endpoint: String) throws(ZMQError) {
         let handle = try openHandle("bind(\(endpoint))")
-        if zmq_bind(handle, endpoint) != 0 {
-            throw ZMQError.last("bind(\(endpoint))")
-        }
+        try retryingSignals("bind(\(endpoint))") { zmq_bind(handle, endpoint) }
     }
 
     /// Connects to `endpoint`; the connection itself is made (and remade) in the background.
     public func connect(_ endpoint: String) throws(ZMQError) {
         let handle = try openHandle("connect(\(endpoint))")
-        if zmq_connect(handle, endpoint) != 0 {
-            throw ZMQError.last("connect(\(endpoint))")
-        }
+        try retryingSignals("connect(\(endpoint))") { zmq_connect(handle, endpoint) }
     }
 
     /// Stops listening on `endpoint`; for wildcard binds pass the ``lastEndpoint`` form.
     public func unbind(_ endpoint: String) throws(ZMQError) {
         let handle = try openHandle("unbind(\(endpoint))")
-        if zmq_unbind(handle, endpoint) != 0 {
-            throw ZMQError.last("unbind(\(endpoint))")
-        }
+        try retryingSignals("unbind(\(endpoint))") { zmq_unbind(handle, endpoint) }
     }
 
     /// Drops the connection to `endpoint`.
     public func disconnect(_ endpoint: String) throws(ZMQError) {
         let handle = try openHandle("disconnect(\(endpoint))")
-        if zmq_disconnect(handle, endpoint) != 0 {
-            throw ZMQError.last("disconnect(\(endpoint))")
+        try retryingSignals("disconnect(\(endpoint))") { zmq_disconnect(handle, endpoint) }
+    }
+
+    /// Calls `call` (a libzmq call returning 0 or -1) again while a signal interrupts it.
+    /// libzmq starts each endpoint call by taking the socket's pending commands, and a signal
+    /// there (`EINTR`) fails the call before it has done anything: a handled signal (a resized
+    /// terminal's SIGWINCH, a SIGHUP) failed a connect "Interrupted system call".
+    private func retryingSignals(_ operation: @autoclosure () -> String, _ call: () -> Int32) throws(ZMQError)
+    {
+        while call() != 0 {
+            guard zmq_errno() == EINTR else { throw ZMQError.last(operation()) }
         }
     }
 

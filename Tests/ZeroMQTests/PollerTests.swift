@@ -213,65 +213,31 @@ struct PollerTests {
     /// another sends it SIGUSR1 (a handler without `SA_RESTART`) thousands of times.
     @Test("A signal during a poll is reported as an interruption, never thrown")
     func signalsInterruptNeverThrow() throws {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0
-        var previous = sigaction()
-        #expect(sigaction(SIGUSR1, &action, &previous) == 0)
-        defer { sigaction(SIGUSR1, &previous, nil) }
-
-        let outcome = Box<(polls: Int, interrupted: Int, error: String?, thread: pthread_t?)>(
-            (0, 0, nil, nil))
-        let stop = Box(false)
-        let done = startThread {
-            // Threads inherit a signal mask: make sure this one takes SIGUSR1.
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            sigaddset(&unblock, SIGUSR1)
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-            outcome.update { $0.thread = pthread_self() }
-            do {
-                let context = try Context()
-                let pull = try context.testSocket(.pull)
-                let push = try context.testSocket(.push)
-                try pull.bind("inproc://poll-signals")
-                try push.connect("inproc://poll-signals")
-                var poller = Poller()
-                let item = poller.add(pull)
-                var round = 0
-                while !stop.value {
-                    // Mostly waits (nothing to read), now and then with a message to take.
-                    round += 1
-                    if round % 8 == 0 { try push.send([frame("tick")]) }
-                    let ready = try poller.poll(timeoutMilliseconds: 5)
-                    outcome.update {
-                        $0.polls += 1
-                        if ready.isInterrupted { $0.interrupted += 1 }
-                    }
-                    if ready.isReadable(item) { _ = try pull.receive(dontWait: true) }
+        let outcome = Box((polls: 0, interrupted: 0))
+        let result = try underSignals { stop in
+            let context = try Context()
+            let pull = try context.testSocket(.pull)
+            let push = try context.testSocket(.push)
+            try pull.bind("inproc://poll-signals")
+            try push.connect("inproc://poll-signals")
+            var poller = Poller()
+            let item = poller.add(pull)
+            var round = 0
+            while !stop.value {
+                // Mostly waits (nothing to read), now and then with a message to take.
+                round += 1
+                if round % 8 == 0 { try push.send([frame("tick")]) }
+                let ready = try poller.poll(timeoutMilliseconds: 5)
+                outcome.update {
+                    $0.polls += 1
+                    if ready.isInterrupted { $0.interrupted += 1 }
                 }
-            } catch {
-                outcome.update { $0.error = "\(error)" }
+                if ready.isReadable(item) { _ = try pull.receive(dontWait: true) }
             }
         }
-        var thread: pthread_t?
-        for _ in 0..<1000 where thread == nil {
-            thread = outcome.value.thread
-            usleep(1000)
-        }
-        let target = try #require(thread)
-        for _ in 0..<5_000 {
-            if outcome.value.error != nil { break }
-            pthread_kill(target, SIGUSR1)
-            usleep(200)
-        }
-        stop.value = true
-        #expect(wait(done, seconds: 10))
-        let result = outcome.value
-        #expect(result.error == nil, "the poll threw after \(result.polls) polls")
-        #expect(result.polls > 100)
-        #expect(result.interrupted > 0, "no signal landed in a wait: the test proved nothing")
+        #expect(result.error == nil, "the poll threw after \(outcome.value.polls) polls")
+        #expect(outcome.value.polls > 100)
+        #expect(outcome.value.interrupted > 0, "no signal landed in a wait: the test proved nothing")
     }
 
     /// A bound DEALER whose peer, on a thread of its own, sends back each of the first

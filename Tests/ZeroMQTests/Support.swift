@@ -74,3 +74,46 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
 func wait(_ semaphore: DispatchSemaphore, seconds: Double = 5) -> Bool {
     semaphore.wait(timeout: .now() + seconds * Double(testSlowdown)) == .success
 }
+
+/// Runs `body` on a thread of its own while this thread sends it SIGUSR1 (a handler without
+/// `SA_RESTART`) `signals` times, 200 µs apart, then sets `stop`; `body` runs until `stop` is
+/// true or it throws. What it threw, and how many signals were sent, once it has ended.
+func underSignals(
+    _ signals: Int = 5_000, _ body: @escaping @Sendable (_ stop: Box<Bool>) throws -> Void
+) throws -> (error: String?, sent: Int) {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = 0
+    var previous = sigaction()
+    #expect(sigaction(SIGUSR1, &action, &previous) == 0)
+    defer { sigaction(SIGUSR1, &previous, nil) }
+
+    let target = Box<pthread_t?>(nil)
+    let error = Box<String?>(nil)
+    let stop = Box(false)
+    let done = startThread {
+        // Threads inherit a signal mask: make sure this one takes SIGUSR1.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGUSR1)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        target.value = pthread_self()
+        do { try body(stop) } catch let thrown { error.value = "\(thrown)" }
+    }
+    var thread: pthread_t?
+    for _ in 0..<1000 where thread == nil {
+        thread = target.value
+        usleep(1000)
+    }
+    let signalled = try #require(thread)
+    var sent = 0
+    while sent < signals, error.value == nil {
+        pthread_kill(signalled, SIGUSR1)
+        sent += 1
+        usleep(200)
+    }
+    stop.value = true
+    #expect(wait(done, seconds: 10))
+    return (error.value, sent)
+}
