@@ -186,11 +186,16 @@ public final class EventTail: Sendable {
                 if let committed, pastCommitted {
                     // Its events, never committed: not published. (A value that is not its
                     // events is damage above, wherever it is, until a commit overwrites it.)
+                    // Every key after it is past the committed seq too (canonical keys sort as
+                    // their seqs), so the read ends here: skipped and read again, a page of
+                    // them was the same page for ever.
                     logger.log(
                         .warning,
-                        "the event log holds \(kv.key), past the committed seq \(committed): never committed, not published (remove it; docs/HA.md)"
+                        "the event log holds entries from \(kv.key) on, past the committed seq \(committed): never committed, not published (remove them; docs/HA.md)"
                     )
-                    continue
+                    outbox.post(entries)
+                    health.recordLogReadable()
+                    return revision
                 }
                 entries += decoded
                 handedOver = decoded.last?.event.seq ?? handedOver

@@ -44,7 +44,8 @@ struct EtcdStoreTests {
     /// Anyone who can write under the prefix can key an entry far past the committed seq. The
     /// event tail took it for a gap of trimmed events, published it, and dropped every later
     /// commit as handed over already; now it is not published, and the next commit is.
-    @Test func anEntryPastTheCommittedSeqIsNeverPublished() throws {
+    @Test(arguments: [1, 600])
+    func anEntryPastTheCommittedSeqIsNeverPublished(forgedEntries: Int) throws {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
         let health = ClusterHealth(quorumTimeout: .seconds(5))
@@ -53,11 +54,18 @@ struct EtcdStoreTests {
         let layout = EtcdLayout(prefix: "/forged/")
         let client = EtcdClient(endpoints: cluster.clientURLs)
         let row = IndexedCountry(index: 0, name: SeedList.standard[0].name, visited: true)
-        let forged = Event(seq: state.seq + 1_000, kind: .changed(row), store: store.identity)
-        _ = try client.txn(
-            compare: [],
-            success: [.put(layout.event(forged.seq), EtcdLayout.encodeEntry([forged.encoded()]))],
-            failure: [])
+        // More than a page of them (500) was read again and again, for ever, and nothing after.
+        let forged = (0..<forgedEntries).map {
+            Event(seq: state.seq + 1_000 + UInt64($0), kind: .changed(row), store: store.identity)
+        }
+        for part in stride(from: 0, to: forged.count, by: 100) {
+            _ = try client.txn(
+                compare: [],
+                success: forged[part..<min(part + 100, forged.count)].map {
+                    .put(layout.event($0.seq), EtcdLayout.encodeEntry([$0.encoded()]))
+                },
+                failure: [])
+        }
         let configuration = EtcdConfiguration(
             endpoints: cluster.clientURLs, prefix: "/forged/", replicaName: "t")
         let tail = try EventTail(
