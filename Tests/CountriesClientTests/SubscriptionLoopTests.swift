@@ -92,15 +92,12 @@ import ZeroMQ
     @Test func aSignalDuringThePollIsNotAnError() throws {
         let service = try LiveTestService.start()
         defer { service.stop() }
-        // A handler, so SIGUSR1 interrupts the poll instead of ending the process; no SA_RESTART.
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in }
-        sigaction(SIGUSR1, &action, nil)
+        try #require(InterruptingSignal.isInstalled)
         let loopThread = pthread_self()
         let signaller = Thread {
             for _ in 0..<5 {
                 usleep(30_000)
-                pthread_kill(loopThread, SIGUSR1)
+                InterruptingSignal.send(to: loopThread)
             }
         }
         let loop = SubscriptionLoop(subscription: try subscription(service, keepsStates: false))
@@ -117,7 +114,5 @@ import ZeroMQ
         #expect(
             woke - start < .seconds(2) * testSlowdown,
             "the caller's deadline woke the loop despite the signals")
-        usleep(200_000)
-        signal(SIGUSR1, SIG_DFL)
     }
 }

@@ -75,20 +75,13 @@ func wait(_ semaphore: DispatchSemaphore, seconds: Double = 5) -> Bool {
     semaphore.wait(timeout: .now() + seconds * Double(testSlowdown)) == .success
 }
 
-/// Runs `body` on a thread of its own while this thread sends it SIGUSR1 (a handler without
-/// `SA_RESTART`) `signals` times, 200 µs apart, then sets `stop`; `body` runs until `stop` is
+/// Runs `body` on a thread of its own while this thread sends it ``InterruptingSignal``
+/// `signals` times, 200 µs apart, then sets `stop`; `body` runs until `stop` is
 /// true or it throws. What it threw, and how many signals were sent, once it has ended.
 func underSignals(
     _ signals: Int = 5_000, _ body: @escaping @Sendable (_ stop: Box<Bool>) throws -> Void
 ) throws -> (error: String?, sent: Int) {
-    var action = sigaction()
-    action.__sigaction_handler.sa_handler = { _ in }
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = 0
-    var previous = sigaction()
-    #expect(sigaction(SIGUSR1, &action, &previous) == 0)
-    defer { sigaction(SIGUSR1, &previous, nil) }
-
+    try #require(InterruptingSignal.isInstalled)
     let target = Box<pthread_t?>(nil)
     let error = Box<String?>(nil)
     let stop = Box(false)
@@ -96,7 +89,7 @@ func underSignals(
         // Threads inherit a signal mask: make sure this one takes SIGUSR1.
         var unblock = sigset_t()
         sigemptyset(&unblock)
-        sigaddset(&unblock, SIGUSR1)
+        sigaddset(&unblock, InterruptingSignal.number)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         target.value = pthread_self()
         do { try body(stop) } catch let thrown { error.value = "\(thrown)" }
@@ -109,7 +102,7 @@ func underSignals(
     let signalled = try #require(thread)
     var sent = 0
     while sent < signals, error.value == nil {
-        pthread_kill(signalled, SIGUSR1)
+        InterruptingSignal.send(to: signalled)
         sent += 1
         usleep(200)
     }
