@@ -152,21 +152,32 @@ public final class EventTail: Sendable {
         )
     }
 
-    /// Hands over the kept events after `handedOver` and returns the revision they were read at.
+    /// Hands over the kept events after `handedOver` and returns the revision they were read at,
+    /// after which the watch goes on.
     private func readKept(after handedOver: inout UInt64, client: EtcdClient) throws(EtcdError) -> Int64 {
         // The committed seq, at the revision the log is then read at (a commit puts both in one
         // transaction): an entry keyed past it was never committed. Anyone who can write under
         // the prefix could put one; taken as a gap of trimmed events, it was published, and
         // every later commit, at or below it, was dropped as handed over already.
         let head = try client.range(EtcdRangeRequest(key: layout.seq))
-        var revision = head.revision
-        let committed = try? layout.seqValue(in: head)
-        while true {
-            let request = EtcdRangeRequest.from(
-                layout.event(handedOver + 1), toPrefixEnd: layout.eventsPrefix, limit: 500, revision: revision
-            )
-            let page = try client.range(request)
-            revision = page.revision
+        return try readLog(
+            after: &handedOver, committed: try? layout.seqValue(in: head), at: head.revision, client: client)
+    }
+
+    /// Hands over the events after `handedOver` the log held at `revision`, when the committed
+    /// seq was `committed`, and returns `revision`: the watch goes on after it. (A page's own
+    /// revision is etcd's newest; the watch started after it missed every commit made since the
+    /// seq was read, until a later commit showed the gap or the watchdog took the member for
+    /// hung.)
+    func readLog(
+        after handedOver: inout UInt64, committed: UInt64?, at revision: Int64, client: EtcdClient
+    ) throws(EtcdError) -> Int64 {
+        // Every page at that revision, each from just after the last key of the one before: a
+        // key skipped (not a seq's) still moves the read on.
+        var request: EtcdRangeRequest? = EtcdRangeRequest.from(
+            layout.event(handedOver + 1), toPrefixEnd: layout.eventsPrefix, limit: 500, revision: revision)
+        while let current = request {
+            let page = try client.range(current)
             var entries: [Entry] = []
             for kv in page.kvs {
                 guard let seq = layout.seq(ofEventKey: kv.key), seq > handedOver else { continue }
@@ -187,8 +198,7 @@ public final class EventTail: Sendable {
                     // Its events, never committed: not published. (A value that is not its
                     // events is damage above, wherever it is, until a commit overwrites it.)
                     // Every key after it is past the committed seq too (canonical keys sort as
-                    // their seqs), so the read ends here: skipped and read again, a page of
-                    // them was the same page for ever.
+                    // their seqs), so the read ends here.
                     logger.log(
                         .warning,
                         "the event log holds entries from \(kv.key) on, past the committed seq \(committed): never committed, not published (remove them; docs/HA.md)"
@@ -201,11 +211,12 @@ public final class EventTail: Sendable {
                 handedOver = decoded.last?.event.seq ?? handedOver
             }
             outbox.post(entries)
-            if !page.more {
-                health.recordLogReadable()
-                return revision
-            }
+            // Stopping: whoever starts a tail again reads the rest.
+            if isStopping { return revision }
+            request = current.next(after: page)
         }
+        health.recordLogReadable()
+        return revision
     }
 
     /// The events of the log's entry at `seq`; nil, with the damage recorded and logged once,

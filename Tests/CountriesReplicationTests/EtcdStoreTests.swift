@@ -41,11 +41,35 @@ struct EtcdStoreTests {
         return state
     }
 
-    /// Anyone who can write under the prefix can key an entry far past the committed seq. The
-    /// event tail took it for a gap of trimmed events, published it, and dropped every later
-    /// commit as handed over already; now it is not published, and the next commit is.
-    @Test(arguments: [1, 600])
-    func anEntryPastTheCommittedSeqIsNeverPublished(forgedEntries: Int) throws {
+    /// Commits a toggle of row `index` after `state`, as a batch of its own.
+    private func commitToggle(_ index: Int, after state: inout CountriesState, to store: EtcdStore) throws {
+        var batch = StoreBatch()
+        batch.basis = state.seq
+        var result = try state.apply(.toggle(.index(index)), seed: SeedList.standard)
+        result.event?.store = store.identity
+        batch.events.append(try #require(result.event))
+        batch.state = state
+        try store.commit(batch)
+    }
+
+    /// Keys put under the event log by anyone who can write under the prefix.
+    enum ForgedKeys: CaseIterable, Sendable {
+        /// One entry keyed far past the committed seq.
+        case onePastTheCommittedSeq
+        /// More than a page (500) of them.
+        case pagesPastTheCommittedSeq
+        /// More than a page of keys that name no seq (not the canonical 20 digits), where the
+        /// next commit's entry goes.
+        case pagesThatAreNoSeq
+    }
+
+    /// The event tail took an entry far past the committed seq for a gap of trimmed events,
+    /// published it, and dropped every later commit as handed over already; now it is not
+    /// published, and the next commit is. A page of keys it skips (past the committed seq, or
+    /// no seq) was read again and again, for ever, since the next page started where that one
+    /// had: now each page starts after the last key of the one before.
+    @Test(arguments: ForgedKeys.allCases)
+    func keysForgedInTheLogAreNeverPublished(_ forgedKeys: ForgedKeys) throws {
         let cluster = try EtcdCluster(members: 1)
         defer { cluster.stop() }
         let health = ClusterHealth(quorumTimeout: .seconds(5))
@@ -54,16 +78,22 @@ struct EtcdStoreTests {
         let layout = EtcdLayout(prefix: "/forged/")
         let client = EtcdClient(endpoints: cluster.clientURLs)
         let row = IndexedCountry(index: 0, name: SeedList.standard[0].name, visited: true)
-        // More than a page of them (500) was read again and again, for ever, and nothing after.
-        let forged = (0..<forgedEntries).map {
-            Event(seq: state.seq + 1_000 + UInt64($0), kind: .changed(row), store: store.identity)
+        // Each an entry of events whose seqs are its key's, as a commit would write it.
+        func entry(_ seq: UInt64) -> (key: String, value: Data) {
+            let event = Event(seq: seq, kind: .changed(row), store: store.identity)
+            return (layout.event(seq), EtcdLayout.encodeEntry([event.encoded()]))
         }
+        let forged: [(key: String, value: Data)] =
+            switch forgedKeys {
+            case .onePastTheCommittedSeq: [entry(state.seq + 1_000)]
+            case .pagesPastTheCommittedSeq: (0..<600).map { entry(state.seq + 1_000 + UInt64($0)) }
+            case .pagesThatAreNoSeq:
+                (0..<600).map { (entry(state.seq + 1).key + "x\($0)", entry(state.seq + 1).value) }
+            }
         for part in stride(from: 0, to: forged.count, by: 100) {
             _ = try client.txn(
                 compare: [],
-                success: forged[part..<min(part + 100, forged.count)].map {
-                    .put(layout.event($0.seq), EtcdLayout.encodeEntry([$0.encoded()]))
-                },
+                success: forged[part..<min(part + 100, forged.count)].map { .put($0.key, $0.value) },
                 failure: [])
         }
         let configuration = EtcdConfiguration(
@@ -74,21 +104,42 @@ struct EtcdStoreTests {
         tail.start()
         defer { tail.stop() }
 
-        var batch = StoreBatch()
-        batch.basis = state.seq
-        var result = try state.apply(.toggle(.index(4)), seed: SeedList.standard)
-        result.event?.store = store.identity
-        batch.events.append(try #require(result.event))
-        batch.state = state
-        try store.commit(batch)
-
+        try commitToggle(4, after: &state, to: store)
         var seqs: [UInt64] = []
         let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
         while !seqs.contains(state.seq), ContinuousClock.now < deadline {
             seqs += tail.drain().map(\.event.seq)
             usleep(10_000)
         }
-        #expect(seqs == [state.seq], "the commit after the forged entry, and nothing else")
+        #expect(seqs == [state.seq], "the commit after the forged keys, and nothing else")
+    }
+
+    /// The tail reads the committed seq, then the log at that revision, and its watch goes on
+    /// after it. It went on after a page's own revision (etcd's newest): a commit made between
+    /// the two reads was neither read nor watched, and was published only when a later commit
+    /// showed the gap, or once the watchdog took its member for hung.
+    @Test func theLogIsReadAtTheSeqsRevisionAndWatchedAfterIt() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let health = ClusterHealth(quorumTimeout: .seconds(5))
+        let store = try open(cluster, prefix: "/revision/", health: health)
+        var state = try commitThreeToggles(store)
+        let layout = EtcdLayout(prefix: "/revision/")
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        let head = try client.range(EtcdRangeRequest(key: layout.seq))
+        let committed = try layout.seqValue(in: head)
+        try commitToggle(4, after: &state, to: store)
+
+        let configuration = EtcdConfiguration(
+            endpoints: cluster.clientURLs, prefix: "/revision/", replicaName: "t")
+        let tail = try EventTail(
+            configuration: configuration, after: 0, seed: SeedList.standard, health: health, logger: logger)
+        var handedOver: UInt64 = 0
+        let revision = try tail.readLog(
+            after: &handedOver, committed: committed, at: head.revision, client: client)
+        #expect(revision == head.revision, "the watch goes on after the revision the log was read at")
+        #expect(handedOver == committed)
+        #expect(tail.drain().map(\.event.seq) == Array(1...committed))
     }
 
     /// A read on a replica catches up first: caught up, as it nearly always is, that costs one
