@@ -95,6 +95,14 @@ public enum SelectionStatus {
         return (describe(country: country), false)
     }
 
+    /// The status for a toggle of `name` that got no reply: "France was not toggled: ..." when
+    /// nothing changed, and "France: outcome unknown: ..." (the message names the request's id)
+    /// when it may have been applied, which "was not toggled" would deny.
+    public static func describe(failedToggleOf name: String, message: String, outcomeUnknown: Bool) -> String
+    {
+        outcomeUnknown ? "\(name): \(message)" : "\(name) was not toggled: \(message)"
+    }
+
     /// The status for a toggle's outcome: the selected country, or the error's message.
     public static func describe(_ result: Result<IndexedCountry, CountriesError>) -> (
         text: String, isError: Bool

@@ -129,9 +129,8 @@ public struct TableScreenModel: Sendable {
             let described = SelectionStatus.describe(reply: reply)
             show(Status(text: described.text, isError: described.isError), now: now)
         case .toggleFailed(let country, let message, let outcomeUnknown):
-            // The message of an unknown outcome begins "outcome unknown: ..." and names the id.
-            let text =
-                outcomeUnknown ? "\(country.name): \(message)" : "\(country.name) was not toggled: \(message)"
+            let text = SelectionStatus.describe(
+                failedToggleOf: country.name, message: message, outcomeUnknown: outcomeUnknown)
             show(Status(text: text, isError: true), now: now)
         }
         if let highlight, now >= highlight.until {

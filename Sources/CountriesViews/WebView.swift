@@ -167,10 +167,9 @@ public final class WebView {
                     let described = SelectionStatus.describe(reply: reply)
                     answer(toggle, status: described.isError ? 409 : 200, text: described.text)
                 case .failed(let toggle, let error):
-                    let text =
-                        error.code == .outcomeUnknown
-                        ? "\(toggle.name): \(error.message)"
-                        : "\(toggle.name) was not toggled: \(error.message)"
+                    let text = SelectionStatus.describe(
+                        failedToggleOf: toggle.name, message: error.message,
+                        outcomeUnknown: error.code == .outcomeUnknown)
                     answer(toggle, status: 503, text: text)
                 }
             }

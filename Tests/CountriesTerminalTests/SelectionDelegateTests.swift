@@ -134,6 +134,14 @@ import Testing
         #expect(failed.isError)
         #expect(SelectionStatus.describe(.failure(error)).text == error.message)
         #expect(SelectionStatus.describe(.success(france)).isError == false)
+        // No reply: "not toggled" only when nothing can have changed.
+        #expect(
+            SelectionStatus.describe(failedToggleOf: "France", message: "no reply", outcomeUnknown: false)
+                == "France was not toggled: no reply")
+        #expect(
+            SelectionStatus.describe(
+                failedToggleOf: "France", message: "outcome unknown: request id x", outcomeUnknown: true)
+                == "France: outcome unknown: request id x")
     }
 }
 
