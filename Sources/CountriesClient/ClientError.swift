@@ -67,25 +67,22 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Why a frame from `endpoint` is no answer to `command`: not the protocol's JSON, or a
-    /// success without the fields it must have (``CountriesCore/Reply/missingField(answering:)``);
-    /// nil for an answer.
-    static func unreadable(
-        _ decoded: Result<Reply, any Error>, answering command: Command, from endpoint: String
-    )
-        -> ClientError?
-    {
-        switch decoded {
-        case .failure:
-            return ClientError(
-                .badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON")
-        case .success(let reply):
-            guard let field = reply.missingField(answering: command) else { return nil }
-            return ClientError(
+    /// The reply in a frame from `endpoint`, or why it is no answer to `command`: not the
+    /// protocol's JSON, or a success without the fields it must have
+    /// (``CountriesCore/Reply/missingField(answering:)``).
+    static func reply(in frame: Data, answering command: Command, from endpoint: String) -> Result<
+        Reply, ClientError
+    > {
+        guard let reply = try? Reply.decode(frame) else {
+            return .failure(
+                ClientError(.badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON"))
+        }
+        guard let field = reply.missingField(answering: command) else { return .success(reply) }
+        return .failure(
+            ClientError(
                 .badReply, endpoint: endpoint,
                 "the reply from \(endpoint) says ok but has no \"\(field)\": it is no answer to \(command.op)"
-            )
-        }
+            ))
     }
 
     /// No reply from any of `endpoints` after `tries` tries (a read: nothing was changed).

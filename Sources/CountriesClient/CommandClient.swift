@@ -151,17 +151,14 @@ public final class CommandClient {
                 step = machine.couldNotSend()
                 continue
             }
-            let decoded = Result { try Reply.decode(frame) }
-            if let problem = ClientError.unreadable(
-                decoded, answering: request.command, from: endpoints[index])
-            {
+            switch ClientError.reply(in: frame, answering: request.command, from: endpoints[index]) {
+            case .success(let reply):
+                step = machine.received(reply)
+            case .failure(let problem):
                 // Not an answer to the change: its outcome is as unknown as after a timeout.
                 undecodable = problem
                 step = machine.receivedUndecodable()
-                continue
             }
-            guard case .success(let reply) = decoded else { continue }
-            step = machine.received(reply)
         }
     }
 

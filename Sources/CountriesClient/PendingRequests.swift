@@ -111,16 +111,16 @@ public final class PendingRequests<Tag> {
                 now: now)
         }
         guard let frames else { return [] }
-        let decoded = Result { try Reply.decode(frames.last ?? Data()) }
-        if let problem = ClientError.unreadable(decoded, answering: flight.request.command, from: endpoint) {
+        let step: RetryMachine.Step
+        switch ClientError.reply(in: frames.last ?? Data(), answering: flight.request.command, from: endpoint)
+        {
+        case .success(let reply):
+            step = flight.machine.received(reply)
+        case .failure(let problem):
             // Not an answer to the change: its outcome is as unknown as after a timeout.
             flight.undecodable = problem
-            let step = flight.machine.receivedUndecodable()
-            inFlight = flight
-            return follow(step, now: now)
+            step = flight.machine.receivedUndecodable()
         }
-        guard case .success(let reply) = decoded else { return [] }
-        let step = flight.machine.received(reply)
         inFlight = flight
         return follow(step, now: now)
     }
