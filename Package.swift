@@ -193,7 +193,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ArgumentParsingTests",
-            dependencies: ["ArgumentParsing"],
+            dependencies: ["ArgumentParsing", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

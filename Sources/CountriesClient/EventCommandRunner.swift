@@ -70,6 +70,12 @@ public struct EventCommandRunner {
         process.environment = environment
         let stdin = Pipe()
         process.standardInput = stdin
+        // Not `waitUntilExit()`: it turns the calling thread's run loop until Foundation posts the
+        // exit there, which on Linux has been reported never to come on a thread other than the
+        // main one. The handler comes from Foundation's own watch of its children; set before
+        // `run()`, it cannot miss a command that exits at once.
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         do {
             try process.run()
         } catch {
@@ -81,7 +87,7 @@ public struct EventCommandRunner {
         // The command may not read its stdin; a closed pipe is not our failure.
         try? stdin.fileHandleForWriting.write(contentsOf: body)
         try? stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
+        exited.wait()
         if process.terminationReason == .uncaughtSignal {
             report(
                 "on-change: \(executable) was killed by signal \(process.terminationStatus) (seq \(seq))")

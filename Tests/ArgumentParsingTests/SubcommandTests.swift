@@ -1,5 +1,6 @@
 import ArgumentParsing
 import Foundation
+import TestSupport
 import Testing
 
 /// Two subcommands declared as types, as the `countries` executable declares its own.
@@ -153,16 +154,12 @@ private struct Wave: Subcommand {
         let file = directory.appendingPathComponent("main.swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", "-I", modules.path, file.path]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect((process.terminationStatus == 0) == compiles, "\(expression): \(output)")
-        if !compiles { #expect(output.contains("error:"), "\(output)") }
+        // ChildProcess, not Foundation's Process: its waits have a bound (these five run at
+        // once, and two unbounded waits that never ended would stop every other test too).
+        let typecheck = try ChildProcess.run(
+            "swiftc", ["-typecheck", "-I", modules.path, file.path],
+            environment: ProcessInfo.processInfo.environment, timeout: .seconds(120))
+        #expect((typecheck.exitCode == 0) == compiles, "\(expression): \(typecheck.stderr)")
+        if !compiles { #expect(typecheck.stderr.contains("error:"), "\(typecheck.stderr)") }
     }
 }
