@@ -312,8 +312,11 @@ public final class EtcdStore: StateStore {
         writer.submit(state)
     }
 
-    /// Waits until the snapshot handed over last is written or given up (for tests).
-    func waitForSnapshot() { snapshotWriter?.waitUntilIdle() }
+    /// Waits until the snapshot handed over last is written or given up, at most `limit` (for
+    /// tests); whether it was.
+    func waitForSnapshot(within limit: Duration) -> Bool {
+        snapshotWriter?.waitUntilIdle(within: limit) ?? true
+    }
 
     deinit { snapshotWriter?.stop() }
 

@@ -57,9 +57,15 @@ final class SnapshotWriter: Sendable {
         wake.signal()
     }
 
-    /// Waits until nothing is waiting or being written (for tests).
-    func waitUntilIdle() {
-        while work.withLock({ $0.pending != nil || $0.busy }) { Thread.sleep(forTimeInterval: 0.01) }
+    /// Waits until nothing is waiting or being written, at most `limit` (for tests); whether it
+    /// is idle. (A write handed over after ``stop()`` is never made.)
+    func waitUntilIdle(within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while work.withLock({ $0.pending != nil || $0.busy }) {
+            guard ContinuousClock.now < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return true
     }
 
     /// Ends the thread after the write in hand, if any, and waits for it.

@@ -335,7 +335,7 @@ struct EtcdStoreTests {
             // Past what the trims keep, the snapshot is waited for: its thread, a second apart at
             // most and starved on a loaded machine, once fell 22,000 events behind this loop, and
             // the next commit's trim needs one past the first page.
-            if batch * 32 > kept { writer.waitForSnapshot() }
+            if batch * 32 > kept { #expect(writer.waitForSnapshot(within: .seconds(30) * testSlowdown)) }
             try writer.commit(
                 Self.changing((0..<32).map { "far-\(batch)-\($0)" }, on: &state, store: writer.identity))
             batch += 1

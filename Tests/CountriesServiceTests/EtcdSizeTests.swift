@@ -54,7 +54,7 @@ struct EtcdSizeTests {
         try toggle(3, until: 310)
         let refusals = replies.compactMap(\.error?.message)
         try #require(refusals.isEmpty, "\(refusals.prefix(3))")
-        store.waitForSnapshot()
+        #expect(store.waitForSnapshot(within: .seconds(60) * testSlowdown))
         #expect(store.knownSnapshotSeq == 300)
         // A replica started now reads the same list from the snapshot and the events after it,
         // and a retried reset gets its first reply, list and all.
