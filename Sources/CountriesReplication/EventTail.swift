@@ -91,6 +91,7 @@ public final class EventTail: Sendable {
             endpoints: endpoints, preferred: preferred, security: security, memberHealth: health.members)
         var handedOver = startSeq
         var failures = 0
+        var leaves = 0
         while !isStopping {
             do {
                 let revision = try readKept(after: &handedOver, client: client)
@@ -122,6 +123,12 @@ public final class EventTail: Sendable {
                     })
                 if silent {
                     leave(watcher.currentEndpoint, handedOver: handedOver)
+                    leaves += 1
+                    // Once at once; again only after a pause. A lag no member ends (a seq known
+                    // committed whose events never come: a `seq` key raised by hand) made each
+                    // new watch leave at its first look, a range, a watch and a warning as fast
+                    // as etcd answered.
+                    if leaves > 1 { worker.pause(for: .milliseconds(min(1_000, 100 * (leaves - 1)))) }
                 } else if !isStopping, watcher.isOnAvoidedMember {
                     logger.log(
                         .info,
@@ -129,6 +136,7 @@ public final class EventTail: Sendable {
                     )
                 }
                 failures = 0
+                if !silent { leaves = 0 }
             } catch {
                 failures += 1
                 // Once per outage, not once per retry.

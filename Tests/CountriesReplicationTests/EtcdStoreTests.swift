@@ -138,6 +138,33 @@ struct EtcdStoreTests {
         #expect(try replica.events(after: 0, currentSeq: state.seq, limit: 10)?.map(\.seq) == [1, 2, 3, 4])
     }
 
+    /// A seq known committed whose events never come (a `seq` key raised by hand, read by the
+    /// quorum probe) is a lag no member ends: the tail leaves the member it watches, reads the
+    /// log again and watches another, and then waits before it does so again. It did so at
+    /// once, every time: a range, a watch and a warning as fast as etcd answered.
+    @Test func aLagNoMemberEndsIsLeftAgainOnlyAfterAPause() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let health = ClusterHealth(quorumTimeout: .seconds(5))
+        let store = try open(cluster, prefix: "/lag/", health: health)
+        let state = try commitThreeToggles(store)
+        let warnings = Box<[String]>([])
+        let configuration = EtcdConfiguration(
+            endpoints: cluster.clientURLs, prefix: "/lag/", replicaName: "t")
+        let tail = try EventTail(
+            configuration: configuration, after: state.seq, seed: SeedList.standard, health: health,
+            logger: Logger(level: .warning) { line in warnings.update { $0.append(line) } })
+        tail.start()
+        defer { tail.stop() }
+        health.recordQuorum(seq: state.seq + 5)
+        let window = Duration.seconds(3) * testSlowdown
+        Thread.sleep(forTimeInterval: Double(window / .milliseconds(1)) / 1000)
+        let leaves = warnings.value.filter { $0.contains("delivered nothing after seq") }.count
+        // Pauses of 100, 200, ... ms, then a second: about 9 leaves in 3 s, 17 in 12 s.
+        #expect(leaves >= 1, "the tail never left: \(warnings.value.prefix(3))")
+        #expect(leaves <= 25, "\(leaves) leaves in \(window)")
+    }
+
     /// The tail reads the committed seq, then the log at that revision, and its watch goes on
     /// after it. It went on after a page's own revision (etcd's newest): a commit made between
     /// the two reads was neither read nor watched, and was published only when a later commit
