@@ -158,6 +158,19 @@ public struct WriterElection: Equatable {
             guard let leaseDeadline, now < leaseDeadline else { return .unknown }
             return .writer
         }
+        guard Self.isForwardingEndpoint(writer.endpoint) else { return .unknown }
         return writer.endpoint == endpoint ? .unknown : .follower(endpoint: writer.endpoint)
+    }
+
+    /// Whether `endpoint`, read from the writer's key, is one changes may be forwarded to: a
+    /// replica's command endpoint over `tcp://` or `ipc://`, at most 512 bytes, without control
+    /// characters. The key is anyone's who can write under the prefix: `inproc://` reached a
+    /// socket of this very process (the ZAP handler's, `inproc://zeromq.zap.01`, connects
+    /// without a handshake and answers no change, so every change was `unavailable`), and a
+    /// value of a megabyte was logged at each change of role. Otherwise this replica commits its
+    /// own changes (the seq fence keeps them safe).
+    static func isForwardingEndpoint(_ endpoint: String) -> Bool {
+        (endpoint.hasPrefix("tcp://") || endpoint.hasPrefix("ipc://")) && endpoint.utf8.count <= 512
+            && !endpoint.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 }

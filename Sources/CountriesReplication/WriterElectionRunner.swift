@@ -1,3 +1,4 @@
+import CountriesCore
 import Etcd
 import Foundation
 import SystemSupport
@@ -58,6 +59,8 @@ public final class WriterElectionRunner: Sendable {
             endpoints: endpoints, timeout: requestTimeout, security: security, memberHealth: memberHealth)
         var lastRole = WriterElection.Role.unknown
         var failing = false
+        // The last key whose endpoint was refused, so that it is named once, not at every read.
+        var refusedKey: String?
         while !isStopping {
             let now = ContinuousClock.now
             let step = election.withLock { $0.nextStep(now: now) }
@@ -69,6 +72,16 @@ public final class WriterElectionRunner: Sendable {
             } else if failing, step == .grantLease || step.isCampaign {
                 logger.log(.info, "writer election: etcd answers again")
                 failing = false
+            }
+            if let writer = election.withLock({ $0.writer }),
+                !WriterElection.isForwardingEndpoint(writer.endpoint),
+                writer.key != refusedKey
+            {
+                refusedKey = writer.key
+                logger.log(
+                    .warning,
+                    "the writer election key \(VisibleText.escaped(writer.key)) names \(VisibleText.escaped(String(writer.endpoint.prefix(80)))) (\(writer.endpoint.utf8.count) bytes), no replica's command endpoint (tcp:// or ipc://, at most 512 bytes): not forwarding to it, this replica commits its own changes; remove the key and check who can write to etcd (docs/SECURITY.md)"
+                )
             }
             let role = self.role()
             if role != lastRole {

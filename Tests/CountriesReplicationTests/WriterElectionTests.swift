@@ -81,4 +81,27 @@ import Testing
         election.read(writer: .init(key: "writer/0", endpoint: me, createRevision: 3), now: at(3))
         #expect(election.role(now: at(4)) == .unknown, "neither writer nor following itself")
     }
+
+    /// The writer's key is anyone's who can write under the prefix. Changes are forwarded only
+    /// to a replica's command endpoint: `inproc://zeromq.zap.01` reached the ZAP handler of this
+    /// very process, which answered no change, so every change was `unavailable`.
+    @Test(arguments: [
+        "inproc://zeromq.zap.01", "inproc://countries", "udp://10.0.0.2:5555", "", "10.0.0.2:5555",
+        "tcp://10.0.0.2:5555\u{1B}[2J", "tcp://" + String(repeating: "a", count: 507),
+    ])
+    func aWriterKeyThatNamesNoCommandEndpointIsNotFollowed(_ endpoint: String) {
+        var follower = campaigned()
+        follower.read(writer: .init(key: "writer/b", endpoint: endpoint, createRevision: 5), now: at(3))
+        #expect(follower.role(now: at(4)) == .unknown, "this replica commits its own changes")
+    }
+
+    @Test(arguments: [
+        "tcp://10.0.0.2:5555", "tcp://[::1]:5555", "ipc:///run/countries/r2.sock",
+        "tcp://" + String(repeating: "a", count: 506),
+    ])
+    func aReplicasCommandEndpointIsFollowed(_ endpoint: String) {
+        var follower = campaigned()
+        follower.read(writer: .init(key: "writer/b", endpoint: endpoint, createRevision: 5), now: at(3))
+        #expect(follower.role(now: at(4)) == .follower(endpoint: endpoint))
+    }
 }
