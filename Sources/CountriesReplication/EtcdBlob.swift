@@ -132,16 +132,18 @@ struct EtcdBlob: Sendable {
     }
 
     /// Writes `value` and switches the pointer to it, unless the pointer moved since
-    /// `expected` (its mod revision, 0 for absent) was read; false, with the chunks deleted
-    /// again, when it did.
-    func replace(expected: Int64, with value: Data, seq: UInt64, client: EtcdClient) throws(EtcdError) -> Bool
-    {
+    /// `expected` (its mod revision, 0 for absent) was read, or one of `conditions` fails;
+    /// false, with the chunks deleted again, when it did.
+    func replace(
+        expected: Int64, with value: Data, seq: UInt64, conditions: [EtcdCompare] = [], client: EtcdClient
+    ) throws(EtcdError) -> Bool {
         let token = StoreIdentity.make()
         let pointer = try writeChunks(value, token: token, seq: seq, client: client)
         let compare: EtcdCompare =
             expected == 0
             ? .createRevision(pointerKey, equals: 0) : .modRevision(pointerKey, equals: expected)
-        let result = try client.txn(compare: [compare], success: switchOperations(to: pointer), failure: [])
+        let result = try client.txn(
+            compare: [compare] + conditions, success: switchOperations(to: pointer), failure: [])
         if !result.succeeded { try discard(token: token, client: client) }
         return result.succeeded
     }

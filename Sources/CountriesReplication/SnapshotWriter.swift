@@ -112,7 +112,12 @@ final class SnapshotWriter: Sendable {
                 if let pointer = EtcdBlob.Pointer(kv.value), pointer.seq >= state.seq { return pointer.seq }
             }
             let value = Event(seq: state.seq, kind: .reset(state.rows), store: identity).encoded()
-            return try blob.replace(expected: expected, with: value, seq: state.seq, client: client)
+            // Only into the store it is of: across a restore of etcd (which keeps revisions, so
+            // the pointer's may still compare equal) it was another store's snapshot, at a seq of
+            // a history the new store never had.
+            return try blob.replace(
+                expected: expected, with: value, seq: state.seq,
+                conditions: [.value(layout.store, equals: Data(identity.utf8))], client: client)
                 ? state.seq : nil
         } catch {
             EtcdStore.noteNoSpace(

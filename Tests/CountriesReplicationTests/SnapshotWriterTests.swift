@@ -21,8 +21,12 @@ struct SnapshotWriterTests {
         // Long enough that the two states below are handed over while the writer waits, on
         // the slowest run.
         let spacing = Duration.seconds(2) * testSlowdown
+        let identity = StoreIdentity.make()
+        _ = try EtcdClient(endpoints: cluster.clientURLs).txn(
+            compare: [], success: [.put(EtcdLayout(prefix: "/spaced/").store, Data(identity.utf8))],
+            failure: [])
         let writer = SnapshotWriter(
-            configuration: configuration, identity: StoreIdentity.make(),
+            configuration: configuration, identity: identity,
             health: ClusterHealth(quorumTimeout: .seconds(5)), logger: Logger(level: .error) { _ in },
             spacing: spacing)
         defer { writer.stop() }
@@ -39,5 +43,29 @@ struct SnapshotWriterTests {
         let pointer = try EtcdClient(endpoints: cluster.clientURLs).range(
             EtcdRangeRequest(key: EtcdLayout(prefix: "/spaced/").snapshot))
         #expect(pointer.kvs.first?.version == 2, "\(pointer.kvs)")
+    }
+
+    /// A snapshot goes only into the store it is of. Across a restore of etcd, which keeps
+    /// revisions, the pointer's could still compare equal, and a replica of the store before
+    /// wrote its snapshot, at a seq of a history the new store never had, into the new one.
+    @Test func aSnapshotIsNotWrittenIntoAnotherStore() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let layout = EtcdLayout(prefix: "/other/")
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        _ = try client.txn(
+            compare: [], success: [.put(layout.store, Data(StoreIdentity.make().utf8))], failure: [])
+        let writer = SnapshotWriter(
+            configuration: EtcdConfiguration(
+                endpoints: cluster.clientURLs, prefix: "/other/", replicaName: "t"),
+            identity: StoreIdentity.make(), health: ClusterHealth(quorumTimeout: .seconds(5)),
+            logger: Logger(level: .error) { _ in }, spacing: .zero)
+        defer { writer.stop() }
+        writer.submit(CountriesState(rows: CountriesState(countries: SeedList.standard).rows, seq: 100))
+        #expect(writer.waitUntilIdle(within: .seconds(30) * testSlowdown))
+        #expect(writer.knownSeq == 0)
+        #expect(try client.range(EtcdRangeRequest(key: layout.snapshot)).kvs.isEmpty)
+        #expect(
+            try client.range(.prefix(layout.snapshotBlob.chunksPrefix)).kvs.isEmpty, "its chunks are deleted")
     }
 }
