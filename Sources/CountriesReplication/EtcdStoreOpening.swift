@@ -212,12 +212,15 @@ enum EtcdStoreOpening {
             }
             stored = try EtcdStore.readBlob(blob, client: client).stored
         }
-        if case .chunked(_, let pointer, _) = stored {
+        if case .chunked(_, let pointer, let modRevision) = stored {
             // A seeder that died between its chunks and its transaction left them: nobody else
             // deletes them once the store exists. One seeding now loses (the store exists).
+            // Only while the pointer is the one read: a replica paused here while the prefix
+            // was wiped and seeded again deleted the new seed's chunks.
             do {
                 _ = try client.txn(
-                    compare: [], success: Array(blob.switchOperations(to: pointer).dropFirst()), failure: [])
+                    compare: [.modRevision(blob.pointerKey, equals: modRevision)],
+                    success: Array(blob.switchOperations(to: pointer).dropFirst()), failure: [])
             } catch {
                 throw EtcdStore.storeError(error, during: "read")
             }
