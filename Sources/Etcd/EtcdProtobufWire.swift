@@ -90,7 +90,11 @@ enum EtcdProtobufWire {
     /// `RangeRequest`: key 1, range_end 2, limit 3, revision 4, sort_order 5, sort_target 6,
     /// serializable 7, keys_only 8, count_only 9.
     private static func write(_ request: EtcdRangeRequest, into writer: inout ProtobufWriter) {
-        writer.string(1, request.key)
+        if let bytes = request.keyBytes {
+            bytes.withUnsafeBytes { writer.bytes(1, $0) }
+        } else {
+            writer.string(1, request.key)
+        }
         if let end = request.rangeEnd { writer.string(2, end) }
         if request.limit != 0 { writer.int64(3, Int64(request.limit)) }
         if request.revision != 0 { writer.int64(4, request.revision) }
@@ -238,11 +242,7 @@ enum EtcdProtobufWire {
         while let (field, value) = try reader.next() {
             switch field {
             case 1:
-                let bytes = try value.bytes("key")
-                guard let key = String(validating: bytes, as: UTF8.self) else {
-                    throw EtcdWire.Malformed("key is not UTF-8: \(Data(bytes).base64EncodedString())")
-                }
-                kv.key = key
+                (kv.key, kv.keyBytes) = EtcdKeyValue.key(from: try value.bytes("key"))
             case 2: kv.createRevision = try value.int64("create_revision")
             case 3: kv.modRevision = try value.int64("mod_revision")
             case 4: kv.version = try value.int64("version")

@@ -18,6 +18,9 @@ public struct EtcdRangeRequest: Sendable {
 
     /// The first key.
     public var key: String
+    /// The first key's bytes, in place of ``key``, when they are not UTF-8: the page after a key
+    /// that is not (``EtcdKeyValue/keyBytes``).
+    public var keyBytes: [UInt8]?
     /// The end of the range, excluded; nil for the key alone.
     public var rangeEnd: String?
     /// Most keys returned; 0 for no limit.
@@ -84,6 +87,7 @@ public struct EtcdRangeRequest: Sendable {
         guard page.more, let last = page.kvs.last else { return nil }
         var next = self
         next.key = last.key + "\u{0}"
+        next.keyBytes = last.keyBytes.map { $0 + [0] }
         // The answer's revision is etcd's newest, even for a read at an older one.
         if revision == 0 { next.revision = page.revision }
         return next

@@ -46,7 +46,11 @@ enum EtcdWire {
         writer.byte(UInt8(ascii: "{"))
         if request.countOnly { writer.raw(#""count_only":true,"#) }
         writer.raw(#""key":"#)
-        writer.base64String(utf8: request.key)
+        if let bytes = request.keyBytes {
+            bytes.withUnsafeBytes { writer.base64String($0) }
+        } else {
+            writer.base64String(utf8: request.key)
+        }
         if request.keysOnly { writer.raw(#","keys_only":true"#) }
         if request.limit != 0 {
             writer.raw(#","limit":"#)
@@ -163,25 +167,18 @@ enum EtcdWire {
         return data
     }
 
-    static func key(_ fields: [String: JSONValue], _ name: String) throws(Malformed) -> String {
-        let data = try bytes(fields, name)
-        guard let text = String(validating: data, as: UTF8.self) else {
-            throw Malformed("\(name) is not UTF-8: \(data.base64EncodedString())")
-        }
-        return text
-    }
-
     static func revision(_ fields: [String: JSONValue]) throws(Malformed) -> Int64 {
         try int64(try object(fields, "header"), "revision")
     }
 
     static func keyValue(_ value: JSONValue) throws(Malformed) -> EtcdKeyValue {
         guard case .object(let fields) = value else { throw Malformed("a kv is not an object") }
+        let key = EtcdKeyValue.key(from: try bytes(fields, "key"))
         return EtcdKeyValue(
-            key: try key(fields, "key"), value: try bytes(fields, "value"),
+            key: key.key, value: try bytes(fields, "value"),
             createRevision: try int64(fields, "create_revision"),
             modRevision: try int64(fields, "mod_revision"),
-            version: try int64(fields, "version"))
+            version: try int64(fields, "version"), keyBytes: key.keyBytes)
     }
 
     static func rangeResponse(_ fields: [String: JSONValue]) throws(Malformed) -> EtcdRangeResponse {

@@ -61,6 +61,8 @@ struct EtcdStoreTests {
         /// More than a page of keys that name no seq (not the canonical 20 digits), where the
         /// next commit's entry goes.
         case pagesThatAreNoSeq
+        /// A key that is not UTF-8 there: every read and watch of the log failed on it.
+        case aKeyThatIsNotUTF8
     }
 
     /// The event tail took an entry far past the committed seq for a gap of trimmed events,
@@ -89,7 +91,19 @@ struct EtcdStoreTests {
             case .pagesPastTheCommittedSeq: (0..<600).map { entry(state.seq + 1_000 + UInt64($0)) }
             case .pagesThatAreNoSeq:
                 (0..<600).map { (entry(state.seq + 1).key + "x\($0)", entry(state.seq + 1).value) }
+            case .aKeyThatIsNotUTF8: []
             }
+        if forgedKeys == .aKeyThatIsNotUTF8 {
+            // Our client takes keys as text; etcdctl, through a shell, puts the byte 0xFF.
+            let put = try ChildProcess.run(
+                "/bin/sh",
+                [
+                    "-c", #"ETCDCTL_API=3 etcdctl --endpoints "$1" put "$2$(printf '\377')" junk"#, "sh",
+                    cluster.clientURLs[0], entry(state.seq + 1).key,
+                ],
+                environment: ProcessInfo.processInfo.environment)
+            try #require(put.exitCode == 0, "\(put)")
+        }
         for part in stride(from: 0, to: forged.count, by: 100) {
             _ = try client.txn(
                 compare: [],

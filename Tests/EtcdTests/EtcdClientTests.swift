@@ -96,6 +96,44 @@ struct EtcdClientTests {
         #expect(pages == [["a/1", "a/2"], ["a/3", "a/4"], ["a/5"]])
     }
 
+    /// etcd's keys are bytes, and anyone who can write to etcd can put one that is not UTF-8:
+    /// it made every read and watch that covered it fail ("key is not UTF-8"). It is read, with
+    /// its bytes kept, and paging goes on after those bytes (from its lossy text the next page
+    /// started before it, and a page of one key was read for ever). A txn's range too.
+    @Test func aKeyThatIsNotUTF8IsReadAndPagedPast() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        _ = try put(client, "u/a", "first")
+        _ = try put(client, "u/c", "last")
+        // Our client takes keys as text; etcdctl, through a shell, puts the byte 0xFF.
+        let put = try ChildProcess.run(
+            "/bin/sh",
+            [
+                "-c", #"ETCDCTL_API=3 etcdctl --endpoints "$1" put "$(printf 'u/b\377')" middle"#, "sh",
+                cluster.clientURLs[0],
+            ],
+            environment: ProcessInfo.processInfo.environment)
+        try #require(put.exitCode == 0, "\(put)")
+
+        var pages: [[EtcdKeyValue]] = []
+        var request: EtcdRangeRequest? = .prefix("u/", limit: 1)
+        while let current = request, pages.count < 10 {
+            let answer = try client.range(current)
+            pages.append(answer.kvs)
+            request = current.next(after: answer)
+        }
+        #expect(pages.map { $0.map(\.key) } == [["u/a"], ["u/b\u{FFFD}"], ["u/c"]])
+        #expect(pages.map { $0.map(\.keyBytes) } == [[nil], [Array("u/b".utf8) + [0xFF]], [nil]])
+        #expect(pages[1].first?.value == Data("middle".utf8))
+        let inTxn = try client.txn(compare: [], success: [.range(.prefix("u/"))], failure: [])
+        guard case .range(let range)? = inTxn.results.first else {
+            Issue.record("no range in \(inTxn)")
+            return
+        }
+        #expect(range.kvs.map(\.key) == ["u/a", "u/b\u{FFFD}", "u/c"])
+    }
+
     @Test func definiteRefusalsAreRejectedOrCompacted() throws {
         let cluster = try EtcdCluster(members: 1)
         let client = EtcdClient(endpoints: cluster.clientURLs)

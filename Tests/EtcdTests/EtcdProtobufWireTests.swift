@@ -362,7 +362,10 @@ import Testing
         #expect(throws: EtcdWire.Malformed.self) {
             try EtcdProtobufWire.txnResponse([0x0A, 0x05, 0x18][...])
         }
-        #expect(throws: EtcdWire.Malformed.self) { try EtcdProtobufWire.keyValue([0x0A, 0x01, 0xFF][...]) }
+        // A key that is not UTF-8 is read, its bytes kept: it failed every answer that held it.
+        let foreign = try EtcdProtobufWire.keyValue([0x0A, 0x01, 0xFF][...])
+        #expect(foreign.key == "\u{FFFD}" && foreign.keyBytes == [0xFF])
+        #expect(try EtcdProtobufWire.keyValue([0x0A, 0x01, 0x61][...]).keyBytes == nil)
         #expect(throws: EtcdWire.Malformed.self) { try GRPCFraming.message(in: [0, 0, 0, 0, 3, 1]) }
         #expect(throws: EtcdWire.Malformed.self) { try GRPCFraming.message(in: [1, 0, 0, 0, 1, 1]) }
     }
