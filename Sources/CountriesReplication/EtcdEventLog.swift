@@ -146,18 +146,30 @@ final class EtcdEventLog {
     private func lookForOldest(currentSeq: UInt64) throws(StateStoreError) -> UInt64 {
         var start = oldestFound
         var width: UInt64 = 64
-        while start <= currentSeq {
+        // At most 24 windows (up to 2^20 seqs wide: about 11 million seqs in all), then one range
+        // to the current seq: a `seq` raised by hand near 2^63 over a log that ends far below
+        // made the windows go on for days, on the service's thread.
+        for _ in 0..<24 {
+            guard start <= currentSeq else { return currentSeq + 1 }
             let end = min(start + width, currentSeq + 1)
-            let request = layout.events(from: start, before: end, limit: 1, keysOnly: true)
-            let found = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
-            if let seq = found.kvs.first.flatMap({ layout.seq(ofEventKey: $0.key) }) {
-                oldestFound = seq
-                return seq
-            }
+            if let seq = try firstSeq(from: start, before: end) { return seq }
             start = end
             width = min(width * 2, 1 << 20)
         }
-        return currentSeq + 1
+        guard start <= currentSeq else { return currentSeq + 1 }
+        return try firstSeq(from: start, before: currentSeq + 1) ?? currentSeq + 1
+    }
+
+    /// The first seq kept from `start` up to `end` (excluded), remembered as the oldest found.
+    /// A few keys are read: one that names no seq is not part of the log.
+    private func firstSeq(from start: UInt64, before end: UInt64) throws(StateStoreError) -> UInt64? {
+        let request = layout.events(from: start, before: end, limit: 8, keysOnly: true)
+        let found = try EtcdStore.read { () throws(EtcdError) in try client.range(request) }
+        guard let seq = found.kvs.lazy.compactMap({ self.layout.seq(ofEventKey: $0.key) }).first else {
+            return nil
+        }
+        oldestFound = seq
+        return seq
     }
 
     /// A value in the log that is not the events its key names: recorded (the replica stops

@@ -179,6 +179,27 @@ struct EtcdStoreTests {
         #expect(leaves <= 25, "\(leaves) leaves in \(window)")
     }
 
+    /// The oldest kept event is looked for in windows that double, from the last found. A
+    /// current seq far past the log (a `seq` key raised by hand near 2^63) made them go on for
+    /// days, about 9 * 10^12 ranges, on the service's thread: now some windows, then one range.
+    @Test func theOldestKeptIsFoundInBoundedTimeWhateverTheCurrentSeq() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let answer = Box<Result<UInt64, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            // A store belongs to the thread that uses it.
+            answer.value = Result {
+                try open(cluster, prefix: "/far/").oldestRetainedSeq(currentSeq: UInt64(Int64.max))
+            }
+            done.signal()
+        }.start()
+        try #require(
+            done.wait(timeout: .now() + 30.0 * Double(testSlowdown)) == .success,
+            "still looking after 30 s (the store and its thread are left to the cluster's stop)")
+        #expect(try answer.value?.get() == UInt64(Int64.max) + 1, "no event is kept")
+    }
+
     /// The tail reads the committed seq, then the log at that revision, and its watch goes on
     /// after it. It went on after a page's own revision (etcd's newest): a commit made between
     /// the two reads was neither read nor watched, and was published only when a later commit
