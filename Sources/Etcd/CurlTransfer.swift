@@ -48,8 +48,21 @@ final class CurlTransfer {
         var uploadOffset = 0
         var bodySent = false
         var received: [UInt8] = []
+        /// Most bytes of buffer kept between answers (``clearReceived()``).
+        static let keptBufferBytes = 1 << 20
         /// Most bytes kept from an answer; more fails the transfer (no answer of etcd's is close).
         var receiveLimit = 256 << 20
+
+        /// Empties ``received``, keeping its buffer for the next answer only when it is small:
+        /// the buffer of one large answer (a snapshot's pages, megabytes of base64) stayed with
+        /// the connection for the life of the process, on each of a replica's connections.
+        func clearReceived() {
+            if received.capacity > Self.keptBufferBytes {
+                received = []
+            } else {
+                received.removeAll(keepingCapacity: true)
+            }
+        }
         /// Set for the watcher, which drains `received` as it goes.
         var stopRequested = false
         var grpcStatus: Int64?
@@ -168,7 +181,7 @@ final class CurlTransfer {
         exchange.upload = body
         exchange.uploadOffset = 0
         exchange.bodySent = false
-        exchange.received.removeAll(keepingCapacity: true)
+        exchange.clearReceived()
         exchange.stopRequested = false
         exchange.grpcStatus = nil
         exchange.grpcMessage = ""

@@ -142,7 +142,7 @@ public final class EtcdWatcher {
                     throw EtcdError(
                         .badResponse, "the watch stream is not gRPC messages (\(error))", endpoint: endpoint)
                 }
-                transfer.exchange.received.removeAll(keepingCapacity: true)
+                transfer.exchange.clearReceived()
                 for message in messages {
                     guard try handle(message, endpoint, onEvents) else { return }
                 }

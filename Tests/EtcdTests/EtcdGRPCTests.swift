@@ -122,6 +122,33 @@ struct EtcdGRPCTests {
         #expect(opened == [1, 1, 0, 0, 0, 1, 0, 0, 0])
     }
 
+    /// A connection keeps its answer buffer for the next answer only while it is small: the
+    /// buffer of one large answer stayed with it for the life of the process (here 8 MiB of
+    /// values, a snapshot's pages are as large), on each of a replica's connections.
+    @Test func aLargeAnswersBufferIsNotKeptForTheNext() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let client = EtcdClient(endpoints: cluster.clientURLs, timeout: .seconds(10) * testSlowdown)
+        for index in 0..<8 {
+            _ = try client.txn(
+                compare: [], success: [.put("big/\(index)", Data(repeating: 0x61, count: 1 << 20))],
+                failure: [])
+        }
+        let transfer = try #require(CurlTransfer(connectTimeout: .seconds(1), headers: [], wire: .grpc))
+        let readAll = GRPCFraming.framed(
+            EtcdProtobufWire.txn(compare: [], success: [.range(.prefix("big/"))], failure: []))
+        let large = transfer.grpcCall(
+            endpoint: cluster.clientURLs[0], method: "/etcdserverpb.KV/Txn", body: readAll,
+            requireLeader: true,
+            timeout: .seconds(10) * testSlowdown)
+        #expect(large.result == CURLE_OK && large.body.count > 8 << 20)
+        #expect(transfer.exchange.received.capacity > 8 << 20)
+        let small = transfer.grpcCall(
+            endpoint: cluster.clientURLs[0], method: "/etcdserverpb.KV/Txn", body: Self.framedRead,
+            requireLeader: true, timeout: .seconds(5) * testSlowdown)
+        #expect(small.result == CURLE_OK)
+        #expect(transfer.exchange.received.capacity <= CurlTransfer.Exchange.keptBufferBytes)
+    }
+
     /// A call that timed out on a hung member leaves the client able to call again once the
     /// member answers (libcurl 7.88 fails every later stream on a connection whose stream timed
     /// out, unless the connection is dropped).
