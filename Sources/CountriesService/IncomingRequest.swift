@@ -100,6 +100,10 @@ struct IncomingRequest {
         case historyPage
         /// The body names `list` or `reset`: the whole list.
         case wholeList
+        /// The body has a `\u` escape, so its op may be any (`"l\u0069st"` is `list`, and was
+        /// taken for a small reply past the unread replies' bound): counted as the costliest
+        /// of each, a page of history and the whole list.
+        case anyOp
         /// Anything else: nothing worth counting.
         case small
     }
@@ -114,6 +118,7 @@ struct IncomingRequest {
         var likely = LikelyReply.small
         for frame in body {
             let found = frame.withUnsafeBytes { bytes -> LikelyReply in
+                if IncomingRequest.contains(IncomingRequest.escapeNeedle, in: bytes) { return .anyOp }
                 if IncomingRequest.contains(IncomingRequest.historyNeedle, in: bytes) { return .historyPage }
                 if IncomingRequest.contains(IncomingRequest.listNeedle, in: bytes)
                     || IncomingRequest.contains(IncomingRequest.resetNeedle, in: bytes)
@@ -122,7 +127,7 @@ struct IncomingRequest {
                 }
                 return .small
             }
-            if found == .historyPage { return found }
+            if found == .anyOp || found == .historyPage { return found }
             if found == .wholeList { likely = found }
         }
         return likely
@@ -146,6 +151,7 @@ struct IncomingRequest {
     }
 
     private static let historyNeedle: [UInt8] = Array("history".utf8)
+    private static let escapeNeedle: [UInt8] = Array(#"\u"#.utf8)
     private static let listNeedle: [UInt8] = Array("list".utf8)
     private static let resetNeedle: [UInt8] = Array("reset".utf8)
 }
@@ -157,6 +163,7 @@ extension IncomingRequest.LikelyReply {
         switch self {
         case .historyPage: Limits.historyPageBytes
         case .wholeList: listBytes()
+        case .anyOp: max(Limits.historyPageBytes, listBytes())
         case .small: 0
         }
     }

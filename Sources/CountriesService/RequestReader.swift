@@ -112,7 +112,7 @@ struct RequestReader {
     /// Adds what `request` takes of the limits to `load`: a guess from its bytes, not decoding it.
     func count(_ request: IncomingRequest, in load: inout Load, listBytes: () -> Int) {
         let likely = request.likelyReply
-        if likely == .historyPage { load.costly += 1 }
+        if likely == .historyPage || likely == .anyOp { load.costly += 1 }
         load.replyBytes += likely.estimatedBytes(listBytes: listBytes())
         load.requestBytes += request.bytes
     }

@@ -58,6 +58,16 @@ import ZeroMQ
                 == Limits.historyPageBytes)
         #expect(request([#"{"op":"toggle","index":1}"#]).likelyReply.estimatedBytes(listBytes: 9_000) == 0)
         #expect(request([#"{"op":"count"}"#]).likelyReply.estimatedBytes(listBytes: 9_000) == 0)
+        // An op spelt with an escape may be any: `list` and `history` so spelt were taken for
+        // small replies, past the unread replies' bound and the batch's history limit.
+        for escaped in [#"{"op":"l\u0069st"}"#, #"{"op":"hi\u0073tory","since":0}"#, #"{"\u006fp":"reset"}"#]
+        {
+            let likely = request([escaped]).likelyReply
+            #expect(likely == .anyOp, "\(escaped)")
+            #expect(likely.estimatedBytes(listBytes: 9_000) == max(9_000, Limits.historyPageBytes))
+            #expect(likely.estimatedBytes(listBytes: 1) == Limits.historyPageBytes)
+        }
+        #expect(request([#"{"op":"toggle","name":"a \"b\" \\ c"}"#]).likelyReply == .small, "other escapes")
     }
 
     /// One pass over each frame decides the guess: `history` in any frame wins over a list in
