@@ -192,7 +192,8 @@ public final class WebView {
                                 text: "not toggled: the table is \(model.stateLine); try again when live")
                             continue
                         }
-                        guard replica.rows.contains(where: { $0.name == name }) else {
+                        // Names match as the service matches them (case and outer spaces aside).
+                        guard replica.rows.contains(where: { CountryName.matches($0.name, name) }) else {
                             answer(toggle, status: 404, text: "not toggled: \(name) is no longer in the list")
                             continue
                         }

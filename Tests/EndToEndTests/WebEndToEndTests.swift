@@ -250,6 +250,11 @@ import Testing
         let list = try service.run(["list", "--json"])
         #expect(list.stdout.contains(#"{"index":1,"name":"France","visited":true}"#), "\(list.stdout)")
         #expect(list.stdout.contains(#"{"index":2,"name":"Italy","visited":false}"#), "\(list.stdout)")
+        // Names match as the service matches them: `countries toggle france` toggles France,
+        // and the web process said 404 to the same name.
+        let lowerCase = try click(web, name: "france")
+        #expect(
+            lowerCase.status == 200 && lowerCase.body.contains("France (now not visited)"), "\(lowerCase)")
         let gone = try click(web, name: "United%20States")
         #expect(gone.status == 404 && gone.body.contains("United States is no longer in the list"), "\(gone)")
         #expect(try click(web, name: "").status == 400)
