@@ -133,6 +133,29 @@ public final class PendingRequests<Tag> {
         return follow(step, now: now)
     }
 
+    /// Ends every request now, for `reason` (the caller is stopping, say): the one in flight
+    /// fails as unknown when it is a change (it may have been applied), as unanswered when it is
+    /// a read; those still queued fail as never sent. Nothing is sent or waited for after.
+    public func abandon(_ reason: String) -> [Outcome] {
+        var outcomes: [Outcome] = []
+        if let flight = inFlight, let tag = flight.tag {
+            let error =
+                flight.request.command.changes
+                ? ClientError.outcomeUnknown(
+                    id: flight.request.id, endpoints: endpoints, tries: tries, lastReply: nil,
+                    unreadable: reason)
+                : ClientError(.noReply, endpoint: endpoint, "no reply: \(reason)")
+            outcomes.append(.failed(tag, error))
+        }
+        inFlight = nil
+        socket.discard()
+        for (tag, _) in queue {
+            outcomes.append(.failed(tag, ClientError(.noReply, endpoint: endpoint, "not sent: \(reason)")))
+        }
+        queue.removeAll()
+        return outcomes
+    }
+
     /// Does what the machine said for the request in flight.
     private func follow(_ step: RetryMachine.Step, now: ContinuousClock.Instant) -> [Outcome] {
         guard let flight = inFlight else { return [] }

@@ -226,5 +226,8 @@ public final class WebView {
                 return true
             }
         }
+        // Stopping: a toggle still waiting is told what is known of it (one sent may have been
+        // applied), before the server answers whatever is left "stopping".
+        finish(toggles.abandon("the web process stopped before the service's reply came"))
     }
 }

@@ -223,12 +223,16 @@ public enum WebPageAssets {
             const type = answer.headers.get("Content-Type") || "";
             if (type.startsWith("application/json")) {
               statusLine.textContent = (await answer.json()).status;
+            } else if (answer.status === 401) {
+              statusLine.textContent = "not toggled: the web process answered 401; open its address with ?token=... again";
             } else {
-              statusLine.textContent = "not toggled: the web process answered " + answer.status +
-                (answer.status === 401 ? "; open its address with ?token=... again" : "");
+              // Not the web process's answer to the toggle: it may have been sent on, and made.
+              statusLine.textContent = name + ": no answer to the toggle (the web process answered " +
+                answer.status + "); it may or may not have been made: the table shows the list";
             }
           } catch (error) {
-            statusLine.textContent = "not toggled: the web process did not answer (" + error.message + ")";
+            statusLine.textContent = name + ": no answer to the toggle (" + error.message +
+              "); it may or may not have been made: the table shows the list";
           }
         }
 

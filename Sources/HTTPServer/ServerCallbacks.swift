@@ -72,8 +72,9 @@ let accessHandler: MHD_AccessHandlerCallback = {
         return .YES
     }
     if let responder = progress.responder {
-        // Resumed: the answer has come.
-        server.watch.forget(responder)
+        // Resumed: the answer has come. The responder stays watched until the request completes
+        // (``requestCompleted``): forgotten here, a stop found the server drained while this
+        // answer was queued and not yet written, and closed the connection without it.
         let response = responder.takeResponse() ?? .text(503, "no answer; try again")
         return queue(response, on: connection, server: server)
     }

@@ -222,6 +222,40 @@ struct PendingRequestsWriterRouteTests {
     }
 }
 
+/// ``PendingRequests/abandon(_:)``: what a stopping caller (the web process) tells of the
+/// requests still waiting.
+@Suite struct AbandonedRequestsTests {
+    /// A change sent may have been applied: unknown, with its id; a request never sent was not.
+    /// The web process's page said "not toggled" for a toggle the service may have made.
+    @Test func aChangeInFlightIsUnknownAndOneQueuedWasNotSent() throws {
+        let directory = try ScratchDirectory(prefix: "abandon")
+        defer { directory.remove() }
+        let context = try Context()
+        let only = try FakeReplica(context: context, endpoint: directory.ipc("only"))
+        let requests = PendingRequests<Int>(
+            context: context, endpoints: [only.endpoint], timeout: .seconds(5) * testSlowdown, tries: 1)
+        #expect(
+            requests.send(Request(id: "one", command: .change(.toggle(.index(1)))), tag: 1, now: .now).isEmpty
+        )
+        #expect(requests.send(Request(command: .query(.count)), tag: 2, now: .now).isEmpty)
+        #expect(only.takeOne() && only.ids == ["one"], "the change was sent")
+
+        let outcomes = requests.abandon("the web process stopped")
+        #expect(requests.isIdle)
+        guard outcomes.count == 2, case .failed(1, let change) = outcomes[0],
+            case .failed(2, let read) = outcomes[1]
+        else {
+            Issue.record("expected both to fail, got \(outcomes)")
+            return
+        }
+        #expect(change.code == .outcomeUnknown && change.message.contains("request id one"), "\(change)")
+        #expect(change.message.contains("the web process stopped"), "\(change)")
+        #expect(
+            read.code != .outcomeUnknown && read.message == "not sent: the web process stopped", "\(read)")
+        #expect(requests.abandon("again").isEmpty)
+    }
+}
+
 /// The ids the clients make (`countries toggle`, the `select` picker through ``PendingRequests``)
 /// keep the id rule of docs/PROTOCOL.md: at most 64 bytes of printable ASCII.
 @Suite struct RequestIDTests {

@@ -56,15 +56,20 @@ import Testing
     /// holds (read from the page, as its script does). `credentials` are headers both requests
     /// carry (the access token's cookie or `Authorization`).
     func click(_ web: Web, name: String, credentials: [String] = []) throws -> (status: Int, body: String) {
-        let page = try fetch(web.base + "/", headers: credentials)
+        try click(base: web.base, name: name, credentials: credentials)
+    }
+
+    /// ``click(_:name:credentials:)`` on the page at `base`.
+    func click(base: String, name: String, credentials: [String] = []) throws -> (status: Int, body: String) {
+        let page = try fetch(base + "/", headers: credentials)
         let marker = #"<meta name="countries-change" content=""#
         guard let start = page.body.range(of: marker)?.upperBound,
             let end = page.body[start...].firstIndex(of: "\"")
         else { throw HarnessFailure("the page holds no change token: \(page.body.prefix(300))") }
         let changeToken = String(page.body[start..<end])
         return try fetch(
-            web.base + "/toggle?name=\(name)", method: "POST",
-            headers: ["Origin: \(web.base)", "X-Countries-Change: \(changeToken)"] + credentials)
+            base + "/toggle?name=\(name)", method: "POST",
+            headers: ["Origin: \(base)", "X-Countries-Change: \(changeToken)"] + credentials)
     }
 
     @Test(.hangGuard()) func streamCarriesSeqsAndResumesWithLastEventID() throws {
@@ -258,6 +263,37 @@ import Testing
         let gone = try click(web, name: "United%20States")
         #expect(gone.status == 404 && gone.body.contains("United States is no longer in the list"), "\(gone)")
         #expect(try click(web, name: "").status == 400)
+    }
+
+    /// A toggle still waiting for the service when the web process stops may have been applied:
+    /// it is answered "outcome unknown" with its id, not left to the server's plain "stopping"
+    /// (which the page showed as "not toggled"): the toggle was sent to the service, paused here,
+    /// and nothing can tell whether it will apply it.
+    @Test(.hangGuard()) func aToggleWaitingWhenTheWebProcessStopsIsUnknownNotRefused() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        // Patient: live for 15 s of silence, and a toggle waits 30 s for its reply.
+        let web = try Web(following: service, extra: ["--heartbeat-ms", "5000", "--timeout", "30000"])
+        defer { web.stop() }
+        defer { service.process.signal(SIGCONT) }
+        try #require(service.process.pause(), "the service did not stop")
+        let answer = Box<(status: Int, body: String)?>(nil)
+        let clicked = DispatchSemaphore(value: 0)
+        let base = web.base
+        Thread {
+            answer.value = try? click(base: base, name: "France")
+            clicked.signal()
+        }.start()
+        // The toggle reaches the web process and waits on the paused service.
+        sleep(for: .seconds(1) * testSlowdown)
+        web.stop()
+        try #require(clicked.wait(timeout: .now() + 15.0 * Double(testSlowdown)) == .success, "no answer")
+        let answered = try #require(answer.value)
+        #expect(answered.status == 503, "\(answered)")
+        #expect(answered.body.contains("France: outcome unknown"), "\(answered)")
+        #expect(
+            answered.body.contains("the web process stopped before the service's reply came"), "\(answered)")
     }
 
     /// The audit's attacks on the default setup (loopback, no token): a page on another site
