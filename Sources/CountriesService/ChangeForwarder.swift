@@ -58,6 +58,9 @@ final class ChangeForwarder {
             try socket.setOption(.immediate, true)
             try socket.setOption(.sendHighWaterMark, Int32(Self.maximumPending))
             try socket.setOption(.receiveHighWaterMark, Int32(Self.maximumPending))
+            // The writer's endpoint comes from its election key, anyone's who can write to etcd:
+            // a frame larger than any reply is dropped by libzmq with its connection.
+            try socket.setOption(.maxMessageSize, Int64(Reply.maximumBytes))
             if let certificate = security?.certificate, let secretKey = certificate.secretKey {
                 try socket.setOption(.curveServerKey, certificate.publicKey)
                 try socket.setOption(.curvePublicKey, certificate.publicKey)

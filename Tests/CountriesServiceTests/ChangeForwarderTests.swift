@@ -70,6 +70,39 @@ import ZeroMQ
         #expect(forwarder.nextDeadline == nil)
     }
 
+    /// A writer's reply is at most the largest reply (``Reply/maximumBytes``). The writer's
+    /// endpoint is read from etcd, where anyone who can write names it: a larger frame is
+    /// dropped by libzmq with its connection before it is kept, and nothing comes back.
+    @Test func aFrameLargerThanAnyReplyIsNotTaken() throws {
+        let directory = try ScratchDirectory(prefix: "forwarder")
+        defer { directory.remove() }
+        let context = try Context()
+        defer { context.terminate() }
+        let writer = try context.makeSocket(.router)
+        defer { writer.close() }
+        try writer.setOption(.linger, 0)
+        try writer.setOption(.receiveTimeout, patienceMilliseconds)
+        try writer.bind(directory.ipc("writer"))
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        let toggle = #"{"op":"toggle","name":"France","id":"big"}"#
+        // The first try connects; over ipc the connection is made in the background.
+        #expect(
+            eventually {
+                forwarder.forward(request("client", toggle), to: directory.ipc("writer"), now: .now)
+            })
+        let received = try #require(try writer.receive())
+        _ = try writer.send(Array(received.dropLast()) + [Data(count: Reply.maximumBytes + 1)])
+        // Counted, not kept: a failure must not print 16 MB of reply.
+        var taken = 0
+        let deadline = ContinuousClock.now + .seconds(1)  // unscaled: waits for nothing to come
+        while ContinuousClock.now < deadline {
+            taken += forwarder.receiveReplies().count
+            usleep(10_000)
+        }
+        #expect(taken == 0, "a reply larger than any was taken")
+    }
+
     @Test func nothingIsSentWithoutAConnectedWriter() throws {
         let context = try Context()
         defer { context.terminate() }
