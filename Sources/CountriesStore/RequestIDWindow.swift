@@ -23,8 +23,8 @@ public struct RequestIDWindow: Sendable, Equatable {
 
     /// A window with these bounds (the defaults unless told).
     public init(
-        minimumAge: Duration = .seconds(600), minimumCount: Int = Limits.retainedRequestIDs,
-        maximumCount: Int = 100_000, maximumBytes: Int = 32 << 20
+        minimumAge: Duration = Limits.requestIDMinimumAge, minimumCount: Int = Limits.retainedRequestIDs,
+        maximumCount: Int = Limits.maximumRequestIDs, maximumBytes: Int = 32 << 20
     ) {
         self.minimumAge = minimumAge
         self.minimumCount = minimumCount
