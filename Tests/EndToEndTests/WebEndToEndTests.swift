@@ -285,8 +285,9 @@ import Testing
             answer.value = try? click(base: base, name: "France")
             clicked.signal()
         }.start()
-        // The toggle reaches the web process and waits on the paused service.
-        sleep(for: .seconds(1) * testSlowdown)
+        // The toggle reaches the web process and waits on the paused service (a page and a POST
+        // by curl: milliseconds, given seconds on a loaded run).
+        sleep(for: .seconds(3) * testSlowdown)
         web.stop()
         try #require(clicked.wait(timeout: .now() + 15.0 * Double(testSlowdown)) == .success, "no answer")
         let answered = try #require(answer.value)
