@@ -276,6 +276,8 @@ import Testing
         // Patient: live for 15 s of silence, and a toggle waits 30 s for its reply.
         let web = try Web(following: service, extra: ["--heartbeat-ms", "5000", "--timeout", "30000"])
         defer { web.stop() }
+        // Live first: a table still connecting refuses the click (409) instead of sending it.
+        try #require(eventually(within: .seconds(10)) { (try? fetch(web.base + "/readyz").status) == 200 })
         defer { service.process.signal(SIGCONT) }
         try #require(service.process.pause(), "the service did not stop")
         let answer = Box<(status: Int, body: String)?>(nil)
