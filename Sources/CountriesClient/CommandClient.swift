@@ -144,6 +144,12 @@ public final class CommandClient {
                 case .refused:
                     step = machine.refused()
                     continue
+                case .failedAfterSending(let error):
+                    // Sent, then the socket failed: a change may have been applied.
+                    broken = error
+                    undecodable = error
+                    step = machine.failedAfterSending()
+                    continue
                 }
             } catch {
                 // An endpoint ZeroMQ cannot use: the others may still answer.
@@ -189,6 +195,8 @@ public final class CommandClient {
         case timedOut
         /// Nothing listens at the endpoint: the connect failed before reaching anyone.
         case refused
+        /// The request was sent, then ZeroMQ failed the wait or the receive: it may have arrived.
+        case failedAfterSending(ClientError)
     }
 
     /// One try on endpoint `index`: send on a fresh or healthy socket, wait up to `timeout` for
@@ -197,12 +205,19 @@ public final class CommandClient {
     private func attempt(_ body: Data, on index: Int) throws(ClientError) -> TryOutcome {
         let lazy = sockets[index]
         let endpoint = endpoints[index]
+        let socket: Socket
+        let watch: ConnectionWatch?
         do {
-            let (socket, watch) = try lazy.connected()
+            (socket, watch) = try lazy.connected()
             guard try socket.send([body], dontWait: true) else {
                 lazy.discard()
                 return .timedOut
             }
+        } catch {
+            lazy.discard()
+            throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
+        }
+        do {
             var poller = Poller()
             let item = poller.add(socket)
             let watchItem = watch.map { poller.add($0.events) }
@@ -229,7 +244,8 @@ public final class CommandClient {
             return .timedOut
         } catch {
             lazy.discard()
-            throw ClientError(.sockets, endpoint: endpoint, "talking to \(endpoint) failed: \(error)")
+            return .failedAfterSending(
+                ClientError(.sockets, endpoint: endpoint, "waiting for \(endpoint)'s reply failed: \(error)"))
         }
     }
 }

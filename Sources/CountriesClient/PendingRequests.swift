@@ -32,7 +32,8 @@ public final class PendingRequests<Tag> {
         var body: Data
         var machine: RetryMachine
         var deadline: ContinuousClock.Instant
-        /// What the last try that got something other than a reply got, for the ending's words.
+        /// What the last try that got something other than a reply got (a frame that is not one,
+        /// or a socket that failed after sending), for the ending's words.
         var undecodable: ClientError?
     }
 
@@ -106,9 +107,14 @@ public final class PendingRequests<Tag> {
         do {
             frames = try socket.receive(dontWait: true)
         } catch {
-            return fail(
-                ClientError(.sockets, endpoint: endpoint, "receiving from \(endpoint) failed: \(error)"),
-                now: now)
+            // Sent, then the socket failed: a change may have been applied, so the machine, not
+            // this error, decides how the request ends.
+            let problem = ClientError(
+                .sockets, endpoint: endpoint, "receiving from \(endpoint) failed: \(error)")
+            flight.undecodable = problem
+            let step = flight.machine.failedAfterSending()
+            inFlight = flight
+            return follow(step, now: now)
         }
         guard let frames else { return [] }
         let step: RetryMachine.Step
@@ -190,8 +196,8 @@ public final class PendingRequests<Tag> {
                 outcome = .failed(
                     tag,
                     .ending(
-                        verdict, of: flight.request, endpoints: endpoints, tries: tries, unusable: nil,
-                        undecodable: flight.undecodable))
+                        verdict, of: flight.request, endpoints: endpoints, tries: tries,
+                        unusable: flight.undecodable, undecodable: flight.undecodable))
             }
             return [outcome] + startNext(now: now)
         }

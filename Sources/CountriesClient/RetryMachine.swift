@@ -6,7 +6,8 @@ import CountriesCore
 /// sequence of timeouts and replies is tested without sockets.
 ///
 /// The promise it keeps (docs/PROTOCOL.md, "Outcomes"): once any try of a change may have been
-/// applied (no reply came, a reply that is not the protocol's, or `unavailable`), the request
+/// applied (no reply came, a reply that is not the protocol's, `unavailable`, or a socket that
+/// failed after the try was sent), the request
 /// ends with the change's own reply or as ``Verdict/outcomeUnknown(_:)``, never with a definite
 /// failure; a `storage_error` from a later try says only that *that* try changed nothing, and a
 /// reply from an endpoint of another store than the change's `if_store` says nothing of it at
@@ -98,6 +99,15 @@ public struct RetryMachine: Sendable, Equatable {
         unusable.insert(current)
         if unusable.count == endpoints { return .finish(noneLeft()) }
         return next(lastReply: nil)
+    }
+
+    /// The try in flight was sent, then its socket failed before a reply could be read (ZeroMQ
+    /// refused a poll or a receive: the context is ending, say). The request may have reached the
+    /// service, so a change's outcome is unknown from now on, as after a timeout; the endpoint is
+    /// skipped from now on, like one that could not be used.
+    public mutating func failedAfterSending() -> Step {
+        if changes { mayHaveApplied = true }
+        return couldNotSend()
     }
 
     /// The try in flight found nothing listening at its endpoint (the connection was refused, or

@@ -38,6 +38,9 @@ final class FakeReplica: @unchecked Sendable {
 
     deinit { socket.close() }
 
+    /// Closes its socket, so that its context can be terminated.
+    func close() { socket.close() }
+
     var ids: [String] { lock.withLock { received } }
 
     /// The `if_store` of each change received, in order.

@@ -10,6 +10,7 @@ import Testing
     /// What can happen to one try.
     enum Happening: CaseIterable, CustomStringConvertible {
         case timeout, unavailable, storageError, refused, ok, unusable, otherStore, notListening, garbage
+        case brokenAfterSending
 
         var description: String {
             switch self {
@@ -22,6 +23,7 @@ import Testing
             case .otherStore: "another store's conflict"
             case .notListening: "nothing listening"
             case .garbage: "a frame that is not a reply"
+            case .brokenAfterSending: "a socket that failed after sending"
             }
         }
 
@@ -37,6 +39,7 @@ import Testing
             case .otherStore: machine.received(RetryMachineTests.otherStoresConflict)
             case .notListening: machine.refused()
             case .garbage: machine.receivedUndecodable()
+            case .brokenAfterSending: machine.failedAfterSending()
             }
         }
     }
@@ -58,7 +61,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 24 * (9 + 81 + 729 + 6_561))
+        #expect(checked == 24 * (10 + 100 + 1_000 + 10_000))
     }
 
     private func check(_ sequence: [Happening], endpoints: Int, tries: Int, changes: Bool) {
@@ -76,12 +79,14 @@ import Testing
             #expect(!unusable.contains(endpoint), "sent to an unusable endpoint: \(context)")
             sends.append(endpoint)
             // A try of a change that may have been applied.
-            if changes && (happening == .timeout || happening == .unavailable || happening == .garbage) {
+            if changes && [.timeout, .unavailable, .garbage, .brokenAfterSending].contains(happening) {
                 lost = true
             }
             // An endpoint of another store is as good as unusable for this change.
             // Nothing listening there: skipped for the rest of the request.
-            if happening == .unusable || happening == .notListening || (changes && happening == .otherStore) {
+            if [.unusable, .notListening, .brokenAfterSending].contains(happening)
+                || (changes && happening == .otherStore)
+            {
                 unusable.insert(endpoint)
             }
             if happening == .notListening { notListening.append(endpoint) }
