@@ -6,9 +6,33 @@ public struct HistoryFetcher {
     public enum Failure: Error {
         /// No reply from the service.
         case unreachable(ClientError)
-        /// The service refused (other than "no longer kept"), with its message.
-        case refused(String)
+        /// The service refused (other than "no longer kept").
+        case refused(CountriesError)
+
+        /// What went wrong, for stderr.
+        public var message: String {
+            switch self {
+            case .unreachable(let error): error.message
+            case .refused(let error): error.message
+            }
+        }
+
+        /// Whether asking again later may succeed: the service did not answer, or it said it
+        /// cannot now (`unavailable`, `storage_error`, or `too_large` while its unread replies
+        /// are over budget). A refusal of the request itself, or an endpoint ZeroMQ cannot use,
+        /// stays what it is.
+        public var passes: Bool {
+            switch self {
+            case .unreachable(let error):
+                return [.noReply, .refused, .badReply].contains(error.code)
+            case .refused(let error):
+                return [.unavailable, .storageError, .tooLarge].contains(error.code)
+            }
+        }
     }
+
+    /// The longest pause between two asks of a page that did not come.
+    public static let maximumPause: Duration = .seconds(5)
 
     /// The client the pages are asked through.
     public let client: CommandClient
@@ -28,9 +52,28 @@ public struct HistoryFetcher {
         }
         guard reply.ok, let events = reply.events else {
             if reply.failure?.code == .historyTruncated { return nil }
-            throw .refused(reply.failure?.message ?? "history was refused")
+            throw .refused(reply.failure ?? CountriesError(.unavailable, "history was refused"))
         }
         return (events, reply.store, reply.more ?? false)
+    }
+
+    /// The page of events after `since`, asked again while the failure is one that passes
+    /// (``Failure/passes``): a consumer that must see every change waits for the service rather
+    /// than end. Before each new ask it calls `pause` with how long to wait (100 ms, doubling up
+    /// to ``maximumPause``) and why; `pause` waits and returns true, or returns false to stop
+    /// asking, and the failure is thrown then.
+    public func page(
+        after since: UInt64, pausing pause: (Duration, Failure) -> Bool
+    ) throws(Failure) -> EventFeed.HistoryPage? {
+        var delay: Duration = .milliseconds(100)
+        while true {
+            do {
+                return try page(after: since)
+            } catch {
+                guard error.passes, pause(delay, error) else { throw error }
+                delay = min(delay * 2, Self.maximumPause)
+            }
+        }
     }
 }
 

@@ -37,8 +37,7 @@ struct EventsCommand: Subcommand {
         let setup = try SubscriberSetup(command)
         var feed = EventFeed(start: since.map { .after(.init(store: nil, seq: $0)) } ?? .now)
         var printed = 0
-        let history = setup.history()
-        try setup.follow { update in
+        try setup.follow { update, history in
             let deliveries = try feed.deliveries(
                 for: update.notifications, replica: update.replica, store: update.store,
                 history: history)

@@ -113,7 +113,7 @@ public enum ExitCode {
         case let error as HistoryFetcher.Failure:
             switch error {
             case .unreachable(let error): return Failure(unavailable, error.message)
-            case .refused(let message): return Failure(refused, message)
+            case .refused(let error): return Failure(refused, error.message)
             }
         case let error as EventCommandRunner.Unrunnable:
             switch error {

@@ -72,8 +72,7 @@ struct OnChangeCommand: Subcommand {
             saved = position
         }
 
-        let history = setup.history()
-        try setup.follow { update in
+        try setup.follow { update, history in
             let deliveries = try feed.deliveries(
                 for: update.notifications, replica: update.replica, store: update.store,
                 history: history)

@@ -59,21 +59,53 @@ extension SubscriberSetup {
         ).run(signals: signals)
     }
 
-    /// The history an ``EventFeed`` catches up with, one client for every page; a failure
-    /// (``HistoryFetcher/Failure``) ends the command with its exit code.
-    func history() -> (UInt64) throws -> EventFeed.HistoryPage? {
-        let fetcher = HistoryFetcher(client: options.makeClient(context: context))
-        return { since in try fetcher.page(after: since) }
-    }
+    /// The history an ``EventFeed`` catches up with: a page after a seq, or nil when the service
+    /// no longer keeps it.
+    typealias History = (UInt64) throws -> EventFeed.HistoryPage?
 
     /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
     /// returns false; says on stderr where it waits while no list came yet or the view is stale,
     /// and when it is live again (``SubscriberNotices``).
     /// The first list may take one heartbeat period before it says so.
-    func follow(_ handle: (SubscriptionLoop<Never>.Update) throws -> Bool) throws {
+    ///
+    /// `handle` also gets the ``History`` to catch up from: while the service cannot answer it
+    /// (no reply, `unavailable`, over its reply budget) it is asked again, said once on stderr,
+    /// until it answers or a signal stops the command; a refusal of the request itself
+    /// (``HistoryFetcher/Failure``) ends the command with its exit code.
+    func follow(_ handle: (SubscriptionLoop<Never>.Update, _ history: History) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var notices = SubscriberNotices(
             endpoints: subscription.endpoints, patience: heartbeat, now: ContinuousClock.now)
+        let history = history(stoppedBy: signals)
+        do {
+            try follow(signals: signals, notices: &notices) { try handle($0, history) }
+        } catch let failure as HistoryFetcher.Failure where failure.passes && signals.arrives(within: .zero) {
+            // Told to stop while it waited for the service's history: a stop like any other.
+            return
+        }
+    }
+
+    /// Pages of history that wait out a service that cannot answer yet, until `signals` has one.
+    private func history(stoppedBy signals: SignalPipe) -> History {
+        let fetcher = HistoryFetcher(client: options.makeClient(context: context))
+        return { since in
+            var said: String?
+            let page = try fetcher.page(after: since) { delay, failure in
+                let line =
+                    "history after seq \(since) did not come: \(failure.message); asking again until it does"
+                if said != line { Output.error(line) }
+                said = line
+                return !signals.arrives(within: delay)
+            }
+            if said != nil { Output.error("history after seq \(since) came through; going on") }
+            return page
+        }
+    }
+
+    private func follow(
+        signals: SignalPipe, notices: inout SubscriberNotices,
+        _ handle: (SubscriptionLoop<Never>.Update) throws -> Bool
+    ) throws {
         try SubscriptionLoop(subscription: subscription, fileDescriptors: [signals.fileDescriptor]).run {
             happening, now in
             switch happening {

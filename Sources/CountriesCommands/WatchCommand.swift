@@ -47,7 +47,7 @@ struct WatchCommand: Subcommand {
         }
         let asJSON = command[\.json]
         var printed = 0
-        try setup.follow { update in
+        try setup.follow { update, _ in
             for state in update.states.prefix((limit ?? Int.max) - printed) {
                 show(state, store: update.store, asJSON: asJSON)
                 printed += 1

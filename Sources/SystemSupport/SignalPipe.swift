@@ -67,6 +67,22 @@ public final class SignalPipe {
         Glibc.signal(signal, SIG_IGN)
     }
 
+    /// Waits up to `timeout` for a signal, without reading it (``drain()`` still returns it);
+    /// returns whether one is pending.
+    public func arrives(within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            var item = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let left = max(.zero, deadline - ContinuousClock.now)
+            let milliseconds = Int32(clamping: left.millisecondsRoundedUp)
+            let ready = poll(&item, 1, milliseconds)
+            if ready > 0 { return true }
+            // A signal interrupts the wait after its handler has written: look again at once.
+            if ready < 0 && errno == EINTR { continue }
+            if ContinuousClock.now >= deadline || ready < 0 { return false }
+        }
+    }
+
     /// Reads every pending signal number without blocking, oldest first.
     public func drain() -> [Int32] {
         var signals: [Int32] = []

@@ -96,7 +96,9 @@ import ZeroMQ
             Row(
                 error: HistoryFetcher.Failure.unreachable(client(.noReply)), code: 69,
                 message: "client noReply"),
-            Row(error: HistoryFetcher.Failure.refused("no"), code: 1, message: "no"),
+            Row(
+                error: HistoryFetcher.Failure.refused(CountriesError(.badRequest, "no")), code: 1,
+                message: "no"),
             Row(
                 error: EventCommandRunner.Unrunnable.notFound("x"), code: 127,
                 message: EventCommandRunner.Unrunnable.notFound("x").description),
