@@ -21,6 +21,10 @@ final class ChangeForwarder {
     static let replyTimeout: Duration = .seconds(2)
     /// Most requests waiting for the writer at once; beyond it, requests are handled here.
     static let maximumPending = 10_000
+    /// Most bytes of request bodies waiting for the writer at once (what the DEALER may queue for
+    /// a writer that hangs); beyond it, requests are handled here. By count alone, 10,000 bodies
+    /// padded to the 64 KiB a request may have held 640 MiB.
+    static let maximumPendingBytes = 16 << 20
 
     /// The DEALER, for the service's poller.
     let socket: Socket
@@ -34,6 +38,8 @@ final class ChangeForwarder {
     private var orderHead = 0
     /// Pending requests per client peer, for ``hasPending(peer:)``.
     private var pendingByPeer: [Data: Int] = [:]
+    /// The bytes of the bodies in ``pending``.
+    private(set) var pendingBytes = 0
     private var nextToken: UInt64 = 1
     /// Changes sent to the writer since start (`countries_forwarded_changes_total`): each paid
     /// this replica's hop, which a client told the writer spares (docs/PROTOCOL.md, "Clients of
@@ -46,6 +52,8 @@ final class ChangeForwarder {
     private struct Pending {
         var envelope: [Data]
         var deadline: ContinuousClock.Instant
+        /// The size of the request's body.
+        var bytes: Int
     }
 
     /// A DEALER in `context`; with `security`, it signs in to the writer with the service's own
@@ -90,9 +98,13 @@ final class ChangeForwarder {
     func hasPending(peer: Data) -> Bool { pendingByPeer[peer, default: 0] > 0 }
 
     /// Sends `request` to the writer at `endpoint`; false when it could not be sent (no
-    /// connection to the writer yet, or too many waiting): then the caller handles it.
+    /// connection to the writer yet, or too many requests or bytes waiting): then the caller
+    /// handles it.
     func forward(_ request: IncomingRequest, to endpoint: String, now: ContinuousClock.Instant) -> Bool {
-        guard pending.count < Self.maximumPending else { return false }
+        let bytes = request.body.reduce(0) { $0 + $1.count }
+        guard pending.count < Self.maximumPending, pendingBytes + bytes <= Self.maximumPendingBytes else {
+            return false
+        }
         if connected != endpoint { connect(to: endpoint) }
         let token = nextToken
         var tokenFrame = Self.marker
@@ -117,7 +129,8 @@ final class ChangeForwarder {
         unreachableLogged = nil
         nextToken &+= 1
         forwarded &+= 1
-        pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout)
+        pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout, bytes: bytes)
+        pendingBytes += bytes
         order.append(token)
         pendingByPeer[UnreadReplies.peer(of: request.envelope), default: 0] += 1
         return true
@@ -178,6 +191,7 @@ final class ChangeForwarder {
 
     private func settle(_ token: UInt64) -> Pending? {
         guard let waiting = pending.removeValue(forKey: token) else { return nil }
+        pendingBytes -= waiting.bytes
         let peer = UnreadReplies.peer(of: waiting.envelope)
         let left = pendingByPeer[peer, default: 1] - 1
         pendingByPeer[peer] = left > 0 ? left : nil

@@ -116,4 +116,42 @@ import ZeroMQ
         #expect(!forwarder.hasPending(peer: Data("c".utf8)))
         #expect(forwarder.forwarded == 0, "a change committed here is not counted as forwarded")
     }
+
+    /// A writer that takes requests and never answers (hung, or slow) holds this replica's
+    /// forwarded bodies until their time is up: at most ``ChangeForwarder/maximumPendingBytes``
+    /// of them, the rest committed here; an answer or an expiry makes room again.
+    @Test func theRequestsWaitingForTheWriterAreBoundedInBytes() throws {
+        let context = try Context()
+        defer { context.terminate() }
+        let writer = try context.makeSocket(.router)
+        defer { writer.close() }
+        try writer.setOption(.linger, 0)
+        try writer.bind("inproc://hung-writer")
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        // A toggle padded to the largest request the service takes.
+        let toggle = #"{"op":"toggle","name":"France"}"#
+        let padded =
+            toggle.dropLast() + String(repeating: " ", count: Limits.maximumRequestBytes - toggle.utf8.count)
+            + "}"
+        #expect(padded.utf8.count == Limits.maximumRequestBytes)
+        let start = ContinuousClock.now
+        var accepted = 0
+        for index in 0..<1_000 {
+            guard
+                forwarder.forward(
+                    request("c-\(index)", String(padded)), to: "inproc://hung-writer", now: start)
+            else { break }
+            accepted += 1
+        }
+        #expect(accepted == ChangeForwarder.maximumPendingBytes / Limits.maximumRequestBytes, "\(accepted)")
+        #expect(forwarder.pendingBytes == accepted * Limits.maximumRequestBytes)
+        #expect(forwarder.pendingBytes <= ChangeForwarder.maximumPendingBytes)
+        // The next is handled by this replica instead.
+        #expect(!forwarder.forward(request("late", String(padded)), to: "inproc://hung-writer", now: start))
+        // Their time up, each is answered unavailable and the budget is free again.
+        #expect(forwarder.expire(now: start + ChangeForwarder.replyTimeout).count == accepted)
+        #expect(forwarder.pendingBytes == 0)
+        #expect(forwarder.forward(request("after", String(padded)), to: "inproc://hung-writer", now: start))
+    }
 }
