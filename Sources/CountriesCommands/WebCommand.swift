@@ -54,7 +54,7 @@ struct WebCommand: Subcommand {
         let connectionsPerAddress = Option(
             integer: "connections-per-address", value: "n",
             help:
-                "The most connections one client address may hold (each open page holds one); raise it for pages behind a proxy.",
+                "The most connections one client may hold, an IPv4 address or an IPv6 /64 (each open page holds one); raise it for pages behind a proxy.",
             default: 256, environment: "COUNTRIES_CONNECTIONS_PER_ADDRESS"
         ).map { (count, command) throws(UsageError) -> Int in
             guard count >= 1 else { throw command.usageError("--connections-per-address must be at least 1") }

@@ -42,7 +42,8 @@ final class ConnectionWatch: Sendable {
         timer.resume()
     }
 
-    private static func key(_ connection: OpaquePointer?) -> UInt {
+    /// The key a connection is kept under, here and in ``ConnectionsPerClient``.
+    static func key(_ connection: OpaquePointer?) -> UInt {
         UInt(bitPattern: connection.map { Int(bitPattern: $0) } ?? 0)
     }
 

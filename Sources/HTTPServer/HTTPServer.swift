@@ -44,10 +44,9 @@ public final class HTTPServer: Sendable {
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 countries_mhd_start(
-                    address, accessHandler, contextPointer, requestCompleted, connectionNotified,
-                    requestStarted,
-                    UInt32(connections), UInt32(max(0, limits.connectionsPerAddress)),
-                    limits.memoryPerConnection, UInt32(limits.idleTimeoutSeconds),
+                    address, acceptPolicy, accessHandler, contextPointer, requestCompleted,
+                    connectionNotified, requestStarted, UInt32(connections), limits.memoryPerConnection,
+                    UInt32(limits.idleTimeoutSeconds),
                     UInt32(max(1, limits.threads)))
             }
         }

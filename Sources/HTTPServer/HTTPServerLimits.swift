@@ -5,8 +5,9 @@ extension HTTPServer {
         /// library. The server raises its descriptor limit to hold them, or holds fewer (see
         /// ``HTTPServer/connectionLimit``).
         public var connections: Int
-        /// Connections open at once from one address, so that one client cannot hold every
-        /// slot (0: no limit).
+        /// Connections open at once from one client, so that one client cannot hold every
+        /// slot (0: no limit). A client is an IPv4 address, or an IPv6 address's /64
+        /// (``ClientAddressGroup``): a host picks any address in its /64.
         public var connectionsPerAddress: Int
         /// Bytes for one connection's request line and headers (and its send buffer).
         public var memoryPerConnection: Int

@@ -7,10 +7,13 @@ final class ServerContext: Sendable {
     let limits: HTTPServer.Limits
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let watch: ConnectionWatch
+    /// The connections each client holds, for ``HTTPServer/Limits/connectionsPerAddress``.
+    let clients: ConnectionsPerClient
 
     init(limits: HTTPServer.Limits, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
         self.limits = limits
         self.handler = handler
+        clients = ConnectionsPerClient(limit: max(0, limits.connectionsPerAddress))
         watch = ConnectionWatch(
             requestTimeout: limits.requestTimeout, keepAlive: limits.keepAlive, interval: limits.watchInterval
         )
@@ -44,13 +47,26 @@ private func value(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, _ key: S
     MHD_lookup_connection_value(connection, kind, key).map { String(cString: $0) }
 }
 
+/// Whether to accept a connection from `address`: not while its client holds its share
+/// (``ConnectionsPerClient``); the library refuses one past the connection limit itself.
+let acceptPolicy: MHD_AcceptPolicyCallback = { context, address, _ in
+    guard let context, let address, let group = ClientAddressGroup(address) else { return .YES }
+    let server = Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue()
+    return server.clients.admits(group) ? .YES : .NO
+}
+
 let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, _, code in
     guard let context else { return }
     let server = Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue()
     if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
         server.watch.opened(connection, socket: countries_mhd_connection_fd(connection))
+        if let address = countries_mhd_connection_address(connection), let group = ClientAddressGroup(address)
+        {
+            server.clients.opened(ConnectionWatch.key(connection), from: group)
+        }
     } else {
         server.watch.closed(connection)
+        server.clients.closed(ConnectionWatch.key(connection))
     }
 }
 

@@ -125,14 +125,7 @@ public final class BridgedNetwork: Sendable {
     /// and threads it starts afterwards (a ZeroMQ context's I/O threads, if the context is made
     /// on it), live on that host. Meant for a thread of the test's own that ends with its work.
     public func enter(_ host: String) throws {
-        guard let setns = GNUExtensions.setns else { throw HarnessFailure("no setns(2) in this C library") }
-        let fd = open("/var/run/netns/\(namespace(host))", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw HarnessFailure("cannot open the namespace of \(host): errno \(errno)") }
-        defer { close(fd) }
-        // CLONE_NEWNET (sched.h, _GNU_SOURCE: not imported).
-        guard setns(fd, 0x4000_0000) == 0 else {
-            throw HarnessFailure("setns into \(host) failed: errno \(errno)")
-        }
+        try VirtualNetwork.enterNamespace(namespace(host), named: host)
     }
 
     /// Deletes every namespace; the veth pairs and bridges go with them. Safe to call twice.

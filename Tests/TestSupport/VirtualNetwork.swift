@@ -95,6 +95,26 @@ public final class VirtualNetwork: Sendable {
         try Self.check(ip, ["-n", namespace(host)] + arguments)
     }
 
+    /// Moves the calling thread (only it) into `host`'s network namespace, so sockets it opens,
+    /// and threads it starts afterwards, live on that host. Meant for a thread of the test's own
+    /// that ends with its work.
+    public func enter(_ host: String) throws {
+        try Self.enterNamespace(namespace(host), named: host)
+    }
+
+    /// Moves the calling thread into the network namespace `namespace` (shared with
+    /// ``BridgedNetwork``); `host` names it in errors.
+    static func enterNamespace(_ namespace: String, named host: String) throws {
+        guard let setns = GNUExtensions.setns else { throw HarnessFailure("no setns(2) in this C library") }
+        let fd = open("/var/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HarnessFailure("cannot open the namespace of \(host): errno \(errno)") }
+        defer { close(fd) }
+        // CLONE_NEWNET (sched.h, _GNU_SOURCE: not imported).
+        guard setns(fd, 0x4000_0000) == 0 else {
+            throw HarnessFailure("setns into \(host) failed: errno \(errno)")
+        }
+    }
+
     /// Deletes every namespace; the veth pairs go with them. Safe to call twice.
     public func remove() {
         Self.delete(Array(namespaces.values), ip: ip)
