@@ -56,6 +56,12 @@ public struct ParsedValues<Options: OptionGroup>: Sendable {
         parsed.usageError(message)
     }
 
+    /// A usage error about the option `--name`'s value, found after parsing; it names the
+    /// environment variable the value came from, if it came from one.
+    public func usageError(_ message: String, about name: String) -> UsageError {
+        parsed.namingTheEnvironment(in: parsed.usageError(message), for: "--" + name)
+    }
+
     private func stored<Value>(_ key: String) -> Value {
         // Stored by `init` from the same declaration, with the same type: cannot fail.
         guard let value = values[key] as? Value else {

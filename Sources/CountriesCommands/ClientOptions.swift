@@ -37,12 +37,11 @@ struct ClientOptions: Sendable {
             events.serverKey = try KeyFiles.read(path, wantSecret: false).publicKey
             eventsSecurity = events
         }
-        commandEndpoints = try Self.endpoints(
-            connection[\.command], option: "command", command: command.parsed)
+        commandEndpoints = Self.endpoints(connection[\.command])
         // Only subscribers read --events; the others accept any value and ignore it.
         eventsEndpoints =
             followsEvents
-            ? try Self.endpoints(connection[\.events], option: "events", command: command.parsed)
+            ? Self.endpoints(connection[\.events])
             : [connection[\.events]]
         timeout = connection[\.timeout]
         tries = connection[\.retries]
@@ -58,19 +57,12 @@ struct ClientOptions: Sendable {
     }
 
     /// The endpoints of `--command` or `--events`: one, or several separated by commas
-    /// (replicas of one service); a usage error for an empty one.
-    static func endpoints(_ value: String, option: String, command: ParsedCommand) throws(UsageError)
-        -> [String]
-    {
-        let items = value.split(separator: ",", omittingEmptySubsequences: false).map {
+    /// (replicas of one service). The option has refused an empty one
+    /// (``CommonOptions/checkedEndpoints(_:list:)``).
+    static func endpoints(_ value: String) -> [String] {
+        value.split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
         }
-        guard !items.contains(where: \.isEmpty) else {
-            throw command.usageError(
-                "--\(option) \"\(value)\" has an empty endpoint; give one endpoint, or several separated by commas (tcp://10.0.0.1:5555,tcp://10.0.0.2:5555)"
-            )
-        }
-        return items
     }
 
     /// The client's CURVE settings from `--curve-key` and `--server-key` (both or neither).

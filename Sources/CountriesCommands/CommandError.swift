@@ -9,8 +9,6 @@ public enum CommandError: Error, Equatable {
     case historyKeptGrowing
     /// `select` was started without a terminal for its keys and screen.
     case selectNeedsTerminal
-    /// `web --token FILE`: the file holds no token.
-    case unreadableToken(path: String)
     /// `--metrics HOST:PORT` cannot be served there.
     case metricsUnavailable(authority: String)
     /// A subscriber's endpoints or keys cannot be used.
@@ -29,8 +27,6 @@ public enum CommandError: Error, Equatable {
             "the history kept growing while it was read; try again"
         case .selectNeedsTerminal:
             "select needs a terminal for its keys and screen; use `countries toggle` in scripts"
-        case .unreadableToken(let path):
-            "cannot read a token from \(path): give a file whose first line is the token"
         case .metricsUnavailable(let authority):
             "cannot serve metrics on \(authority) (in use, or not an address of this machine); pick another --metrics"
         case .unusableSubscription(let error):

@@ -119,14 +119,22 @@ enum CommonOptions {
 
     /// An endpoint option, its value (one endpoint, or several separated by commas) checked
     /// before anything connects or binds: `127.0.0.1:5555` without `tcp://` is a usage error
-    /// that names the endpoint meant (``Endpoint/problem(_:)``). Empty items are left to the
-    /// option's reader.
-    static func checkedEndpoints(_ option: Option<String>) -> Option<String> {
+    /// that names the endpoint meant (``Endpoint/problem(_:)``). For a `list` (a client's
+    /// replicas, `A,B`), an empty item is one too; otherwise empty items are left to the
+    /// option's reader. Checked here, a value from the environment is named in the error.
+    static func checkedEndpoints(_ option: Option<String>, list: Bool = false) -> Option<String> {
         let name = option.spec.name
         return option.map { (value, command) throws(UsageError) in
-            for item in value.split(separator: ",") {
-                let endpoint = item.trimmingCharacters(in: .whitespaces)
-                if !endpoint.isEmpty, let problem = Endpoint.problem(endpoint) {
+            let items = value.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            if list, items.contains(where: \.isEmpty) {
+                throw command.usageError(
+                    "--\(name) \"\(value)\" has an empty endpoint; give one endpoint, or several separated by commas (tcp://10.0.0.1:5555,tcp://10.0.0.2:5555)"
+                )
+            }
+            for endpoint in items where !endpoint.isEmpty {
+                if let problem = Endpoint.problem(endpoint) {
                     throw command.usageError("--\(name): \(problem)")
                 }
             }

@@ -37,7 +37,8 @@ struct ConnectionOptions: OptionGroup {
                 "command", value: "endpoint",
                 help:
                     "The service's command endpoint (REQ/REP), or its replicas' as A,B,... (tried in turn).",
-                default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND", section: section))
+                default: Defaults.commandEndpoint, environment: "COUNTRIES_COMMAND", section: section),
+            list: true)
         let events = Option(
             "events", value: "endpoint",
             help: followsEvents
@@ -45,7 +46,7 @@ struct ConnectionOptions: OptionGroup {
                 : unused,
             default: Defaults.eventsEndpoint, environment: "COUNTRIES_EVENTS", section: section)
         // Only subscribers read --events; the others accept any value and ignore it.
-        self.events = followsEvents ? CommonOptions.checkedEndpoints(events) : events
+        self.events = followsEvents ? CommonOptions.checkedEndpoints(events, list: true) : events
         timeout = Option(
             integer: "timeout", value: "ms", help: "How long to wait for each reply, in milliseconds.",
             default: Defaults.requestTimeout.wholeMilliseconds, environment: "COUNTRIES_TIMEOUT",

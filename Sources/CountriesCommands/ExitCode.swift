@@ -134,7 +134,7 @@ public enum ExitCode {
     private static func code(of error: CommandError) -> Int32 {
         switch error {
         case .historyKeptGrowing, .metricsUnavailable: return unavailable
-        case .selectNeedsTerminal, .unreadableToken, .unusableSubscription: return usage
+        case .selectNeedsTerminal, .unusableSubscription: return usage
         case .unreadableCursor: return dataError
         case .unwritableCursor: return cantCreate
         case .serviceStopped: return software

@@ -73,14 +73,16 @@ struct WebCommand: Subcommand {
         let listen = command[\.listen]
         if !listen.isLoopback, !command[\.insecure] {
             throw command.usageError(
-                "--listen \(listen.authority(port: listen.port)) is not loopback: anyone who reaches it sees the list and can toggle it; pass --insecure (and --token FILE) to allow it"
-            )
+                "--listen \(listen.authority(port: listen.port)) is not loopback: anyone who reaches it sees the list and can toggle it; pass --insecure (and --token FILE) to allow it",
+                about: "listen")
         }
         let token = try command[\.token].map { path in
             // The token is a secret like a key: a file others may read (or replace) is refused.
             try PrivateFiles.checkSecretKey(path)
             guard let token = WebToken.read(from: path) else {
-                throw CommandError.unreadableToken(path: path)
+                throw command.usageError(
+                    "--token: cannot read a token from \(path): give a file whose first line is the token",
+                    about: "token")
             }
             return token
         }

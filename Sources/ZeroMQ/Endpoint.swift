@@ -48,9 +48,33 @@ public enum Endpoint {
             guard transports.contains(String(scheme)) else {
                 return "\(endpoint) has an unknown transport '\(scheme)'; use tcp://, ipc:// or inproc://"
             }
-            return nil
+            let address = endpoint[separator.upperBound...]
+            switch scheme {
+            case "tcp": return tcpProblem(endpoint, address: address)
+            case "ipc" where address.isEmpty: return "\(endpoint) names no socket file; give ipc://PATH"
+            default: return nil
+            }
         }
         let suggestion = endpoint.hasPrefix("/") || endpoint.hasPrefix(".") ? "ipc://" : "tcp://"
         return "\(endpoint) has no transport; did you mean \(suggestion)\(endpoint)?"
+    }
+
+    /// What is wrong with the address of a `tcp://` endpoint: it needs a host and a port (a
+    /// number up to 65535, or `*` for any free one when binding), which ZeroMQ would only refuse
+    /// with "Invalid argument" once asked.
+    private static func tcpProblem(_ endpoint: String, address: Substring) -> String? {
+        // A connect-side source ("src;dst") is ZeroMQ's to judge; the port that counts is dst's.
+        let target = address.split(separator: ";", omittingEmptySubsequences: false).last ?? address
+        let usage = "give tcp://HOST:PORT, such as tcp://127.0.0.1:5555"
+        guard let colon = target.lastIndex(of: ":"), colon != target.startIndex else {
+            return "\(endpoint) has no host and port; \(usage)"
+        }
+        let port = target[target.index(after: colon)...]
+        guard port == "*" || (!port.isEmpty && port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber)
+            && UInt16(port) != nil)
+        else {
+            return "\(endpoint) has no valid port ('\(port)': a number from 1 to 65535); \(usage)"
+        }
+        return nil
     }
 }

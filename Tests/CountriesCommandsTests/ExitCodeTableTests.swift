@@ -113,9 +113,6 @@ import ZeroMQ
                 error: CommandError.selectNeedsTerminal, code: 64,
                 message: "select needs a terminal for its keys and screen; use `countries toggle` in scripts"),
             Row(
-                error: CommandError.unreadableToken(path: "t"), code: 64,
-                message: "cannot read a token from t: give a file whose first line is the token"),
-            Row(
                 error: CommandError.metricsUnavailable(authority: "127.0.0.1:9"), code: 69,
                 message:
                     "cannot serve metrics on 127.0.0.1:9 (in use, or not an address of this machine); pick another --metrics"

@@ -107,6 +107,26 @@ import Testing
                 "Error: --command: 127.0.0.1:5555 has no transport; did you mean tcp://127.0.0.1:5555? (the value of COUNTRIES_COMMAND)"
             ),
             (
+                ["list", "--command", "tcp://127.0.0.1:abc"], [:],
+                "Error: --command: tcp://127.0.0.1:abc has no valid port ('abc': a number from 1 to 65535); give tcp://HOST:PORT, such as tcp://127.0.0.1:5555"
+            ),
+            (
+                ["serve", "--in-memory", "--events", "ipc://"], [:],
+                "Error: --events: ipc:// names no socket file; give ipc://PATH"
+            ),
+            (
+                ["count"], ["COUNTRIES_COMMAND": "ipc:///tmp/a,,ipc:///tmp/b"],
+                "Error: --command \"ipc:///tmp/a,,ipc:///tmp/b\" has an empty endpoint; give one endpoint, or several separated by commas (tcp://10.0.0.1:5555,tcp://10.0.0.2:5555) (the value of COUNTRIES_COMMAND)"
+            ),
+            (
+                ["web"], ["COUNTRIES_LISTEN": "0.0.0.0:18080"],
+                "Error: --listen 0.0.0.0:18080 is not loopback: anyone who reaches it sees the list and can toggle it; pass --insecure (and --token FILE) to allow it (the value of COUNTRIES_LISTEN)"
+            ),
+            (
+                ["web", "--token", "/nonexistent"], [:],
+                "Error: --token: cannot read a token from /nonexistent: give a file whose first line is the token"
+            ),
+            (
                 ["count"], ["COUNTRIES_TIMEOUT": "2s"],
                 "Error: The value '2s' is invalid for '--timeout <ms>' (the value of COUNTRIES_TIMEOUT)"
             ),
@@ -121,6 +141,7 @@ import Testing
             arguments, environment: environment.merging(["HOME": sandbox.path]) { $1 })
         #expect(run.exitCode == 64, "\(run)")
         #expect(run.stderr.hasPrefix(message + "\n"), "\(run)")
+        #expect(run.stderr.contains("\nUsage: countries \(arguments[0])"), "the usage line follows: \(run)")
         #expect(run.stdout.isEmpty, "\(run)")
     }
 

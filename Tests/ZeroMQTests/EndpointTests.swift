@@ -76,4 +76,27 @@ struct EndpointTests {
             Endpoint.problem("http://x:1")
                 == "http://x:1 has an unknown transport 'http'; use tcp://, ipc:// or inproc://")
     }
+
+    /// A tcp endpoint needs a host and a port ZeroMQ can use, an ipc one a path: otherwise it
+    /// is the caller's slip (a usage error), not a service that cannot be reached.
+    @Test(arguments: [
+        "tcp://127.0.0.1:5555", "tcp://*:5555", "tcp://127.0.0.1:*", "tcp://[::1]:5555", "tcp://eth0:1",
+        "tcp://127.0.0.1:65535", "tcp://10.0.0.1:5555;127.0.0.1:5555", "ipc:///tmp/x", "ipc://@abstract",
+        "inproc://anything",
+    ])
+    func usableAddresses(endpoint: String) {
+        #expect(Endpoint.problem(endpoint) == nil)
+    }
+
+    @Test(arguments: [
+        ("tcp://127.0.0.1:abc", "no valid port ('abc'"), ("tcp://127.0.0.1:99999", "no valid port ('99999'"),
+        ("tcp://127.0.0.1:", "no valid port (''"), ("tcp://127.0.0.1:-1", "no valid port ('-1'"),
+        ("tcp://127.0.0.1:５５５５", "no valid port"), ("tcp://", "no host and port"),
+        ("tcp://localhost", "no host and port"), ("tcp://:5555", "no host and port"),
+        ("ipc://", "names no socket file"),
+    ])
+    func unusableAddresses(endpoint: String, problem: String) {
+        let found = Endpoint.problem(endpoint)
+        #expect(found?.hasPrefix("\(endpoint) has \(problem)") == true || found?.contains(problem) == true, "\(found ?? "nil")")
+    }
 }
