@@ -70,9 +70,9 @@ public enum Endpoint {
             return "\(endpoint) has no host and port; \(usage)"
         }
         let port = target[target.index(after: colon)...]
-        guard port == "*" || (!port.isEmpty && port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber)
-            && UInt16(port) != nil)
-        else {
+        let isNumber =
+            !port.isEmpty && port.utf8.allSatisfy { (0x30...0x39).contains($0) } && UInt16(port) != nil
+        guard port == "*" || isNumber else {
             return "\(endpoint) has no valid port ('\(port)': a number from 1 to 65535); \(usage)"
         }
         return nil
