@@ -19,12 +19,17 @@ final class ChangeForwarder {
     /// How long a forwarded request waits for the writer's reply: a commit's etcd timeout (1 s)
     /// and a batch's worth of margin.
     static let replyTimeout: Duration = .seconds(2)
-    /// Most requests waiting for the writer at once; beyond it, requests are handled here.
+    /// Most requests waiting for the writer's reply at once; beyond it, requests are handled here.
     static let maximumPending = 10_000
-    /// Most bytes of request bodies waiting for the writer at once (what the DEALER may queue for
-    /// a writer that hangs); beyond it, requests are handled here. By count alone, 10,000 bodies
-    /// padded to the 64 KiB a request may have held 640 MiB.
-    static let maximumPendingBytes = 16 << 20
+    /// Most bytes of requests the DEALER queues for a writer that does not read (hung, or
+    /// slow): its send high-water mark is this over the largest request, 256 requests, and past
+    /// it requests are handled here. A request's time running out does not take it out of that
+    /// queue, so the bound is the queue's own: with the mark at ``maximumPending``, 10,000
+    /// bodies padded to the 64 KiB a request may have held 640 MiB, and expiring them let as many
+    /// more in.
+    static let maximumQueuedBytes = 16 << 20
+    /// The DEALER's send high-water mark, in requests.
+    static var queuedRequests: Int32 { Int32(maximumQueuedBytes / Limits.maximumRequestBytes) }
 
     /// The DEALER, for the service's poller.
     let socket: Socket
@@ -38,8 +43,6 @@ final class ChangeForwarder {
     private var orderHead = 0
     /// Pending requests per client peer, for ``hasPending(peer:)``.
     private var pendingByPeer: [Data: Int] = [:]
-    /// The bytes of the bodies in ``pending``.
-    private(set) var pendingBytes = 0
     private var nextToken: UInt64 = 1
     /// Changes sent to the writer since start (`countries_forwarded_changes_total`): each paid
     /// this replica's hop, which a client told the writer spares (docs/PROTOCOL.md, "Clients of
@@ -52,8 +55,6 @@ final class ChangeForwarder {
     private struct Pending {
         var envelope: [Data]
         var deadline: ContinuousClock.Instant
-        /// The size of the request's body.
-        var bytes: Int
     }
 
     /// A DEALER in `context`; with `security`, it signs in to the writer with the service's own
@@ -64,7 +65,7 @@ final class ChangeForwarder {
         do {
             try socket.setOption(.linger, 0)
             try socket.setOption(.immediate, true)
-            try socket.setOption(.sendHighWaterMark, Int32(Self.maximumPending))
+            try socket.setOption(.sendHighWaterMark, Self.queuedRequests)
             try socket.setOption(.receiveHighWaterMark, Int32(Self.maximumPending))
             // The writer's endpoint comes from its election key, anyone's who can write to etcd:
             // a frame larger than any reply is dropped by libzmq with its connection.
@@ -98,13 +99,10 @@ final class ChangeForwarder {
     func hasPending(peer: Data) -> Bool { pendingByPeer[peer, default: 0] > 0 }
 
     /// Sends `request` to the writer at `endpoint`; false when it could not be sent (no
-    /// connection to the writer yet, or too many requests or bytes waiting): then the caller
-    /// handles it.
+    /// connection to the writer yet, too many waiting for a reply, or ``queuedRequests`` not
+    /// yet taken by the writer): then the caller handles it.
     func forward(_ request: IncomingRequest, to endpoint: String, now: ContinuousClock.Instant) -> Bool {
-        let bytes = request.body.reduce(0) { $0 + $1.count }
-        guard pending.count < Self.maximumPending, pendingBytes + bytes <= Self.maximumPendingBytes else {
-            return false
-        }
+        guard pending.count < Self.maximumPending else { return false }
         if connected != endpoint { connect(to: endpoint) }
         let token = nextToken
         var tokenFrame = Self.marker
@@ -121,7 +119,7 @@ final class ChangeForwarder {
                 unreachableLogged = endpoint
                 logger.log(
                     .warning,
-                    "the writer at \(endpoint) cannot be reached (not connected, or its CURVE allow-list lacks this service's key: docs/SECURITY.md, \"Replicas\"); this replica commits its own changes meanwhile"
+                    "the writer at \(endpoint) cannot be reached or takes no more requests (not connected, not reading them, or its CURVE allow-list lacks this service's key: docs/SECURITY.md, \"Replicas\"); this replica commits its own changes meanwhile"
                 )
             }
             return false
@@ -129,8 +127,7 @@ final class ChangeForwarder {
         unreachableLogged = nil
         nextToken &+= 1
         forwarded &+= 1
-        pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout, bytes: bytes)
-        pendingBytes += bytes
+        pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout)
         order.append(token)
         pendingByPeer[UnreadReplies.peer(of: request.envelope), default: 0] += 1
         return true
@@ -191,7 +188,6 @@ final class ChangeForwarder {
 
     private func settle(_ token: UInt64) -> Pending? {
         guard let waiting = pending.removeValue(forKey: token) else { return nil }
-        pendingBytes -= waiting.bytes
         let peer = UnreadReplies.peer(of: waiting.envelope)
         let left = pendingByPeer[peer, default: 1] - 1
         pendingByPeer[peer] = left > 0 ? left : nil
