@@ -41,6 +41,9 @@ public final class CommandClient {
     /// quarter of a millisecond against a process start of tens, and where the writer refuses
     /// its key while another replica forwards for it, it would wait out a timeout every run.
     public let followsWriter: Bool
+    /// A descriptor that, once readable, ends the wait for a reply at once (a signal pipe: the
+    /// process is told to stop); nil: every try waits out its timeout.
+    public var stopWhenReadable: Int32?
 
     /// Creates a client for one endpoint; nothing is connected until the first request.
     public convenience init(
@@ -144,6 +147,9 @@ public final class CommandClient {
                 case .refused:
                     step = machine.refused()
                     continue
+                case .stopped:
+                    step = machine.stopped()
+                    continue
                 case .failedAfterSending(let error):
                     // Sent, then the socket failed: a change may have been applied.
                     broken = error
@@ -197,6 +203,8 @@ public final class CommandClient {
         case refused
         /// The request was sent, then ZeroMQ failed the wait or the receive: it may have arrived.
         case failedAfterSending(ClientError)
+        /// ``stopWhenReadable`` became readable while the reply was awaited.
+        case stopped
     }
 
     /// One try on endpoint `index`: send on a fresh or healthy socket, wait up to `timeout` for
@@ -221,11 +229,16 @@ public final class CommandClient {
             var poller = Poller()
             let item = poller.add(socket)
             let watchItem = watch.map { poller.add($0.events) }
+            let stopItem = stopWhenReadable.map { poller.add(fileDescriptor: $0) }
             let deadline = ContinuousClock.now + timeout
             while true {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { break }
                 let ready = try poller.poll(timeoutMilliseconds: Int(remaining / .milliseconds(1)) + 1)
+                if let stopItem, ready.isReadable(stopItem) {
+                    lazy.discard()
+                    return .stopped
+                }
                 if ready.isInterrupted { continue }
                 if let watch, let watchItem, ready.isReadable(watchItem), try watch.update() == .refused {
                     // Never connected, so the request never left this socket: closing it

@@ -17,16 +17,26 @@ public struct HistoryFetcher {
             }
         }
 
-        /// Whether asking again later may succeed: the service did not answer, or it said it
-        /// cannot now (`unavailable`, `storage_error`, or `too_large` while its unread replies
-        /// are over budget). A refusal of the request itself, or an endpoint ZeroMQ cannot use,
-        /// stays what it is.
+        /// Whether asking again later may succeed: the service did not answer (or nothing
+        /// listened), or it said it cannot now (`unavailable`, `storage_error`, or `too_large`
+        /// while its unread replies are over budget). A refusal of the request itself, an answer
+        /// that is not the protocol's (another program, or another version, at the endpoint), or
+        /// an endpoint ZeroMQ cannot use stays what it is.
         public var passes: Bool {
             switch self {
             case .unreachable(let error):
-                return [.noReply, .refused, .badReply].contains(error.code)
+                return [.noReply, .refused].contains(error.code)
             case .refused(let error):
                 return [.unavailable, .storageError, .tooLarge].contains(error.code)
+            }
+        }
+
+        /// Which failure it is, without its details (a byte count, an endpoint): two that differ
+        /// only there are the same kind.
+        public var kind: String {
+            switch self {
+            case .unreachable(let error): error.code.rawValue
+            case .refused(let error): error.code.rawValue
             }
         }
     }

@@ -110,6 +110,13 @@ public struct RetryMachine: Sendable, Equatable {
         return couldNotSend()
     }
 
+    /// The caller stopped waiting for the try in flight (it is told to stop): the request ends
+    /// now. The try was sent, so a change's outcome is unknown.
+    public mutating func stopped() -> Step {
+        if changes { mayHaveApplied = true }
+        return .finish(verdict(lastReply: nil))
+    }
+
     /// The try in flight found nothing listening at its endpoint (the connection was refused, or
     /// there is no socket file): nothing was sent. The request moves on to the next endpoint at
     /// once, and skips this one from now on; with none left, it ends.

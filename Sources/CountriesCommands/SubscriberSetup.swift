@@ -87,14 +87,20 @@ extension SubscriberSetup {
 
     /// Pages of history that wait out a service that cannot answer yet, until `signals` has one.
     private func history(stoppedBy signals: SignalPipe) -> History {
-        let fetcher = HistoryFetcher(client: options.makeClient(context: context))
+        let client = options.makeClient(context: context)
+        // A stop ends the wait for a page at once, not after every try's timeout.
+        client.stopWhenReadable = signals.fileDescriptor
+        let fetcher = HistoryFetcher(client: client)
         return { since in
+            // Said once per kind of failure: a too_large refusal names a byte count that changes.
             var said: String?
             let page = try fetcher.page(after: since) { delay, failure in
-                let line =
-                    "history after seq \(since) did not come: \(failure.message); asking again until it does"
-                if said != line { Output.error(line) }
-                said = line
+                if said != failure.kind {
+                    Output.error(
+                        "history after seq \(since) did not come: \(failure.message); asking again until it does"
+                    )
+                }
+                said = failure.kind
                 return !signals.arrives(within: delay)
             }
             if said != nil { Output.error("history after seq \(since) came through; going on") }

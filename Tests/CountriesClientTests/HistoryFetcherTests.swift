@@ -91,4 +91,24 @@ import ZeroMQ
         #expect(pauses == 1)
         #expect(service.ids.count == 1, "asked once")
     }
+
+    /// A frame that is not a reply: another program, or another version, at the endpoint. It
+    /// does not pass by waiting, so it is not asked again.
+    @Test func anAnswerThatIsNotTheProtocolsIsNotAskedAgain() throws {
+        let (fetcher, service, directory) = try fetcher("history-garbage")
+        defer { directory.remove() }
+        let played = playing { _ = service.answerOne(withBody: Data("<html>502</html>".utf8)) }
+        var paused = false
+        #expect {
+            _ = try fetcher.page(after: 0) { _, _ in
+                paused = true
+                return true
+            }
+        } throws: { error in
+            guard case HistoryFetcher.Failure.unreachable(let failure) = error else { return false }
+            return failure.code == .badReply
+        }
+        #expect(played.wait(timeout: .now() + 20.0 * Double(testSlowdown)) == .success)
+        #expect(!paused)
+    }
 }

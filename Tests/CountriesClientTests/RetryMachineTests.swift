@@ -10,7 +10,7 @@ import Testing
     /// What can happen to one try.
     enum Happening: CaseIterable, CustomStringConvertible {
         case timeout, unavailable, storageError, refused, ok, unusable, otherStore, notListening, garbage
-        case brokenAfterSending
+        case brokenAfterSending, stopped
 
         var description: String {
             switch self {
@@ -24,6 +24,7 @@ import Testing
             case .notListening: "nothing listening"
             case .garbage: "a frame that is not a reply"
             case .brokenAfterSending: "a socket that failed after sending"
+            case .stopped: "the caller stopped waiting"
             }
         }
 
@@ -40,6 +41,7 @@ import Testing
             case .notListening: machine.refused()
             case .garbage: machine.receivedUndecodable()
             case .brokenAfterSending: machine.failedAfterSending()
+            case .stopped: machine.stopped()
             }
         }
     }
@@ -61,7 +63,7 @@ import Testing
                 }
             }
         }
-        #expect(checked == 24 * (10 + 100 + 1_000 + 10_000))
+        #expect(checked == 24 * (11 + 121 + 1_331 + 14_641))
     }
 
     private func check(_ sequence: [Happening], endpoints: Int, tries: Int, changes: Bool) {
@@ -79,7 +81,9 @@ import Testing
             #expect(!unusable.contains(endpoint), "sent to an unusable endpoint: \(context)")
             sends.append(endpoint)
             // A try of a change that may have been applied.
-            if changes && [.timeout, .unavailable, .garbage, .brokenAfterSending].contains(happening) {
+            if changes
+                && [.timeout, .unavailable, .garbage, .brokenAfterSending, .stopped].contains(happening)
+            {
                 lost = true
             }
             // An endpoint of another store is as good as unusable for this change.
@@ -91,6 +95,9 @@ import Testing
             }
             if happening == .notListening { notListening.append(endpoint) }
             step = happening.apply(to: &machine)
+            if happening == .stopped, case .send = step {
+                Issue.record("a stop did not end the request: \(context)")
+            }
             if case .finish(let verdict) = step {
                 switch verdict {
                 case .replied(let reply, let from):

@@ -10,14 +10,15 @@ import ZeroMQ
 /// of ending; a stop signal still ends them at once.
 @Suite struct HistoryWaitEndToEndTests {
     /// A gate in front of a service's command endpoint: it refuses the first `refusals` history
-    /// requests `unavailable` (every one when nil) and forwards everything else.
+    /// requests `unavailable` (every one when nil), each with a message of its own, or with
+    /// `drops` never answers them, and forwards everything else.
     final class Gate: Sendable {
         let endpoint: String
         let refusedHistories = Box(0)
         private let stopping = Box(false)
         private let finished = DispatchSemaphore(value: 0)
 
-        init(in sandbox: Sandbox, refusing refusals: Int?) throws {
+        init(in sandbox: Sandbox, refusing refusals: Int?, drops: Bool = false) throws {
             endpoint = sandbox.scratch.ipc("gate")
             let endpoint = endpoint
             let context = try Context()
@@ -53,8 +54,15 @@ import ZeroMQ
                     if case .history = request.command,
                         refusals.map({ refusedHistories.value < $0 }) ?? true
                     {
-                        refusedHistories.update { $0 += 1 }
-                        answer = Reply(error: CountriesError(.unavailable, "etcd is not reachable")).encoded()
+                        let count = refusedHistories.update {
+                            $0 += 1
+                            return $0
+                        }
+                        if drops { continue }
+                        answer = Reply(
+                            error: CountriesError(.unavailable, "etcd is not reachable (\(count))")
+                        )
+                        .encoded()
                     } else {
                         guard let forwarded = try? Self.forward(body, to: service, in: context) else {
                             continue
@@ -91,7 +99,7 @@ import ZeroMQ
         let service = try Service(in: sandbox)
         defer { service.stop() }
         #expect(try service.run(["toggle", "France", "Spain"]).exitCode == 0)
-        let gate = try Gate(in: sandbox, refusing: 2)
+        let gate = try Gate(in: sandbox, refusing: 3)
         defer { gate.stop() }
 
         let events = try Countries.start([
@@ -104,11 +112,12 @@ import ZeroMQ
         #expect(
             result.lines == ["1  country.changed  2 France [x]", "2  country.changed  4 Spain [x]"],
             "\(result)")
-        #expect(gate.refusedHistories.value == 2)
+        #expect(gate.refusedHistories.value == 3)
+        // Said once, though each refusal's words differ.
         let waits = result.stderr.split(separator: "\n").filter { $0.contains("did not come") }
         #expect(
             waits == [
-                "countries: history after seq 0 did not come: etcd is not reachable; asking again until it does"
+                "countries: history after seq 0 did not come: etcd is not reachable (1); asking again until it does"
             ], "said once: \(result.stderr)")
         #expect(result.stderr.contains("history after seq 0 came through; going on"), "\(result.stderr)")
     }
@@ -140,5 +149,30 @@ import ZeroMQ
         #expect(result.stderr.contains("history after seq 0 did not come"), "\(result.stderr)")
         // Nothing ran: the cursor still holds seq 0.
         #expect(try jsonObject(sandbox.scratch.read("cursor.json"))["seq"] as? Int == 0)
+    }
+
+    /// A history request the service never answers, with a long timeout: SIGTERM ends the wait
+    /// at once, not after every try's timeout.
+    @Test func aStopEndsTheWaitForAnUnansweredHistoryAtOnce() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        let gate = try Gate(in: sandbox, refusing: nil, drops: true)
+        defer { gate.stop() }
+
+        let events = try Countries.start([
+            "events", "--since", "0", "--timeout", "60000", "--retries", "3", "--command", gate.endpoint,
+            "--events", sandbox.eventsEndpoint,
+        ])
+        defer { events.stop(signal: SIGKILL) }
+        #expect(eventually(within: .seconds(10)) { gate.refusedHistories.value >= 1 }, "history was asked")
+        let stopped = ContinuousClock.now
+        events.stop(signal: SIGTERM)
+        let result = try events.finish(timeout: .seconds(10))
+        #expect(result.exitCode == 0, "\(result)")
+        // Three tries of 60 s each before; now the signal ends it.
+        #expect(ContinuousClock.now - stopped < .seconds(10) * testSlowdown)
+        #expect(gate.refusedHistories.value == 1, "asked once")
     }
 }
