@@ -23,16 +23,28 @@ enum CommonOptions {
         }
     }
 
-    private static let targetHelp = "A country: its 0-based index or its name (case-insensitive)."
+    private static let targetHelp =
+        "A country: its 0-based index or its name (case-insensitive); digits are an index unless --by-name."
+
+    /// `--by-name`: every TARGET is a name, also one made of digits (a country called `42`, which
+    /// would otherwise be read as index 42). Declared by every command with a TARGET.
+    static var byName: Option<Bool> {
+        Option(flag: "by-name", help: "Read each TARGET as a name, also one made of digits.")
+    }
 
     /// One country, by index or name.
     static var target: Argument<CountryReference> {
-        Argument("target", help: targetHelp).map { text, _ in reference(text) }
+        Argument("target", help: targetHelp).map { text, command in
+            reference(text, byName: command.flag("by-name"))
+        }
     }
 
     /// One or more countries, by index or name.
     static var targets: Argument<[CountryReference]> {
-        Argument(repeating: "target", help: targetHelp).map { texts, _ in texts.map(reference) }
+        Argument(repeating: "target", help: targetHelp).map { texts, command in
+            let byName = command.flag("by-name")
+            return texts.map { reference($0, byName: byName) }
+        }
     }
 
     /// `--count N`: a subscriber that prints stops after N of what it prints; nil to run on.
@@ -142,9 +154,10 @@ enum CommonOptions {
         }
     }
 
-    /// A target argument as a reference: digits are an index, anything else a name.
-    static func reference(_ text: String) -> CountryReference {
-        if let index = Int(text), text.allSatisfy(\.isNumber) || text.hasPrefix("-") {
+    /// A target argument as a reference: digits are an index, anything else a name; with
+    /// `byName`, always a name.
+    static func reference(_ text: String, byName: Bool = false) -> CountryReference {
+        if !byName, let index = Int(text), text.allSatisfy(\.isNumber) || text.hasPrefix("-") {
             return .index(index)
         }
         return .name(text)

@@ -10,6 +10,7 @@ struct GetCommand: RequestSubcommand {
     /// The options of `countries get`.
     struct Options: RequestOptions {
         let target = CommonOptions.target
+        let byName = CommonOptions.byName
         let json = CommonOptions.json
         let connection: ConnectionOptions
     }

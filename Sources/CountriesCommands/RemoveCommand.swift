@@ -10,6 +10,7 @@ struct RemoveCommand: RequestSubcommand {
     /// The options of `countries remove`.
     struct Options: RequestOptions {
         let target = CommonOptions.target
+        let byName = CommonOptions.byName
         let ifStore = CommonOptions.ifStore
         let id = CommonOptions.requestID
         let json = CommonOptions.json

@@ -10,6 +10,7 @@ struct SetCommand: RequestSubcommand {
     /// The options of `countries set`.
     struct Options: RequestOptions {
         let target = CommonOptions.target
+        let byName = CommonOptions.byName
         let visited = Option<Bool>(
             OptionSpec(
                 name: "visited", valueName: "bool", help: "The new value.", allowedValues: ["true", "false"],

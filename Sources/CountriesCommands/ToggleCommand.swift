@@ -10,6 +10,7 @@ struct ToggleCommand: RequestSubcommand {
     /// The options of `countries toggle`.
     struct Options: RequestOptions {
         let targets = CommonOptions.targets
+        let byName = CommonOptions.byName
         let json = CommonOptions.json
         let ifSeq = CommonOptions.ifSeq
         let ifStore = CommonOptions.ifStore

@@ -71,6 +71,26 @@ import Testing
         #expect(try service.run(["count", "--json"]).stdout.contains(#""seq":1"#), "nothing else changed")
     }
 
+    /// A country whose name is made of digits: a TARGET of digits is an index, and `--by-name`
+    /// reads it as the name.
+    @Test func aNameOfDigitsIsReachedWithByName() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        #expect(try service.run(["add", "42"]).stdout == "Added 42 at index 8 (seq 1)\n")
+        let asIndex = try service.run(["toggle", "42"])
+        #expect(asIndex.exitCode == 1 && asIndex.stderr.contains("index 42 is out of range"), "\(asIndex)")
+        let asName = try service.run(["toggle", "--by-name", "42"])
+        #expect(asName.exitCode == 0 && asName.stdout == "42: visited (seq 2)\n", "\(asName)")
+        #expect(try service.run(["get", "--by-name", "42"]).stdout == "8  42  [x]\n")
+        #expect(try service.run(["set", "--by-name", "42", "--visited", "false"]).exitCode == 0)
+        let removed = try service.run(["remove", "--by-name", "42"])
+        #expect(removed.stdout == "Removed 42 from index 8 (seq 4)\n", "\(removed)")
+        // Every TARGET of the command is a name then.
+        let digits = try service.run(["toggle", "--by-name", "2"])
+        #expect(digits.exitCode == 1 && digits.stderr.contains("no country named \"2\""), "\(digits)")
+    }
+
     @Test func toggleTwoTargetsPrintsALineEach() throws {
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox)
