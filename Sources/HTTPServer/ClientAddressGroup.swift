@@ -2,8 +2,9 @@
 
 /// The addresses one client is taken to hold, for the per-address connection bound: an IPv4
 /// address alone, an IPv6 address's /64 (a host is given a whole /64, and picks any address in
-/// it as it likes: counted one by one, it could hold every slot), and an IPv4-mapped IPv6
-/// address (`::ffff:a.b.c.d`, an IPv4 client of a dual-stack socket) as its IPv4 address.
+/// it as it likes: counted one by one, it could hold every slot), and an IPv6 address that
+/// carries an IPv4 one (`::ffff:a.b.c.d`, an IPv4 client of a dual-stack socket, or
+/// `64:ff9b::a.b.c.d`, one translated by NAT64) as that IPv4 address.
 struct ClientAddressGroup: Hashable, Sendable, CustomStringConvertible {
     /// The address bytes that name the group: 4 for IPv4, the 8 of the /64 for IPv6.
     let prefix: [UInt8]
@@ -16,7 +17,11 @@ struct ClientAddressGroup: Hashable, Sendable, CustomStringConvertible {
             prefix = bytes
         case 16:
             let mapped: [UInt8] = Array(repeating: 0, count: 10) + [0xff, 0xff]
-            prefix = bytes.starts(with: mapped) ? Array(bytes[12...]) : Array(bytes[..<8])
+            // 64:ff9b::/96, NAT64's well-known prefix (RFC 6052): an IPv4 host translated; as a
+            // /64, every IPv4 client behind the translator would be one.
+            let translated: [UInt8] = [0x00, 0x64, 0xff, 0x9b] + Array(repeating: 0, count: 8)
+            let embedsIPv4 = bytes.starts(with: mapped) || bytes.starts(with: translated)
+            prefix = embedsIPv4 ? Array(bytes[12...]) : Array(bytes[..<8])
         default:
             return nil
         }

@@ -26,6 +26,9 @@ import Testing
         #expect(group("::ffff:192.0.2.7") == group("192.0.2.7"))
         #expect(group("::ffff:192.0.2.7") != group("::ffff:192.0.2.8"))
         #expect(group("192.0.2.7")?.description == "192.0.2.7")
+        // Translated by NAT64: each IPv4 host its own client, not one /64 for all of them.
+        #expect(group("64:ff9b::192.0.2.7") == group("192.0.2.7"))
+        #expect(group("64:ff9b::192.0.2.7") != group("64:ff9b::192.0.2.8"))
         // Not mapped: ::1 and ::2 share the /64 of ::.
         #expect(group("::1") == group("::2"))
     }
