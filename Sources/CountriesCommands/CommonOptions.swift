@@ -29,7 +29,9 @@ enum CommonOptions {
     /// `--by-name`: every TARGET is a name, also one made of digits (a country called `42`, which
     /// would otherwise be read as index 42). Declared by every command with a TARGET.
     static var byName: Option<Bool> {
-        Option(flag: "by-name", help: "Read each TARGET as a name, also one made of digits.")
+        Option(
+            flag: "by-name", help: "Read each TARGET as a name, also one made of digits.",
+            environment: "COUNTRIES_BY_NAME")
     }
 
     /// One country, by index or name.

@@ -2,6 +2,7 @@ import CountriesCore
 import CountriesStore
 import Etcd
 import Foundation
+import SystemSupport
 
 /// One replica's memory of the request ids remembered in etcd (docs/HA.md, "Request ids"): the
 /// generation as last read, and which ids the live generations hold, with where each first
@@ -15,6 +16,9 @@ final class EtcdIDMemory {
     private let layout: EtcdLayout
     /// What a reset marker in an entry stands for.
     private let seedRows: [IndexedCountry]
+    private let logger: Logger
+    /// Whether an entry no commit wrote was logged: once, not at every read.
+    private var loggedForeignEntry = false
     /// The request-id generation as this replica last read or wrote it (its key counts only
     /// the ids kept before the id log: see ``logged``).
     private(set) var generation: RequestIDWindow.Generation {
@@ -40,11 +44,12 @@ final class EtcdIDMemory {
     /// for the window's ids.
     init(
         generation found: RequestIDWindow.Generation, client: EtcdClient, layout: EtcdLayout,
-        seedRows: [IndexedCountry]
+        seedRows: [IndexedCountry], logger: Logger
     ) throws(StateStoreError) {
         self.client = client
         self.layout = layout
         self.seedRows = seedRows
+        self.logger = logger
         generation = try EtcdIDMemory.moveToIDLog(found, client: client, layout: layout)
         try load()
     }
@@ -127,9 +132,9 @@ final class EtcdIDMemory {
             throw StateStoreError("etcd answered a read of the id log without its range")
         }
         generation = try layout.generation(in: read.results.count > 1 ? read.results[1] : nil)
-        try learn(page.kvs)
+        try learn(page.kvs, through: seq)
         if let rest = entries.next(after: page) {
-            try forEachPage(rest) { kvs throws(StateStoreError) in try learn(kvs) }
+            try forEachPage(rest) { kvs throws(StateStoreError) in try learn(kvs, through: seq) }
         }
         ids.reached(seq)
     }
@@ -161,25 +166,41 @@ final class EtcdIDMemory {
             }
         }
         try forEachPage(.prefix(layout.idLogPrefix, limit: EtcdIDMemory.pageSize, revision: revision)) {
-            kvs throws(StateStoreError) in try learn(kvs)
+            kvs throws(StateStoreError) in try learn(kvs, through: seq)
         }
         ids.reached(seq)
     }
 
-    /// Takes the id log's entries `kvs`, forgetting the generations no longer live.
-    private func learn(_ kvs: [EtcdKeyValue]) throws(StateStoreError) {
+    /// Takes the id log's entries `kvs` of the commits through `seq`, forgetting the
+    /// generations no longer live.
+    ///
+    /// What no commit wrote is not part of the log (docs/HA.md, "Failures"), and anyone who can
+    /// write under the prefix could put it: a key that is not a seq's, a seq past `seq`, or an
+    /// entry of a generation past the current one (a commit opens a generation and writes its
+    /// key in one transaction, read here at the same revision or later). Taken, such an entry
+    /// made a replica starting afterwards forget every live id, and a retry applied twice.
+    private func learn(_ kvs: [EtcdKeyValue], through seq: UInt64) throws(StateStoreError) {
         var newest = generation.number
         for kv in kvs {
+            guard let logSeq = layout.seq(ofIDLogKey: kv.key), logSeq <= seq else { continue }
             guard let entry = EtcdLayout.decodeIDLogEntry(kv.value, seedRows: seedRows) else {
                 let shown = CountryName.quoted(String(decoding: kv.value.prefix(48), as: UTF8.self))
                 throw StateStoreError(
                     "the key \(kv.key) in etcd holds \(shown)\(kv.value.count > 48 ? "..." : ""), not an entry of the id log: this replica cannot check request ids, so it commits no change; delete that key (its ids are then forgotten) or restore etcd from a backup, and check who can write to etcd (docs/SECURITY.md)"
                 )
             }
+            guard entry.generation <= generation.number else {
+                if !loggedForeignEntry {
+                    loggedForeignEntry = true
+                    logger.log(
+                        .warning,
+                        "the id log's entry \(kv.key) is of generation \(entry.generation), past the current \(generation.number): no commit wrote it, so its ids are not taken (remove it; check who can write to etcd: docs/SECURITY.md)"
+                    )
+                }
+                continue
+            }
             ids.learn(
-                entry.requests.map(\.id), generation: entry.generation,
-                logSeq: layout.seq(ofIDLogKey: kv.key),
-                bytes: kv.value.count)
+                entry.requests.map(\.id), generation: entry.generation, logSeq: logSeq, bytes: kv.value.count)
             newest = max(newest, entry.generation)
         }
         if newest > 0 { ids.forget(before: newest - 1) }

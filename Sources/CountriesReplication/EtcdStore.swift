@@ -117,7 +117,8 @@ public final class EtcdStore: StateStore {
         eventLog = EtcdEventLog(client: client, layout: layout, seedRows: seedRows, health: health)
         do {
             ids = try EtcdIDMemory(
-                generation: opened.generation, client: client, layout: layout, seedRows: seedRows)
+                generation: opened.generation, client: client, layout: layout, seedRows: seedRows,
+                logger: logger)
         } catch {
             throw StoreOpenError(
                 .cannotOpen, path: path, "reading the remembered request ids failed: \(error)")

@@ -611,6 +611,39 @@ struct EtcdStoreTests {
         }
     }
 
+    /// Entries no commit wrote, put by anyone who can write under the prefix: a key that is
+    /// not a seq's, a seq past the committed one, an entry of a generation past the current one
+    /// at a seq whose commit remembered no id. Each claims generation 1000; taken, a replica
+    /// starting afterwards forgot every live id and applied a retry twice. None is taken, and
+    /// the ids committed are still checked, also through the memory's later reads.
+    @Test func idLogEntriesNoCommitWroteAreNotTaken() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let store = try open(cluster, prefix: "/f/")
+        var state = try store.loadState()
+        try store.commit(try Self.changing(["a"], on: &state, store: store.identity))
+        try commitToggle(3, after: &state, to: store)  // seq 2, no id: no entry
+        let forged = EtcdLayout.encodeIDLogEntry(
+            generation: 1_000,
+            [(RememberedRequest(id: "forged", request: nil, reply: Array(#"{"ok":true,"seq":2}"#.utf8)), nil)]
+        )
+        let client = EtcdClient(endpoints: cluster.clientURLs)
+        for key in [
+            "/f/idlog/x", "/f/idlog/+5", "/f/idlog/00000000000000000099", "/f/idlog/00000000000000000002",
+        ] {
+            _ = try client.txn(compare: [], success: [.put(key, forged)], failure: [])
+        }
+        let restarted = try open(cluster, prefix: "/f/")
+        var restartedState = try restarted.catchUp(try restarted.loadState())
+        Self.expectRemembered(
+            ["a"], committing: try Self.changing(["a"], on: &restartedState, store: restarted.identity),
+            on: restarted, "an id committed before the forged entries was applied again")
+        // The running store reads the log on from what it knew: the same.
+        Self.expectRemembered(
+            ["a"], committing: try Self.changing(["b", "a"], on: &state, store: store.identity),
+            on: store, "an id committed before the forged entries was applied again by the running store")
+    }
+
     /// A store from before generations (ids at `requests/<id>`, no generation key): its ids are
     /// generation 0, still checked, and forgotten only when generation 2 opens.
     @Test func idsFromBeforeGenerationsAreStillChecked() throws {
@@ -869,7 +902,7 @@ struct EtcdStoreTests {
         let memory = try EtcdIDMemory(
             generation: store.generation, client: EtcdClient(endpoints: cluster.clientURLs),
             layout: EtcdLayout(prefix: "/judged/"),
-            seedRows: CountriesState(countries: SeedList.standard).rows)
+            seedRows: CountriesState(countries: SeedList.standard).rows, logger: logger)
         let after = SteadyWallClock.bootNanoseconds()
         let started = memory.generation.startedMilliseconds
         let elevenMinutesAhead = RequestIDWindow.nowMilliseconds + 660_000
