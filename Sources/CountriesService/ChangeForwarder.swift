@@ -19,6 +19,11 @@ final class ChangeForwarder {
     /// How long a forwarded request waits for the writer's reply: a commit's etcd timeout (1 s)
     /// and a batch's worth of margin.
     static let replyTimeout: Duration = .seconds(2)
+    /// How long a replica commits its own changes after a forwarded one got no reply in time,
+    /// before it tries the writer again: a writer that takes requests and answers none (hung,
+    /// or an endpoint in its election key that is not a replica's) costs one timeout per pause,
+    /// not one per change, for as long as its key stands.
+    static let silencePause: Duration = .seconds(10)
     /// Most requests waiting for the writer's reply at once; beyond it, requests are handled here.
     static let maximumPending = 10_000
     /// Most bytes of requests the DEALER queues for a writer that does not read (hung, or
@@ -51,6 +56,8 @@ final class ChangeForwarder {
     private let logger: Logger
     /// The endpoint whose refusal was logged last, so a writer that cannot be reached is logged once.
     private var unreachableLogged: String?
+    /// The writer that let a forwarded request's time run out, and until when it is passed over.
+    private var silent: (endpoint: String, until: ContinuousClock.Instant)?
 
     private struct Pending {
         var envelope: [Data]
@@ -103,6 +110,7 @@ final class ChangeForwarder {
     /// yet taken by the writer): then the caller handles it.
     func forward(_ request: IncomingRequest, to endpoint: String, now: ContinuousClock.Instant) -> Bool {
         guard pending.count < Self.maximumPending else { return false }
+        if let silent, silent.endpoint == endpoint, now < silent.until { return false }
         if connected != endpoint { connect(to: endpoint) }
         let token = nextToken
         var tokenFrame = Self.marker
@@ -141,6 +149,8 @@ final class ChangeForwarder {
                 continue
             }
             let token = frames[0].dropFirst(Self.marker.count).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            // It answers again (even late): no longer passed over.
+            silent = nil
             // A reply after its request timed out: the client was told to retry with its id.
             guard let waiting = settle(token) else { continue }
             replies.append(.reply(envelope: waiting.envelope, body: Array(frames[2])))
@@ -156,6 +166,13 @@ final class ChangeForwarder {
             orderHead += 1
         }
         guard !overdue.isEmpty else { return [] }
+        if let connected, silent?.endpoint != connected || (silent?.until ?? now) <= now {
+            logger.log(
+                .warning,
+                "the writer at \(connected) answered no forwarded change within \(Self.replyTimeout); this replica commits its own changes for \(Self.silencePause) before it tries the writer again"
+            )
+            silent = (connected, now + Self.silencePause)
+        }
         let refusal = Reply(
             error: CountriesError(
                 .unavailable,

@@ -166,4 +166,45 @@ import ZeroMQ
         #expect(takenBytes <= 48 << 20, "\(takenBytes >> 20) MiB")
         #expect(taken >= Int(ChangeForwarder.queuedRequests), "\(taken)")
     }
+
+    /// A writer that takes requests and answers none (hung, or an election key naming an
+    /// endpoint that is not a replica's, for as long as the key stands): after one request's
+    /// time runs out, the replica commits its own changes for ``ChangeForwarder/silencePause``,
+    /// then tries the writer again; a reply, even late, ends the pause.
+    @Test func aWriterThatAnswersNothingIsPassedOverForAPause() throws {
+        let context = try Context()
+        defer { context.terminate() }
+        let writer = try context.makeSocket(.router)
+        defer { writer.close() }
+        try writer.setOption(.linger, 0)
+        try writer.setOption(.receiveTimeout, patienceMilliseconds)
+        try writer.bind("inproc://silent-writer")
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        let toggle = #"{"op":"toggle","name":"France"}"#
+        let start = ContinuousClock.now
+        #expect(forwarder.forward(request("a", toggle), to: "inproc://silent-writer", now: start))
+        let taken = try #require(try writer.receive())
+        let overdue = start + ChangeForwarder.replyTimeout
+        #expect(forwarder.expire(now: overdue).count == 1)
+        // Passed over: the next change is committed here, at once.
+        #expect(!forwarder.forward(request("b", toggle), to: "inproc://silent-writer", now: overdue))
+        let later = overdue + ChangeForwarder.silencePause - .milliseconds(1)
+        #expect(!forwarder.forward(request("c", toggle), to: "inproc://silent-writer", now: later))
+        // Tried again once the pause is over.
+        let after = overdue + ChangeForwarder.silencePause
+        #expect(forwarder.forward(request("d", toggle), to: "inproc://silent-writer", now: after))
+        _ = try #require(try writer.receive())
+        #expect(forwarder.expire(now: after + ChangeForwarder.replyTimeout).count == 1)
+        #expect(
+            !forwarder.forward(request("e", toggle), to: "inproc://silent-writer", now: after + .seconds(3)))
+        // A late reply to the first: the writer answers again, and is no longer passed over.
+        _ = try writer.send(Array(taken.dropLast()) + [Data(#"{"ok":true,"seq":1}"#.utf8)])
+        #expect(
+            eventually {
+                _ = forwarder.receiveReplies()
+                return forwarder.forward(
+                    request("f", toggle), to: "inproc://silent-writer", now: after + .seconds(3))
+            })
+    }
 }
