@@ -115,15 +115,16 @@ public final class ClusterHealth: Sendable {
     /// The members and leader as last seen.
     var cluster: Cluster { state.withLock { $0.cluster } }
 
-    /// A value in the store's log that does not decode, found by whoever read it (a catch-up,
-    /// the event tail): the replica cannot go past it, so it stops claiming to be live until a
-    /// read of the log gets past it (``recordLogReadable()``).
-    func recordDamage(_ description: String) {
+    /// A value in the store's log that does not decode, or an event that does not apply to the
+    /// list before it, found by whoever read it (a catch-up, the event tail, the service's loop):
+    /// the replica cannot go past it, so it stops claiming to be live until a read of the log
+    /// gets past it (``recordLogReadable()``).
+    public func recordDamage(_ description: String) {
         state.withLock { $0.damage = description }
     }
 
     /// The log was read past where it was damaged (the value was fixed, or a commit replaced it).
-    func recordLogReadable() {
+    public func recordLogReadable() {
         state.withLock { $0.damage = nil }
     }
 

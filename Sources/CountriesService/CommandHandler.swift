@@ -343,15 +343,17 @@ final class CommandHandler {
 
     /// An event from the store's log (a shared store), applied when it is the next one: the
     /// state follows changes other replicas made. Older ones are already in the state.
-    func observe(_ event: Event) {
-        guard event.seq == state.seq + 1 else { return }
+    ///
+    /// Returns why the event does not apply to the state just before it, or nil: it applied,
+    /// or the state is not just before it (behind, it catches up on the next read or change).
+    @discardableResult
+    func observe(_ event: Event) -> String? {
+        guard event.seq == state.seq + 1 else { return nil }
         do {
             try state.replay(event)
+            return nil
         } catch {
-            logger.log(
-                .warning,
-                "event \(event.seq) from the store does not apply to this replica's state (\(error)); the next read or change catches up"
-            )
+            return "\(error)"
         }
     }
 

@@ -224,6 +224,9 @@ public final class StateService {
         var nextHeartbeat = ContinuousClock.now
         var nextMetrics = ContinuousClock.now
         var batch: [IncomingRequest] = []
+        // A tail event that did not apply to the list before it, not published; damage until
+        // the state gets past it.
+        var unpublishable: UInt64?
         batch.reserveCapacity(configuration.maximumBatch)
 
         serving: while true {
@@ -256,10 +259,26 @@ public final class StateService {
             if let replica {
                 if let tailItem, ready.isReadable(tailItem) {
                     for entry in replica.tail.drain() {
-                        handler.observe(entry.event)
+                        if let mismatch = handler.observe(entry.event) {
+                            // Well formed, but not a change of the list before it: no commit
+                            // wrote it (one is decided on that list). Not published, and named
+                            // as damage, which holds heartbeats until the log reads well again.
+                            let description =
+                                "event \(entry.event.seq) in etcd does not apply to the list at seq \(entry.event.seq - 1) (\(mismatch)): not published; rewrite or remove it, and check who can write to etcd (docs/HA.md, \"Failures\")"
+                            if replica.health.damage != description { logger.log(.error, description) }
+                            replica.health.recordDamage(description)
+                            unpublishable = entry.event.seq
+                            continue
+                        }
                         publisher.publish(topic: entry.event.topic, seq: entry.event.seq, body: entry.body)
                     }
                     replica.health.recordPublished(publisher.publishedSeq)
+                }
+                if let seq = unpublishable, handler.state.seq >= seq {
+                    // A read or a change caught up past it: the log reads well there again.
+                    unpublishable = nil
+                    replica.health.recordLogReadable()
+                    logger.log(.info, "the event log applies again past seq \(seq)")
                 }
                 if let forwarderItem, ready.isReadable(forwarderItem) {
                     send(replica.forwarder.receiveReplies())

@@ -312,6 +312,67 @@ struct ReplicationEndToEndTests {
             })
     }
 
+    /// A well-formed event that is no change of the list before it (a row past the end), put
+    /// with the seq key by anyone on etcd's port: the replicas publish nothing of it, name it
+    /// as damage in `status` and hold heartbeats; once the key holds a change that applies, a
+    /// read catches up and everything recovers. Before, both published it and went on
+    /// heartbeating while every read was refused.
+    @Test func anEventThatDoesNotApplyIsNotPublishedAndIsNamedAsDamage() throws {
+        let replicas = try Replicas()
+        defer { replicas.stop() }
+        let service = replicas.services[0]
+        #expect(try service.run(["toggle", "France"]).exitCode == 0)
+        let store = try #require(try jsonReply(try service.run(["status", "--json"]))["store"] as? String)
+        let context = try Context()
+        let subscriber = try context.makeSocket(.sub)
+        defer { subscriber.close() }
+        try subscriber.setOption(.linger, 0)
+        try subscriber.setOption(.receiveTimeout, 100)
+        try subscriber.subscribe("")
+        try subscriber.connect(replicas.sandboxes[1].eventsEndpoint)
+        // Connected once a heartbeat comes.
+        #expect(eventually(within: .seconds(10)) { (try? subscriber.receive()) != nil })
+
+        let key = "/countries/events/00000000000000000002"
+        try replicas.etcd.put(
+            key,
+            #"{"country":{"index":99999,"name":"Atlantis","visited":true},"seq":2,"store":"\#(store)","topic":"country.changed"}"#
+        )
+        try replicas.etcd.put("/countries/seq", "2")
+        var heard: [String] = []
+        #expect(
+            eventually(within: .seconds(10)) {
+                (try? service.run(["status", "--json"]))?.stdout.contains(
+                    #""store_damage":"event 2 in etcd does not apply to the list at seq 1"#) == true
+            }, "\(service.process.stderr.text)")
+        // A second of what the replica publishes meanwhile: no heartbeat, and not the event.
+        let listened = ContinuousClock.now
+        while ContinuousClock.now - listened < .seconds(1) {
+            if let frames = try subscriber.receive() {
+                heard.append(frames.map { String(decoding: $0, as: UTF8.self) }.joined(separator: " "))
+            }
+        }
+        #expect(
+            !heard.contains { $0.contains("Atlantis") }, "\(heard.first { $0.contains("Atlantis") } ?? "")")
+        #expect(heard.isEmpty, "heartbeats are held: \(heard.count) heard, the first \(heard.first ?? "")")
+
+        // The key rewritten with a change that applies: a read catches up, and it recovers.
+        try replicas.etcd.put(
+            key,
+            #"{"country":{"index":3,"name":"Italy","visited":true},"seq":2,"store":"\#(store)","topic":"country.changed"}"#
+        )
+        #expect(eventually(within: .seconds(10)) { (try? service.run(["count"]))?.exitCode == 0 })
+        for replica in replicas.services {
+            #expect(
+                eventually(within: .seconds(10)) {
+                    (try? replica.run(["count"]))?.exitCode == 0
+                        && (try? replica.run(["status", "--json"]))?.stdout.contains("store_damage") == false
+                }, "\(replica.process.stderr.text)")
+        }
+        let toggle = try service.run(["toggle", "Spain"])
+        #expect(toggle.exitCode == 0 && toggle.stdout.contains("seq 3"), "\(toggle)")
+    }
+
     /// etcd put back to a snapshot (same cluster and member ids, the store key unchanged): the
     /// replica that ran through it stops claiming the old store (refuses, no heartbeats, says
     /// to restart), and a replica started afterwards serves it as a new store, so no seq is
