@@ -226,7 +226,7 @@ public final class StateService {
         var batch: [IncomingRequest] = []
         // A tail event that did not apply to the list before it, not published; damage until
         // the state gets past it.
-        var unpublishable: UInt64?
+        var unpublishable: (seq: UInt64, damage: String)?
         batch.reserveCapacity(configuration.maximumBatch)
 
         serving: while true {
@@ -267,18 +267,24 @@ public final class StateService {
                                 "event \(entry.event.seq) in etcd does not apply to the list at seq \(entry.event.seq - 1) (\(mismatch)): not published; rewrite or remove it, and check who can write to etcd (docs/HA.md, \"Failures\")"
                             if replica.health.damage != description { logger.log(.error, description) }
                             replica.health.recordDamage(description)
-                            unpublishable = entry.event.seq
+                            unpublishable = (entry.event.seq, description)
                             continue
                         }
                         publisher.publish(topic: entry.event.topic, seq: entry.event.seq, body: entry.body)
                     }
                     replica.health.recordPublished(publisher.publishedSeq)
                 }
-                if let seq = unpublishable, handler.state.seq >= seq {
-                    // A read or a change caught up past it: the log reads well there again.
-                    unpublishable = nil
-                    replica.health.recordLogReadable()
-                    logger.log(.info, "the event log applies again past seq \(seq)")
+                if let (seq, damage) = unpublishable {
+                    if handler.state.seq >= seq {
+                        // A read or a change caught up past it: the log reads well there again.
+                        unpublishable = nil
+                        replica.health.recordLogReadable()
+                        logger.log(.info, "the event log applies again past seq \(seq)")
+                    } else if replica.health.damage == nil {
+                        // The tail read the log again and found nothing wrong with its values:
+                        // the event still does not apply.
+                        replica.health.recordDamage(damage)
+                    }
                 }
                 if let forwarderItem, ready.isReadable(forwarderItem) {
                     send(replica.forwarder.receiveReplies())
