@@ -51,26 +51,6 @@ import ZeroMQ
                 + Array(repeating: "disk full", count: 5))
     }
 
-    @Test func aRefusalOfTheRequestIsNotAskedAgain() throws {
-        let (fetcher, service, directory) = try fetcher("history-refused")
-        defer { directory.remove() }
-        let played = playing {
-            _ = service.answerOne(with: Reply(error: CountriesError(.badRequest, "since is not a seq")))
-        }
-        var paused = false
-        #expect {
-            _ = try fetcher.page(after: 0) { _, _ in
-                paused = true
-                return true
-            }
-        } throws: { error in
-            guard case HistoryFetcher.Failure.refused(let refusal) = error else { return false }
-            return refusal.code == .badRequest
-        }
-        #expect(played.wait(timeout: .now() + 20.0 * Double(testSlowdown)) == .success)
-        #expect(!paused)
-    }
-
     @Test func aPauseThatSaysStopEndsWithTheFailure() throws {
         let (fetcher, service, directory) = try fetcher("history-stop")
         defer { directory.remove() }
@@ -92,12 +72,16 @@ import ZeroMQ
         #expect(service.ids.count == 1, "asked once")
     }
 
-    /// A frame that is not a reply: another program, or another version, at the endpoint. It
-    /// does not pass by waiting, so it is not asked again.
-    @Test func anAnswerThatIsNotTheProtocolsIsNotAskedAgain() throws {
-        let (fetcher, service, directory) = try fetcher("history-garbage")
+    /// A refusal of the request itself, or a frame that is not a reply (another program, or
+    /// another version, at the endpoint): neither passes by waiting, so neither is asked again.
+    @Test(arguments: [
+        (Reply(error: CountriesError(.badRequest, "since is not a seq")).encoded(), "bad_request"),
+        (Data("<html>502</html>".utf8), "bad_reply"),
+    ])
+    func whatWaitingCannotMendIsNotAskedAgain(answer: Data, kind: String) throws {
+        let (fetcher, service, directory) = try fetcher("history-\(kind)")
         defer { directory.remove() }
-        let played = playing { _ = service.answerOne(withBody: Data("<html>502</html>".utf8)) }
+        let played = playing { _ = service.answerOne(withBody: answer) }
         var paused = false
         #expect {
             _ = try fetcher.page(after: 0) { _, _ in
@@ -105,8 +89,7 @@ import ZeroMQ
                 return true
             }
         } throws: { error in
-            guard case HistoryFetcher.Failure.unreachable(let failure) = error else { return false }
-            return failure.code == .badReply
+            (error as? HistoryFetcher.Failure)?.kind == kind
         }
         #expect(played.wait(timeout: .now() + 20.0 * Double(testSlowdown)) == .success)
         #expect(!paused)

@@ -13,6 +13,15 @@ import ZeroMQ
 @Suite struct ChangeForwarderTests {
     private let logger = Logger(level: .error) { _ in }
 
+    /// A stand-in writer: a ROUTER bound at `endpoint` that waits a moment for each read.
+    private static func writer(bound endpoint: String, in context: Context) throws -> Socket {
+        let writer = try context.makeSocket(.router)
+        try writer.setOption(.linger, 0)
+        try writer.setOption(.receiveTimeout, patienceMilliseconds)
+        try writer.bind(endpoint)
+        return writer
+    }
+
     private func request(_ client: String, _ json: String) -> IncomingRequest {
         IncomingRequest(envelope: [Data(client.utf8), Data()], body: [Array(json.utf8)])
     }
@@ -20,11 +29,8 @@ import ZeroMQ
     @Test func repliesComeBackUnchangedAndSilenceIsUnavailable() throws {
         let context = try Context()
         defer { context.terminate() }
-        let writer = try context.makeSocket(.router)
+        let writer = try Self.writer(bound: "inproc://writer", in: context)
         defer { writer.close() }
-        try writer.setOption(.linger, 0)
-        try writer.setOption(.receiveTimeout, patienceMilliseconds)
-        try writer.bind("inproc://writer")
         let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
         defer { forwarder.close() }
         let start = ContinuousClock.now
@@ -174,11 +180,8 @@ import ZeroMQ
     @Test func aWriterThatAnswersNothingIsPassedOverForAPause() throws {
         let context = try Context()
         defer { context.terminate() }
-        let writer = try context.makeSocket(.router)
+        let writer = try Self.writer(bound: "inproc://silent-writer", in: context)
         defer { writer.close() }
-        try writer.setOption(.linger, 0)
-        try writer.setOption(.receiveTimeout, patienceMilliseconds)
-        try writer.bind("inproc://silent-writer")
         let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
         defer { forwarder.close() }
         let toggle = #"{"op":"toggle","name":"France"}"#
