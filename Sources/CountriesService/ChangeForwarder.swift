@@ -62,6 +62,8 @@ final class ChangeForwarder {
     private struct Pending {
         var envelope: [Data]
         var deadline: ContinuousClock.Instant
+        /// The writer it was sent to.
+        var endpoint: String
     }
 
     /// A DEALER in `context`; with `security`, it signs in to the writer with the service's own
@@ -135,7 +137,8 @@ final class ChangeForwarder {
         unreachableLogged = nil
         nextToken &+= 1
         forwarded &+= 1
-        pending[token] = Pending(envelope: request.envelope, deadline: now + Self.replyTimeout)
+        pending[token] = Pending(
+            envelope: request.envelope, deadline: now + Self.replyTimeout, endpoint: endpoint)
         order.append(token)
         pendingByPeer[UnreadReplies.peer(of: request.envelope), default: 0] += 1
         return true
@@ -161,12 +164,16 @@ final class ChangeForwarder {
     /// The requests whose reply is overdue at `now`, answered `unavailable`.
     func expire(now: ContinuousClock.Instant) -> [Outgoing] {
         var overdue: [UInt64] = []
+        // Only the writer connected now is passed over, and only for its own silence: requests
+        // sent to one that was replaced since say nothing of the new one.
+        var connectedWasSilent = false
         while let token = oldestPending(), let waiting = pending[token], waiting.deadline <= now {
             overdue.append(token)
+            if waiting.endpoint == connected { connectedWasSilent = true }
             orderHead += 1
         }
         guard !overdue.isEmpty else { return [] }
-        if let connected, silent?.endpoint != connected || (silent?.until ?? now) <= now {
+        if connectedWasSilent, let connected, silent?.endpoint != connected || (silent?.until ?? now) <= now {
             logger.log(
                 .warning,
                 "the writer at \(connected) answered no forwarded change within \(Self.replyTimeout); this replica commits its own changes for \(Self.silencePause) before it tries the writer again"

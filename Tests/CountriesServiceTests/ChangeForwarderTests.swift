@@ -210,4 +210,26 @@ import ZeroMQ
                     request("f", toggle), to: "inproc://silent-writer", now: after + .seconds(3))
             })
     }
+
+    /// Requests sent to a writer that was replaced since (it died with them, another was
+    /// elected) expire without passing over the new one.
+    @Test func requestsToAReplacedWriterDoNotPassOverTheNewOne() throws {
+        let context = try Context()
+        defer { context.terminate() }
+        let old = try Self.writer(bound: "inproc://old-writer", in: context)
+        defer { old.close() }
+        let new = try Self.writer(bound: "inproc://new-writer", in: context)
+        defer { new.close() }
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        let toggle = #"{"op":"toggle","name":"France"}"#
+        let start = ContinuousClock.now
+        #expect(forwarder.forward(request("a", toggle), to: "inproc://old-writer", now: start))
+        _ = try #require(try old.receive())
+        #expect(forwarder.forward(request("b", toggle), to: "inproc://new-writer", now: start + .seconds(1)))
+        _ = try #require(try new.receive())
+        // The old writer's request expires first: the new writer is still tried.
+        #expect(forwarder.expire(now: start + ChangeForwarder.replyTimeout).count == 1)
+        #expect(forwarder.forward(request("c", toggle), to: "inproc://new-writer", now: start + .seconds(2)))
+    }
 }
