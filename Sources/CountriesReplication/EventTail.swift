@@ -35,6 +35,11 @@ public final class EventTail: Sendable {
     private let requestTimeout: Duration
     private let security: EtcdSecurity
     private let outbox: WakeupQueue<Entry>
+    /// The bytes of the bodies handed over and not yet drained.
+    private let queued = Locked(0)
+    /// Most bytes of bodies waiting in ``drain()`` before the tail stops reading the log until
+    /// the service takes them (``maximumQueuedBytes`` unless given).
+    let queuedBytesLimit: Int
     private let worker = WorkerThread(name: "etcd tail")
     private let startSeq: UInt64
     private let health: ClusterHealth
@@ -47,8 +52,9 @@ public final class EventTail: Sendable {
     /// log that it cannot hand over; a reset's marker is handed over as the reset to `seed`.
     public init(
         configuration: EtcdConfiguration, after seq: UInt64, seed: [Country], health: ClusterHealth,
-        logger: Logger
+        logger: Logger, queuedBytesLimit: Int = EventTail.maximumQueuedBytes
     ) throws(SignalPipeError) {
+        self.queuedBytesLimit = queuedBytesLimit
         self.health = health
         seedRows = CountriesState(countries: seed).rows
         endpoints = configuration.endpoints
@@ -79,8 +85,32 @@ public final class EventTail: Sendable {
         worker.stop()
     }
 
+    /// Most bytes of event bodies handed over and not drained: past it the tail waits for the
+    /// service's loop before it reads on (etcd keeps the rest). Above the largest event (a
+    /// reset of the largest list, about 16 MB), so one always fits.
+    public static let maximumQueuedBytes = 64 << 20
+
+    /// The bytes of event bodies handed over and not yet drained.
+    public var queuedBytes: Int { queued.withLock { $0 } }
+
     /// The events handed over since the last call, in seq order.
-    public func drain() -> [Entry] { outbox.drain() }
+    public func drain() -> [Entry] {
+        let entries = outbox.drain()
+        let bytes = entries.reduce(0) { $0 + $1.body.count }
+        queued.withLock { $0 -= bytes }
+        return entries
+    }
+
+    /// Hands `entries` to the service's loop, then, while more than ``queuedBytesLimit`` wait
+    /// there (its loop is busy), waits for it to take them, or for a stop: a loop that stalls
+    /// holds at most that much of the tail's reading, not the whole log.
+    private func handOver(_ entries: [Entry]) {
+        guard !entries.isEmpty else { return }
+        let bytes = entries.reduce(0) { $0 + $1.body.count }
+        queued.withLock { $0 += bytes }
+        outbox.post(entries)
+        while queuedBytes > queuedBytesLimit, worker.pause(for: .milliseconds(10)) {}
+    }
 
     private var isStopping: Bool { worker.isStopping }
 
@@ -107,7 +137,7 @@ public final class EventTail: Sendable {
                     },
                     onEvents: { changes, _ in
                         var entries: [Entry] = []
-                        defer { outbox.post(entries) }
+                        defer { handOver(entries) }
                         for change in changes where change.kind == .put {
                             guard let seq = layout.seq(ofEventKey: change.kv.key), seq > handedOver else {
                                 continue
@@ -198,7 +228,7 @@ public final class EventTail: Sendable {
                 }
                 guard let decoded = decode(kv, seq: seq) else {
                     // Never skipped: what comes after it would be published as if it were there.
-                    outbox.post(entries)
+                    handOver(entries)
                     throw EtcdError(
                         .badResponse, "the log is damaged at \(kv.key)", endpoint: client.currentEndpoint)
                 }
@@ -211,14 +241,14 @@ public final class EventTail: Sendable {
                         .warning,
                         "the event log holds entries from \(kv.key) on, past the committed seq \(committed): never committed, not published (remove them; docs/HA.md)"
                     )
-                    outbox.post(entries)
+                    handOver(entries)
                     health.recordLogReadable()
                     return revision
                 }
                 entries += decoded
                 handedOver = decoded.last?.event.seq ?? handedOver
             }
-            outbox.post(entries)
+            handOver(entries)
             // Stopping: whoever starts a tail again reads the rest.
             if isStopping { return revision }
             request = current.next(after: page)

@@ -128,6 +128,45 @@ struct EtcdStoreTests {
         #expect(seqs == [state.seq], "the commit after the forged keys, and nothing else")
     }
 
+    /// The service's loop busy (it drains nothing): the tail stops reading once its bound of
+    /// bytes waits, and goes on, in order and losing nothing, once they are taken. Unbounded, a
+    /// loop that stalls while others commit held every event the tail read.
+    @Test func aTailWhoseEventsAreNotTakenStopsReadingAtItsBound() throws {
+        let cluster = try EtcdCluster(members: 1)
+        defer { cluster.stop() }
+        let health = ClusterHealth(quorumTimeout: .seconds(5))
+        let store = try open(cluster, prefix: "/bound/", health: health)
+        var state = try store.loadState()
+        let start = state.seq
+        let configuration = EtcdConfiguration(
+            endpoints: cluster.clientURLs, prefix: "/bound/", replicaName: "t")
+        let tail = try EventTail(
+            configuration: configuration, after: start, seed: SeedList.standard, health: health,
+            logger: logger, queuedBytesLimit: 1_000)
+        tail.start()
+        defer { tail.stop() }
+        // The tail is watching once it has handed over a first commit: the next come by the
+        // watch, a few at a time, not in one page read at its start.
+        try commitToggle(0, after: &state, to: store)
+        #expect(eventually(within: .seconds(10)) { tail.queuedBytes > 0 })
+        // About 120 bytes an event: 500 of them are about 60 KB.
+        for index in 0..<500 { try commitToggle(index % 8, after: &state, to: store) }
+        #expect(eventually(within: .seconds(10)) { tail.queuedBytes >= 1_000 })
+        Thread.sleep(forTimeInterval: 0.5)
+        let held = tail.queuedBytes
+        // Its bound, and what the hand-over that crossed it added (a watch response: the
+        // commits made while the tail was busy with the one before).
+        #expect(held <= 20_000, "\(held) bytes waiting")
+        var seqs: [UInt64] = []
+        let deadline = ContinuousClock.now + .seconds(10) * testSlowdown
+        while seqs.last != state.seq, ContinuousClock.now < deadline {
+            seqs += tail.drain().map(\.event.seq)
+            usleep(5_000)
+        }
+        #expect(seqs == Array(start + 1...state.seq), "every event, once and in order")
+        #expect(tail.queuedBytes == 0)
+    }
+
     /// A key under the log that names no seq (not the canonical 20 digits) is not part of it
     /// (docs/HA.md), as the tail already skipped it: a catch-up and a history read skip it
     /// too. Taken for damage, one such key put by hand stopped every replica's catch-up.
