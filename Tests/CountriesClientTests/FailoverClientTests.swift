@@ -112,14 +112,15 @@ import ZeroMQ
         let client = CommandClient(
             context: context, endpoints: [taker.endpoint, other.commandEndpoint],
             timeout: .milliseconds(500) * testSlowdown, tries: 3)
-        let thread = Thread {
+        let played = playing {
             var count = Reply(count: 8)
             count.seq = 0
             count.store = "0123456789abcdef0123456789abcdef"
             _ = taker.answerOne(with: count)
             _ = taker.takeOne()
         }
-        thread.start()
+        // The fake's socket is not to be used by two threads: its script ends before it goes.
+        defer { _ = played.wait(timeout: .now() + 10.0 * Double(testSlowdown)) }
         #expect {
             _ = try client.send(Request(id: "once", command: .change(.toggle(.index(2)))))
         } throws: { error in
@@ -212,11 +213,13 @@ import ZeroMQ
             context: context, endpoints: [only.endpoint], timeout: .milliseconds(500 * testSlowdown), tries: 2
         )
         let page = Data("<html>502 Bad Gateway</html>".utf8)
-        let first = Thread {
+        // One script at a time on the fake's socket, each over before the next starts: libzmq
+        // sockets are not to be used by two threads (a ROUTER asserted, a send meeting the end
+        // of the one before).
+        let first = playing {
             _ = only.takeOne()
             _ = only.answerOne(withBody: page)
         }
-        first.start()
         #expect {
             _ = try client.send(Request(id: "one", command: .change(.toggle(.index(2)))))
         } throws: { error in
@@ -225,24 +228,27 @@ import ZeroMQ
                 && error.message.contains("is not protocol JSON")
         }
 
+        #expect(first.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+
         let own = Reply(seq: 7, country: IndexedCountry(index: 2, name: "France", visited: true))
-        let second = Thread {
+        let second = playing {
             _ = only.answerOne(withBody: page)
             _ = only.answerOne(with: own)
         }
-        second.start()
         #expect(try client.send(Request(id: "two", command: .change(.toggle(.index(2))))) == own)
         #expect(only.ids == ["one", "one", "two", "two"])
 
+        #expect(second.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
+
         // A read answered only so is a bad reply, not "no reply" and not unknown.
-        let third = Thread {
+        let third = playing {
             _ = only.answerOne(withBody: page)
             _ = only.answerOne(withBody: page)
         }
-        third.start()
         #expect {
             _ = try client.send(Request(command: .query(.count)))
         } throws: { error in (error as? ClientError)?.code == .badReply }
+        #expect(third.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
     }
 
     /// A success without the fields its op must have is no answer either: a read ends as a bad
@@ -256,11 +262,11 @@ import ZeroMQ
             context: context, endpoints: [only.endpoint], timeout: .milliseconds(500) * testSlowdown, tries: 1
         )
         let bare = Data(#"{"ok":true,"seq":3}"#.utf8)
-        let answers = Thread {
+        let answers = playing {
             _ = only.answerOne(withBody: bare)
             _ = only.answerOne(withBody: bare)
         }
-        answers.start()
+        defer { _ = answers.wait(timeout: .now() + 10.0 * Double(testSlowdown)) }
         #expect {
             _ = try client.send(Request(command: .query(.count)))
         } throws: { error in
@@ -281,10 +287,10 @@ import ZeroMQ
         let only = try FakeReplica(context: context, endpoint: directory.ipc("only"))
         let client = CommandClient(
             context: context, endpoints: [only.endpoint], timeout: .seconds(2), tries: 3)
-        let thread = Thread {
+        let played = playing {
             _ = only.answerOne(with: Reply(error: CountriesError(.storageError, "disk full")))
         }
-        thread.start()
+        defer { _ = played.wait(timeout: .now() + 10.0 * Double(testSlowdown)) }
         let reply = try client.send(Request(id: "one", command: .change(.toggle(.index(2)))))
         #expect(reply.failure?.code == .storageError)
         #expect(only.ids == ["one"])
