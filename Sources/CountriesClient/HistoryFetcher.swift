@@ -75,13 +75,12 @@ public struct HistoryFetcher {
     public func page(
         after since: UInt64, pausing pause: (Duration, Failure) -> Bool
     ) throws(Failure) -> EventFeed.HistoryPage? {
-        var delay: Duration = .milliseconds(100)
+        var backoff = Backoff(initial: .milliseconds(100), maximum: Self.maximumPause)
         while true {
             do {
                 return try page(after: since)
             } catch {
-                guard error.passes, pause(delay, error) else { throw error }
-                delay = min(delay * 2, Self.maximumPause)
+                guard error.passes, pause(backoff.next(), error) else { throw error }
             }
         }
     }

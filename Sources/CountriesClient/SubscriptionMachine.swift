@@ -120,7 +120,7 @@ public struct SubscriptionMachine: Sendable {
     private var outstanding: Action?
     /// No request before this instant (retry after a failure, probe pacing while silent).
     private var notBefore: ContinuousClock.Instant?
-    private var retryDelay: Duration
+    private var retry: Backoff
     /// Why the phase is stale, set when the cause is detected.
     private var staleReason = ""
     /// Whether the current gap has already been named in `staleReason`.
@@ -156,7 +156,7 @@ public struct SubscriptionMachine: Sendable {
         self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
         self.maximumRetryDelay = max(maximumRetryDelay, heartbeatInterval)
         self.buffer = PendingEvents(limit: bufferLimit, byteLimit: bufferBytes)
-        self.retryDelay = heartbeatInterval
+        self.retry = Backoff(initial: heartbeatInterval, maximum: maximumRetryDelay)
     }
 
     /// Bytes of events kept while waiting, unless told: four resets of the longest list.
@@ -395,7 +395,7 @@ extension SubscriptionMachine {
             catchUpNeeded = true
             // The service is evidently back: do not wait out a backoff meant for a dead one.
             notBefore = nil
-            retryDelay = heartbeatInterval
+            retry.reset()
         }
     }
 
@@ -421,15 +421,14 @@ extension SubscriptionMachine {
             // The service answers but PUB is still quiet: keep probing, more and more slowly.
             backOff(now: now)
         } else {
-            retryDelay = heartbeatInterval
+            retry.reset()
             notBefore = nil
             catchUpNeeded = false
         }
     }
 
     private mutating func backOff(now: ContinuousClock.Instant) {
-        notBefore = now + retryDelay
-        retryDelay = min(retryDelay * 2, maximumRetryDelay)
+        notBefore = now + retry.next()
     }
 
     /// Reports a dropped event and names it as the reason the view is stale; false (and

@@ -9,11 +9,8 @@ public enum Endpoint {
     public static func isLoopbackOrLocal(_ endpoint: String) -> Bool {
         if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
         guard endpoint.hasPrefix("tcp://") else { return false }
-        var host = String(endpoint.dropFirst("tcp://".count))
-        // A connect-side source address ("src;dst") does not apply to bind; judge the last part.
-        if let semicolon = host.lastIndex(of: ";") { host = String(host[host.index(after: semicolon)...]) }
-        guard let colon = host.lastIndex(of: ":") else { return false }
-        host = String(host[..<colon])
+        guard let target = tcpHostAndPort(endpoint.dropFirst("tcp://".count)) else { return false }
+        var host = String(target.host)
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         switch host.lowercased() {
         case "localhost", "::1", "lo", "ip6-localhost":
@@ -63,18 +60,25 @@ public enum Endpoint {
     /// number up to 65535, or `*` for any free one when binding), which ZeroMQ would only refuse
     /// with "Invalid argument" once asked.
     private static func tcpProblem(_ endpoint: String, address: Substring) -> String? {
-        // A connect-side source ("src;dst") is ZeroMQ's to judge; the port that counts is dst's.
-        let target = address.split(separator: ";", omittingEmptySubsequences: false).last ?? address
         let usage = "give tcp://HOST:PORT, such as tcp://127.0.0.1:5555"
-        guard let colon = target.lastIndex(of: ":"), colon != target.startIndex else {
+        guard let target = tcpHostAndPort(address), !target.host.isEmpty else {
             return "\(endpoint) has no host and port; \(usage)"
         }
-        let port = target[target.index(after: colon)...]
+        let port = target.port
         let isNumber =
             !port.isEmpty && port.utf8.allSatisfy { (0x30...0x39).contains($0) } && UInt16(port) != nil
         guard port == "*" || isNumber else {
             return "\(endpoint) has no valid port ('\(port)': a number from 1 to 65535); \(usage)"
         }
         return nil
+    }
+
+    /// The host and port of a `tcp://` endpoint's address (what follows `tcp://`), split at the
+    /// last colon so that an IPv6 host keeps its own; nil without a colon. A connect-side source
+    /// ("src;dst") does not apply to bind and is ZeroMQ's to judge, so only `dst` is taken.
+    private static func tcpHostAndPort(_ address: Substring) -> (host: Substring, port: Substring)? {
+        let target = address.split(separator: ";", omittingEmptySubsequences: false).last ?? address
+        guard let colon = target.lastIndex(of: ":") else { return nil }
+        return (target[..<colon], target[target.index(after: colon)...])
     }
 }
