@@ -60,9 +60,15 @@ public struct HistoryFetcher {
         } catch {
             throw .unreachable(error)
         }
-        guard reply.ok, let events = reply.events else {
-            if reply.failure?.code == .historyTruncated { return nil }
-            throw .refused(reply.failure ?? CountriesError(.unavailable, "history was refused"))
+        if let failure = reply.failure {
+            if failure.code == .historyTruncated { return nil }
+            throw .refused(failure)
+        }
+        guard let events = reply.events else {
+            // The client already takes a success without `events` for no answer
+            // (Reply.missingField); should one get here, it is still not "nothing happened".
+            throw .unreachable(
+                ClientError(.badReply, endpoint: client.endpoint, "the history reply has no \"events\""))
         }
         return (events, reply.store, reply.more ?? false)
     }

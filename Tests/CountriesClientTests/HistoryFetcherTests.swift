@@ -72,11 +72,15 @@ import ZeroMQ
         #expect(service.ids.count == 1, "asked once")
     }
 
-    /// A refusal of the request itself, or a frame that is not a reply (another program, or
-    /// another version, at the endpoint): neither passes by waiting, so neither is asked again.
+    /// A refusal of the request itself (or one that does not say why), or a frame that is not a
+    /// reply (another program, or another version, at the endpoint): none passes by waiting, so
+    /// none is asked again.
     @Test(arguments: [
         (Reply(error: CountriesError(.badRequest, "since is not a seq")).encoded(), "bad_request"),
         (Data("<html>502</html>".utf8), "bad_reply"),
+        // A refusal without its error object is no word that the service will recover.
+        (Data(#"{"ok":false,"seq":3}"#.utf8), "bad_request"),
+        (Data(#"{"ok":true,"seq":3}"#.utf8), "bad_reply"),
     ])
     func whatWaitingCannotMendIsNotAskedAgain(answer: Data, kind: String) throws {
         let (fetcher, service, directory) = try fetcher("history-\(kind)")
