@@ -19,6 +19,8 @@ final class ReplicaLink {
     let election: WriterElectionRunner
     /// Hands this replica's changes to the writer while it is a follower.
     let forwarder: ChangeForwarder
+    /// The tail's events that did not apply to the list before them.
+    private var unapplied: UnappliedEventWatch
 
     /// Sets up a replica of the store `etcd` names, whose state is at `loadedSeq`, advertising
     /// `commandEndpoint` for other replicas to forward to. Nothing runs before ``start()``.
@@ -28,6 +30,7 @@ final class ReplicaLink {
         security: ServerSecurity?, logger: Logger
     ) throws {
         self.health = health
+        unapplied = UnappliedEventWatch(health: health, logger: logger)
         tail = try EventTail(
             configuration: etcd, after: loadedSeq, seed: seed, health: health, logger: logger)
         probe = QuorumProbe(
@@ -52,6 +55,22 @@ final class ReplicaLink {
         forwarder.close()
         tail.stop()
         probe.stop()
+    }
+
+    /// Publishes what the tail read, in order, through `publish`. `observe` takes each event
+    /// into the replica's state and says why one is no change of the list before it; such an
+    /// event is not published, and is damage until the state gets past it
+    /// (``UnappliedEventWatch``, ``checkUnapplied(stateSeq:)``).
+    func publishTail(observing observe: (Event) -> String?, publish: (EventTail.Entry) -> Void) {
+        for entry in tail.drain() where unapplied.mayPublish(entry.event, mismatch: observe(entry.event)) {
+            publish(entry)
+        }
+    }
+
+    /// Keeps the damage of an event that did not apply until the state, at `stateSeq`, is past
+    /// it. Call it on each turn of the loop.
+    func checkUnapplied(stateSeq: UInt64) {
+        unapplied.check(stateSeq: stateSeq)
     }
 
     /// Whether this replica hands its changes to another (it neither commits nor waits for a

@@ -100,3 +100,23 @@ public struct ServiceConfiguration: Sendable {
         Int32(clamping: max(1, Int64(maximumQueuedRequestBytes) / max(1, maximumMessageBytes)))
     }
 }
+
+extension ServiceConfiguration {
+    /// Protected mode for both endpoints (``ServerSockets/checkExposure(_:security:allowsInsecure:risk:)``).
+    func checkExposure() throws(ServiceError) {
+        try ServerSockets.checkExposure(
+            [commandEndpoint, eventsEndpoint], security: security, allowsInsecure: allowsInsecureEndpoints,
+            risk: "read and change the list")
+        // CURVE protects the service's endpoints, not its talk with etcd: plain HTTP to another
+        // host lets anyone on the path read and rewrite the list.
+        guard let etcd, !allowsInsecureEndpoints else { return }
+        for url in etcd.endpoints where url.lowercased().hasPrefix("http://") {
+            let hostAndPort = url.dropFirst("http://".count).prefix { $0 != "/" }
+            guard !Endpoint.isLoopbackOrLocal("tcp://" + hostAndPort) else { continue }
+            throw ServiceError(
+                .unsafeEndpoint,
+                "refusing to keep the list in etcd at \(url) over plain HTTP: anyone on the network path could read and change it. Use https:// (etcd with TLS), an etcd member on this host, or pass --insecure to accept the risk"
+            )
+        }
+    }
+}

@@ -62,7 +62,7 @@ public final class StateService {
         // fill; glibc's moving threshold then kept about 17 MiB more resident than any live
         // block needs (docs/RELIABILITY.md, "The long soak"; ``LargeBlocks``).
         LargeBlocks.mapEach(from: 1 << 20)
-        try StateService.checkExposure(configuration)
+        try configuration.checkExposure()
         let sockets = try ServerSockets(security: configuration.security, logger: logger)
         // Before the binds: a second service on the same store is refused before it takes a
         // port, and names the one that holds it.
@@ -170,24 +170,6 @@ public final class StateService {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Protected mode for both endpoints (``ServerSockets/checkExposure(_:security:allowsInsecure:risk:)``).
-    static func checkExposure(_ configuration: ServiceConfiguration) throws(ServiceError) {
-        try ServerSockets.checkExposure(
-            [configuration.commandEndpoint, configuration.eventsEndpoint], security: configuration.security,
-            allowsInsecure: configuration.allowsInsecureEndpoints, risk: "read and change the list")
-        // CURVE protects the service's endpoints, not its talk with etcd: plain HTTP to another
-        // host lets anyone on the path read and rewrite the list.
-        guard let etcd = configuration.etcd, !configuration.allowsInsecureEndpoints else { return }
-        for url in etcd.endpoints where url.lowercased().hasPrefix("http://") {
-            let hostAndPort = url.dropFirst("http://".count).prefix { $0 != "/" }
-            guard !Endpoint.isLoopbackOrLocal("tcp://" + hostAndPort) else { continue }
-            throw ServiceError(
-                .unsafeEndpoint,
-                "refusing to keep the list in etcd at \(url) over plain HTTP: anyone on the network path could read and change it. Use https:// (etcd with TLS), an etcd member on this host, or pass --insecure to accept the risk"
-            )
-        }
-    }
-
     /// The current state (for tests and the start-up log line).
     public var state: CountriesState { handler.state }
 
@@ -224,9 +206,6 @@ public final class StateService {
         var nextHeartbeat = ContinuousClock.now
         var nextMetrics = ContinuousClock.now
         var batch: [IncomingRequest] = []
-        // A tail event that did not apply to the list before it, not published; damage until
-        // the state gets past it.
-        var unpublishable: (seq: UInt64, damage: String)?
         batch.reserveCapacity(configuration.maximumBatch)
 
         serving: while true {
@@ -258,34 +237,12 @@ public final class StateService {
             }
             if let replica {
                 if let tailItem, ready.isReadable(tailItem) {
-                    for entry in replica.tail.drain() {
-                        if let mismatch = handler.observe(entry.event) {
-                            // Well formed, but not a change of the list before it: no commit
-                            // wrote it (one is decided on that list). Not published, and named
-                            // as damage, which holds heartbeats until the log reads well again.
-                            let description =
-                                "event \(entry.event.seq) in etcd does not apply to the list at seq \(entry.event.seq - 1) (\(mismatch)): not published; rewrite or remove it, and check who can write to etcd (docs/HA.md, \"Failures\")"
-                            if replica.health.damage != description { logger.log(.error, description) }
-                            replica.health.recordDamage(description)
-                            unpublishable = (entry.event.seq, description)
-                            continue
-                        }
+                    replica.publishTail(observing: handler.observe) { entry in
                         publisher.publish(topic: entry.event.topic, seq: entry.event.seq, body: entry.body)
                     }
                     replica.health.recordPublished(publisher.publishedSeq)
                 }
-                if let (seq, damage) = unpublishable {
-                    if handler.state.seq >= seq {
-                        // A read or a change caught up past it: the log reads well there again.
-                        unpublishable = nil
-                        replica.health.recordLogReadable()
-                        logger.log(.info, "the event log applies again past seq \(seq)")
-                    } else if replica.health.damage == nil {
-                        // The tail read the log again and found nothing wrong with its values:
-                        // the event still does not apply.
-                        replica.health.recordDamage(damage)
-                    }
-                }
+                replica.checkUnapplied(stateSeq: handler.state.seq)
                 if let forwarderItem, ready.isReadable(forwarderItem) {
                     send(replica.forwarder.receiveReplies())
                 }

@@ -170,7 +170,7 @@ struct SecurityUnitTests {
             var configuration = ServiceConfiguration()
             configuration.commandEndpoint = command
             configuration.eventsEndpoint = events
-            let error = #expect(throws: ServiceError.self) { try StateService.checkExposure(configuration) }
+            let error = #expect(throws: ServiceError.self) { try configuration.checkExposure() }
             #expect(error?.code == .unsafeEndpoint)
             let exposed = Endpoint.isLoopbackOrLocal(command) ? events : command
             #expect(error?.message.contains(exposed) == true)
@@ -178,12 +178,12 @@ struct SecurityUnitTests {
             #expect(error?.message.contains("--curve-key") == true)
 
             configuration.allowsInsecureEndpoints = true
-            try StateService.checkExposure(configuration)
+            try configuration.checkExposure()
             configuration.allowsInsecureEndpoints = false
             configuration.security = try SecurityKeyring().serverSecurity
-            try StateService.checkExposure(configuration)
+            try configuration.checkExposure()
         }
-        try StateService.checkExposure(ServiceConfiguration())  // The loopback defaults.
+        try ServiceConfiguration().checkExposure()  // The loopback defaults.
     }
 }
 
