@@ -69,7 +69,10 @@ struct ServeCommand: Subcommand {
                 stopOn: signals, whenServing: { tell(ServiceNotifier.ready) },
                 whenStopping: { tell(ServiceNotifier.stopping) })
         } catch {
-            // Once serving, a failure is not the setup's (whose ServiceError codes say what to fix).
+            // A store whose files moved under the service ends it as one that cannot be opened
+            // (74). Otherwise, once serving, a failure is not the setup's (whose ServiceError
+            // codes say what to fix).
+            if error.code == .store { throw error }
             throw CommandError.serviceStopped(error)
         }
         return ExitCode.success

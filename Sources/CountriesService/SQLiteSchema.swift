@@ -3,6 +3,7 @@ import CountriesStore
 import Foundation
 @preconcurrency import Glibc
 import SQLite
+import SystemSupport
 
 /// The tables of an SQLite store and how a file becomes one (docs/RELIABILITY.md, section 8):
 /// a file of something else is refused before anything is written to it, a new store gets the
@@ -162,9 +163,7 @@ enum SQLiteSchema {
 
     /// The file's device and inode numbers, or -1 for both when there is no file (in memory).
     private static func fileIdentity(of path: String) -> (device: Int64, inode: Int64) {
-        guard path != ":memory:" else { return (-1, -1) }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return (-1, -1) }
-        return (Int64(bitPattern: UInt64(info.st_dev)), Int64(bitPattern: UInt64(info.st_ino)))
+        guard path != ":memory:", let file = FileIdentity(path: path) else { return (-1, -1) }
+        return (Int64(bitPattern: file.device), Int64(bitPattern: file.inode))
     }
 }

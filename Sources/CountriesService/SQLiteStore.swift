@@ -55,6 +55,11 @@ final class SQLiteStore: StateStore {
     private var eventsAfterRows: [Event] = []
     /// The last committed seq.
     private var lastSeq: UInt64 = 0
+    /// The store's files as they were opened (nil in memory): ``lostPlace()``.
+    private var place: StoreFilePlace?
+    /// A commit found the disk full and no checkpoint has emptied the log since: each commit
+    /// tries one first, so that space freed goes to the log's next pages and not its old ones.
+    private var logFilledDisk = false
 
     /// Opens (or creates, from `seed`) the store at `path`, or an in-memory one for `nil`.
     ///
@@ -119,6 +124,7 @@ final class SQLiteStore: StateStore {
                 trimInterval: Int(SQLiteStore.rowsInterval), clock: clock)
             try loadEvents()
             try requests.load(path: path)
+            if path != ":memory:" { place = StoreFilePlace(path: path) }
         } catch let error as StoreOpenError {
             throw error
         } catch let error as SQLiteError {
@@ -233,35 +239,26 @@ extension SQLiteStore {
         // rows are written so that the trim may reach every event but the newest.
         let trimsForBytes = eventBytesSinceTrim + addedBytes >= retainedEventBytes / 2
         let writesRows = newLastSeq - rowsSeq >= interval || (trimsForBytes && newLastSeq > rowsSeq)
+        if let lost = lostPlace() { throw StateStoreError(lost) }
+        if logFilledDisk, checkpoint() == nil { logFilledDisk = false }
         var requestsCommit = requests.beginCommit(adding: batch.requests)
         do {
-            try database.transaction {
-                for (index, event) in batch.events.enumerated() {
-                    // Bound from the values themselves: an array of values and a copy of each
-                    // body were an eighth of the commit's instructions (docs/BENCHMARKS.md, "Stop 53").
-                    try insertEvent.run { parameters in
-                        parameters.integer(Int64(event.seq))
-                        parameters.text(event.topic.rawValue)
-                        batch.encodedEvent(index).withUnsafeBytes { parameters.blob($0) }
-                    }
-                }
-                if writesRows {
-                    try writeRows(eventsAfterRows + batch.events)
-                    try saveSeq.run([.integer(Int64(newLastSeq))])
-                }
-                if newLastSeq / interval != lastSeq / interval || trimsForBytes {
-                    // Never an event the rows still need replayed.
-                    let rowsAt = writesRows ? newLastSeq : rowsSeq
-                    var through = Int64(newLastSeq) - Int64(Limits.retainedEvents)
-                    if trimsForBytes { through = max(through, try newestPastByteBudget()) }
-                    let keepFrom = min(through, Int64(rowsAt))
-                    if keepFrom > 0 {
-                        // A reset whose id outlives its event gets its reply written in full.
-                        try requests.inlineResets(keptFrom: keepFrom, into: &requestsCommit)
-                        try trimEvents.run([.integer(keepFrom)])
-                    }
-                }
-                try requests.write(batch, into: &requestsCommit)
+            do {
+                try write(
+                    batch, newLastSeq: newLastSeq, writesRows: writesRows, trimsForBytes: trimsForBytes,
+                    into: &requestsCommit)
+            } catch let error as SQLiteError where error.isFull {
+                // The write-ahead log shrinks only by a checkpoint, which SQLite makes every
+                // 1,000 pages: once it had filled the disk, the space freed since took a few
+                // commits before the log filled it again, where a checkpoint needed a
+                // fraction of it (docs/RELIABILITY-faults.md, "During a run").
+                logFilledDisk = true
+                guard checkpoint() == nil else { throw error }
+                logFilledDisk = false
+                requestsCommit = requests.beginCommit(adding: batch.requests)
+                try write(
+                    batch, newLastSeq: newLastSeq, writesRows: writesRows, trimsForBytes: trimsForBytes,
+                    into: &requestsCommit)
             }
         } catch let error as SQLiteError {
             throw StateStoreError(error.description)
@@ -278,6 +275,62 @@ extension SQLiteStore {
             eventsAfterRows += batch.events
         }
         lastSeq = newLastSeq
+    }
+
+    /// One commit's transaction: the batch's events and requests, and at intervals the rows,
+    /// the seq and the trims.
+    private func write(
+        _ batch: StoreBatch, newLastSeq: UInt64, writesRows: Bool, trimsForBytes: Bool,
+        into requestsCommit: inout SQLiteRequestLog.Commit
+    ) throws {
+        let interval = SQLiteStore.rowsInterval
+        try database.transaction {
+            for (index, event) in batch.events.enumerated() {
+                // Bound from the values themselves: an array of values and a copy of each
+                // body were an eighth of the commit's instructions (docs/BENCHMARKS.md, "Stop 53").
+                try insertEvent.run { parameters in
+                    parameters.integer(Int64(event.seq))
+                    parameters.text(event.topic.rawValue)
+                    batch.encodedEvent(index).withUnsafeBytes { parameters.blob($0) }
+                }
+            }
+            if writesRows {
+                try writeRows(eventsAfterRows + batch.events)
+                try saveSeq.run([.integer(Int64(newLastSeq))])
+            }
+            if newLastSeq / interval != lastSeq / interval || trimsForBytes {
+                // Never an event the rows still need replayed.
+                let rowsAt = writesRows ? newLastSeq : rowsSeq
+                var through = Int64(newLastSeq) - Int64(Limits.retainedEvents)
+                if trimsForBytes { through = max(through, try newestPastByteBudget()) }
+                let keepFrom = min(through, Int64(rowsAt))
+                if keepFrom > 0 {
+                    // A reset whose id outlives its event gets its reply written in full.
+                    try requests.inlineResets(keptFrom: keepFrom, into: &requestsCommit)
+                    try trimEvents.run([.integer(keepFrom)])
+                }
+            }
+            try requests.write(batch, into: &requestsCommit)
+        }
+    }
+
+    /// Copies the write-ahead log into the database and empties it; why it could not, or nil.
+    private func checkpoint() -> String? {
+        do {
+            let result = try database.prepare("PRAGMA wal_checkpoint(TRUNCATE)").rows()
+            // Its first column is 1 when a reader held part of the log back.
+            if let row = result.first, let busy = row.first, busy != .integer(0) {
+                return "a reader of the store held the log back"
+            }
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    /// Why the store's files are no longer where they were opened (``StoreFilePlace``), or nil.
+    func lostPlace() -> String? {
+        place?.check { checkpoint() }
     }
 
     /// The newest seq whose event, with every one after it, passes ``retainedEventBytes``: the

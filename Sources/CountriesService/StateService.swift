@@ -211,6 +211,7 @@ public final class StateService {
         serving: while true {
             let now = ContinuousClock.now
             if now >= nextHeartbeat {
+                try stopIfStoreMoved()
                 publishHeartbeat()
                 nextHeartbeat = now + interval
             }
@@ -266,6 +267,7 @@ public final class StateService {
                         handler.handle(batch, emit: send)
                     }
                     batch.removeAll(keepingCapacity: true)
+                    try stopIfStoreMoved()
                 }
             }
             if let stopItem, ready.isReadable(stopItem), let stop {
@@ -279,6 +281,15 @@ public final class StateService {
                 }
             }
         }
+    }
+
+    /// Stops the service when its store's files were moved under it (``StateStore/lostPlace()``):
+    /// it refuses every change from then on, and a supervisor's restart opens the file at the
+    /// path again.
+    private func stopIfStoreMoved() throws(ServiceError) {
+        guard let lost = handler.store.lostPlace() else { return }
+        logger.log(.error, lost)
+        throw ServiceError(.store, lost)
     }
 
     /// Sends the requests the ``ForwardingDecision`` gives the elected writer to it, leaving the

@@ -75,6 +75,12 @@ public protocol StateStore: AnyObject {
     /// replies may go out before the store records it, since nothing reads the store between
     /// the two (``CommandHandler`` reads the next request only after).
     var commitCannotFail: Bool { get }
+
+    /// Why the store can no longer be written where it was opened, or nil: its file was moved,
+    /// replaced or deleted under the service (a restart would open another file, without the
+    /// changes acknowledged since). Once it says so it always does; the service then refuses
+    /// every change and stops (docs/RELIABILITY.md, "A store moved under the service").
+    func lostPlace() -> String?
 }
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
@@ -185,6 +191,9 @@ extension StateStore {
 
     /// A commit writes something that can fail (a file, a cluster).
     public var commitCannotFail: Bool { false }
+
+    /// A store of no file of its own (memory, a cluster) stays where it is.
+    public func lostPlace() -> String? { nil }
 
     /// The reply first sent to the request with this id, if it is remembered.
     public func rememberedReply(for id: String) throws(StateStoreError) -> [UInt8]? {
