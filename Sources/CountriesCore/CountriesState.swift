@@ -216,6 +216,10 @@ extension CountriesState {
             guard row.index == countries.count else {
                 throw .mismatch("an add at \(row.index) but the list has \(countries.count) rows")
             }
+            // No service lists more; a replica that took every add a publisher sent grew without end.
+            guard countries.count < Limits.maximumCountries else {
+                throw .mismatch("an add past \(Limits.maximumCountries) rows, the most a list has")
+            }
             countries.append(row.country)
             keys.append(CountryName.foldedKey(row.name))
         case .removed(let row):
@@ -225,6 +229,10 @@ extension CountriesState {
             countries.remove(at: row.index)
             keys.remove(at: row.index)
         case .reset(let rows):
+            guard rows.count <= Limits.maximumCountries else {
+                throw .mismatch(
+                    "a reset to \(rows.count) rows, past \(Limits.maximumCountries), the most a list has")
+            }
             self = CountriesState(rows: rows, seq: seq)
         }
         seq = event.seq

@@ -220,6 +220,28 @@ private func randomChange(_ rng: inout SplitMix64, state: CountriesState) -> Cha
         #expect(replica.index(named: "atlantis") == nil && replica.index(named: "PERU") == 1)
     }
 
+    /// No service lists more than ``Limits/maximumCountries`` rows: a publisher that sends more
+    /// adds, or a longer reset, is refused as any other event that is not the protocol's (an
+    /// audit's subscriber took 28,368 rows and grew 1.6 KB a row).
+    @Test func aReplicaNeverGrowsPastTheLongestList() throws {
+        let full = (0..<Limits.maximumCountries).map { Country(name: "Country \($0)") }
+        var replica = CountriesState(countries: full, seq: 7)
+        let add = Event(seq: 8, kind: .added(.init(index: full.count, name: "One more", visited: false)))
+        #expect(throws: ReplayError.mismatch("an add past 10000 rows, the most a list has")) {
+            try replica.replay(add)
+        }
+        let longer = (0...Limits.maximumCountries).map {
+            IndexedCountry(index: $0, name: "C\($0)", visited: false)
+        }
+        #expect(throws: ReplayError.self) { try replica.replay(Event(seq: 8, kind: .reset(longer))) }
+        #expect(replica == CountriesState(countries: full, seq: 7))
+        // One row fewer takes the add.
+        var almost = CountriesState(countries: Array(full.dropLast()), seq: 7)
+        try almost.replay(
+            Event(seq: 8, kind: .added(.init(index: full.count - 1, name: "Last", visited: false))))
+        #expect(almost.count == Limits.maximumCountries)
+    }
+
     @Test func aReplicaAtTheLargestSeqRefusesInsteadOfTrapping() {
         var replica = standardState(seq: .max)
         #expect(throws: ReplayError.self) {
