@@ -45,11 +45,19 @@ public final class LiveSubscription {
     /// reset of the longest list, 16 MB), so one of them and what follows it fit.
     public static let defaultEventBufferBytes = 32 << 20
 
+    /// What the states of one update may weigh by default (``SubscriptionMachine/Output/states``,
+    /// ``CountriesCore/CountriesState/copyBytes``): a piped `watch` keeps the list after each
+    /// event, and 10,000 events drained at once on a list of 10,000 rows took 2.4 GB.
+    public static let defaultStateBytesPerUpdate = 64 << 20
+
     /// The endpoints in use.
     public let endpoints: Endpoints
     private let receiver: EventReceiver
     private let requests: PendingRequests<SubscriptionMachine.Action>
     private var machine: SubscriptionMachine
+    /// Most bytes of states one update carries; past them the rest of the events wait for the
+    /// next update, in the receiver's queue (bounded in bytes itself).
+    private let stateBytesPerUpdate: Int
 
     /// The replica, nil before the first snapshot.
     public var replica: CountriesState? { machine.replica }
@@ -79,9 +87,11 @@ public final class LiveSubscription {
         context: Context, endpoints: Endpoints, heartbeatInterval: Duration = Defaults.heartbeatInterval,
         requestTimeout: Duration = Defaults.requestTimeout, security: ClientSecurity? = nil,
         eventsSecurity: ClientSecurity? = nil, keepsStates: Bool = false,
-        eventBufferBytes: Int = LiveSubscription.defaultEventBufferBytes
+        eventBufferBytes: Int = LiveSubscription.defaultEventBufferBytes,
+        stateBytesPerUpdate: Int = LiveSubscription.defaultStateBytesPerUpdate
     ) throws(ClientError) {
         self.endpoints = endpoints
+        self.stateBytesPerUpdate = stateBytesPerUpdate
         machine = SubscriptionMachine(
             heartbeatInterval: heartbeatInterval, sources: endpoints.eventEndpoints.count)
         machine.keepsStates = keepsStates
@@ -151,19 +161,30 @@ public final class LiveSubscription {
 
     private func drainEvents(now: ContinuousClock.Instant) -> SubscriptionMachine.Output {
         var out = SubscriptionMachine.Output()
-        // Bounded so a flood of events cannot starve the keyboard and the screen.
-        for frames in receiver.receive(maximumCount: 10_000) {
-            // Sized before it is parsed: a parsed body takes up to 15 times its bytes (a 60 MB
-            // heartbeat of `{}`s made 1 GB), and no heartbeat is over 100 bytes.
-            guard frames.count == 2, let topic = Topic(rawValue: String(decoding: frames[0], as: UTF8.self)),
-                frames[1].count <= EventShape.maximumBodyBytes(topic)
-            else { continue }
-            if topic == .heartbeat {
-                if let heartbeat = try? Heartbeat.decode(frames[1]) {
-                    out.append(perform(machine.receive(heartbeat, now: now), now: now))
+        var stateBytes = 0
+        var taken = 0
+        // Bounded in count so a flood of events cannot starve the keyboard and the screen, and
+        // in the bytes of the states kept; what is left waits for the next update.
+        while taken < 10_000, stateBytes < stateBytesPerUpdate {
+            let messages = receiver.receive(maximumCount: 8)
+            if messages.isEmpty { break }
+            taken += messages.count
+            for frames in messages {
+                // Sized before it is parsed: a parsed body takes up to 15 times its bytes (a 60 MB
+                // heartbeat of `{}`s made 1 GB), and no heartbeat is over 100 bytes.
+                guard frames.count == 2,
+                    let topic = Topic(rawValue: String(decoding: frames[0], as: UTF8.self)),
+                    frames[1].count <= EventShape.maximumBodyBytes(topic)
+                else { continue }
+                let kept = out.states.count
+                if topic == .heartbeat {
+                    if let heartbeat = try? Heartbeat.decode(frames[1]) {
+                        out.append(perform(machine.receive(heartbeat, now: now), now: now))
+                    }
+                } else if let event = try? Event.decode(frames[1]) {
+                    out.append(perform(machine.receive(event, now: now), now: now))
                 }
-            } else if let event = try? Event.decode(frames[1]) {
-                out.append(perform(machine.receive(event, now: now), now: now))
+                stateBytes += out.states[kept...].reduce(0) { $0 + $1.copyBytes }
             }
         }
         return out

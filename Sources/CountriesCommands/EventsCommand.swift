@@ -37,10 +37,10 @@ struct EventsCommand: Subcommand {
         let setup = try SubscriberSetup(command)
         var feed = EventFeed(start: since.map { .after(.init(store: nil, seq: $0)) } ?? .now)
         var printed = 0
-        try setup.follow { update, history in
+        try setup.follow { update, following in
             let deliveries = try feed.deliveries(
                 for: update.notifications, replica: update.replica, store: update.store,
-                history: history)
+                history: following.history)
             for delivery in deliveries where printed < limit {
                 switch delivery {
                 case .event(let event):

@@ -72,10 +72,10 @@ struct OnChangeCommand: Subcommand {
             saved = position
         }
 
-        try setup.follow { update, history in
+        try setup.follow { update, following in
             let deliveries = try feed.deliveries(
                 for: update.notifications, replica: update.replica, store: update.store,
-                history: history)
+                history: following.history)
             for delivery in deliveries {
                 switch delivery {
                 case .event(let event):

@@ -63,22 +63,33 @@ extension SubscriberSetup {
     /// no longer keeps it.
     typealias History = (UInt64) throws -> EventFeed.HistoryPage?
 
+    /// What a follower's handler gets besides the update.
+    struct Following {
+        /// The pages of history to catch up from.
+        let history: History
+        /// Whether SIGINT or SIGTERM is waiting: a handler with much to write (a piped `watch`
+        /// prints the list after each change of an update) looks between its parts, so that a
+        /// stop does not wait for the whole update.
+        let stopRequested: () -> Bool
+    }
+
     /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
     /// returns false; says on stderr where it waits while no list came yet or the view is stale,
     /// and when it is live again (``SubscriberNotices``).
     /// The first list may take one heartbeat period before it says so.
     ///
-    /// `handle` also gets the ``History`` to catch up from: while the service cannot answer it
+    /// `handle` also gets the ``History`` to catch up from (in ``Following``): while the service cannot answer it
     /// (no reply, `unavailable`, over its reply budget) it is asked again, said once on stderr,
     /// until it answers or a signal stops the command; a refusal of the request itself
     /// (``HistoryFetcher/Failure``) ends the command with its exit code.
-    func follow(_ handle: (SubscriptionLoop<Never>.Update, _ history: History) throws -> Bool) throws {
+    func follow(_ handle: (SubscriptionLoop<Never>.Update, Following) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var notices = SubscriberNotices(
             endpoints: subscription.endpoints, patience: heartbeat, now: ContinuousClock.now)
-        let history = history(stoppedBy: signals)
+        let following = Following(
+            history: history(stoppedBy: signals), stopRequested: { signals.arrives(within: .zero) })
         do {
-            try follow(signals: signals, notices: &notices) { try handle($0, history) }
+            try follow(signals: signals, notices: &notices) { try handle($0, following) }
         } catch let failure as HistoryFetcher.Failure where failure.passes && signals.arrives(within: .zero) {
             // Told to stop while it waited for the service's history: a stop like any other.
             return

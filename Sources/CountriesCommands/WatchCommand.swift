@@ -47,8 +47,10 @@ struct WatchCommand: Subcommand {
         }
         let asJSON = command[\.json]
         var printed = 0
-        try setup.follow { update, _ in
+        try setup.follow { update, following in
             for state in update.states.prefix((limit ?? Int.max) - printed) {
+                // A stop waits for one list, not for every list of the update.
+                if following.stopRequested() { return false }
                 show(state, store: update.store, asJSON: asJSON)
                 printed += 1
             }

@@ -32,6 +32,12 @@ extension CountriesState {
     /// How many countries there are (the seed's `numberOfCountries()`).
     public var count: Int { countries.count }
 
+    /// About the bytes a copy of the state takes: its rows and their folded keys (the names'
+    /// own storage is shared between copies). A state kept after each change is one such copy.
+    public var copyBytes: Int {
+        count * (MemoryLayout<Country>.stride + MemoryLayout<String>.stride + MemoryLayout<Int>.stride)
+    }
+
     /// How many countries are visited.
     public var visitedCount: Int { countries.reduce(0) { $0 + ($1.visited ? 1 : 0) } }
 

@@ -176,6 +176,53 @@ struct LiveSubscriptionTests {
         }
     }
 
+    /// An audit's piped `watch` kept a copy of a 10,000-row list for each of 10,000 events drained
+    /// at once (2.4 GB). The states one update carries stay within their bytes, and the events
+    /// past them come, in order, in the next updates.
+    @Test("the states of one update stay within their bytes; the rest come in the next ones")
+    func theStatesOfOneUpdateStayWithinTheirBytes() throws {
+        let service = try LiveTestService.start()
+        defer { service.stop() }
+        let context = try Context()
+        let listBytes =
+            try #require(service.list().countries).count
+            * (CountriesState(
+                countries: [Country(name: "x")]).copyBytes)
+        let subscription = try LiveSubscription(
+            context: context,
+            endpoints: .init(command: service.commandEndpoint, events: service.eventsEndpoint),
+            heartbeatInterval: .milliseconds(100), requestTimeout: .seconds(2), keepsStates: true,
+            stateBytesPerUpdate: 3 * listBytes)
+        var pump = SubscriptionPump([subscription])
+        pump.start()
+        #expect(try pump.run(upTo: .seconds(10)) { $0.isLive(0, at: 0) })
+
+        // 200 changes while the subscription reads nothing.
+        let commands = CommandClient(
+            context: context, endpoint: service.commandEndpoint, timeout: .seconds(2))
+        for toggle in 0..<200 {
+            try #require(try commands.send(.change(.toggle(.index(toggle % 8)))).ok)
+        }
+        Thread.sleep(forTimeInterval: 0.2 * Double(testSlowdown))
+
+        var sizes: [Int] = []
+        var seqs: [UInt64] = []
+        let deadline = ContinuousClock.now + .seconds(20) * testSlowdown
+        while seqs.last != 200, ContinuousClock.now < deadline {
+            var poller = Poller()
+            let registration = subscription.register(in: &poller)
+            let ready = try poller.poll(timeoutMilliseconds: 50)
+            for out in [subscription.process(ready, registration, now: .now), subscription.tick(now: .now)]
+            where !out.states.isEmpty {
+                sizes.append(out.states.count)
+                seqs += out.states.map(\.seq)
+            }
+        }
+        #expect(seqs == Array(1...200))
+        // Three lists' worth, and the few read with the last of them.
+        #expect(sizes.max() ?? 0 <= 3 + 8, "states per update: \(sizes)")
+    }
+
     /// The audit's case: a publisher's heartbeat padded to 60 MB of `{}`s was parsed whole
     /// (1 GB in the subscriber). A body over the largest its topic can have is dropped before it
     /// is parsed: this padded heartbeat claims seq 99, and the old subscriber took it for a gap.
