@@ -67,22 +67,21 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The reply in a frame from `endpoint`, or why it is no answer to `command`: not the
-    /// protocol's JSON, or a success without the fields it must have
-    /// (``CountriesCore/Reply/missingField(answering:)``).
-    static func reply(in frame: Data, answering command: Command, from endpoint: String) -> Result<
+    /// The reply in a frame from `endpoint`, or why it is no answer to `request`: not the
+    /// protocol's JSON, or a success that lacks a field it must have or contradicts what was
+    /// asked (``CountriesCore/Reply/contradiction(answering:)``).
+    static func reply(in frame: Data, answering request: Request, from endpoint: String) -> Result<
         Reply, ClientError
     > {
         guard let reply = try? Reply.decode(frame) else {
             return .failure(
                 ClientError(.badReply, endpoint: endpoint, "the reply from \(endpoint) is not protocol JSON"))
         }
-        guard let field = reply.missingField(answering: command) else { return .success(reply) }
+        guard let contradiction = reply.contradiction(answering: request) else { return .success(reply) }
         return .failure(
             ClientError(
                 .badReply, endpoint: endpoint,
-                "the reply from \(endpoint) says ok but has no \"\(field)\": it is no answer to \(command.op)"
-            ))
+                "the reply from \(endpoint) \(contradiction): it is no answer to \(request.command.op)"))
     }
 
     /// No reply from any of `endpoints` after `tries` tries (a read: nothing was changed).

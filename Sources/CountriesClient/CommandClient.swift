@@ -163,7 +163,7 @@ public final class CommandClient {
                 step = machine.couldNotSend()
                 continue
             }
-            switch ClientError.reply(in: frame, answering: request.command, from: endpoints[index]) {
+            switch ClientError.reply(in: frame, answering: request, from: endpoints[index]) {
             case .success(let reply):
                 step = machine.received(reply)
             case .failure(let problem):

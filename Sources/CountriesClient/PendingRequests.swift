@@ -118,7 +118,7 @@ public final class PendingRequests<Tag> {
         }
         guard let frames else { return [] }
         let step: RetryMachine.Step
-        switch ClientError.reply(in: frames.last ?? Data(), answering: flight.request.command, from: endpoint)
+        switch ClientError.reply(in: frames.last ?? Data(), answering: flight.request, from: endpoint)
         {
         case .success(let reply):
             step = flight.machine.received(reply)

@@ -126,6 +126,62 @@ extension Reply {
     }
 }
 
+extension Reply {
+    /// Why this success cannot be the answer to `request`, or nil: a field it must have is
+    /// missing (``missingField(answering:)``), or it contradicts what was asked: another row than
+    /// the one named, another `visited` than `set` asked, a seq that `if_seq` rules out, another
+    /// store than `if_store` named. A hostile or broken peer's `Italy: visited` answering
+    /// `toggle France` was printed as France's outcome, exit 0. Clients take such a reply as one
+    /// that is not the protocol's: a change's outcome stays unknown.
+    public func contradiction(answering request: Request) -> String? {
+        guard ok else { return nil }
+        if let field = missingField(answering: request.command) { return "says ok but has no \"\(field)\"" }
+        if let wanted = request.ifStore, let store, store != wanted {
+            return
+                "names store \(VisibleText.escaped(store)), not \(VisibleText.escaped(wanted)) as if_store asked"
+        }
+        let row = country
+        switch request.command {
+        case .query(.get(let target)), .change(.toggle(let target, _)), .change(.remove(let target)):
+            if let row, !Self.row(row, isNamedBy: target) {
+                return "is about \(CountryName.quoted(row.name)) (row \(row.index)), not \(target)"
+            }
+        case .change(.set(let target, let visited, _)):
+            if let row, !Self.row(row, isNamedBy: target) {
+                return "is about \(CountryName.quoted(row.name)) (row \(row.index)), not \(target)"
+            }
+            if let row, row.visited != visited {
+                return
+                    "says \(CountryName.quoted(row.name)) is \(row.visited ? "" : "not ")visited, not as set asked"
+            }
+        case .change(.add(let name, let visited)):
+            if let row, !Self.row(row, isNamedBy: .name(name)) || row.visited != visited {
+                return
+                    "is about \(CountryName.quoted(row.name)) (visited \(row.visited)), not the \(CountryName.quoted(name)) added"
+            }
+        default:
+            break
+        }
+        // A change made at if_seq is seq if_seq + 1; a set that changed nothing answers if_seq.
+        switch request.command {
+        case .change(.toggle(_, let ifSeq?)) where seq != ifSeq &+ 1,
+            .change(.set(_, _, let ifSeq?)) where seq != ifSeq && seq != ifSeq &+ 1:
+            return "is at seq \(seq.map(String.init) ?? "none"), which if_seq \(ifSeq) rules out"
+        default:
+            return nil
+        }
+    }
+
+    /// Whether `row` is the one `target` names: its index, or its name as the service matches
+    /// names (folded).
+    private static func row(_ row: IndexedCountry, isNamedBy target: CountryReference) -> Bool {
+        switch target {
+        case .index(let index): row.index == index
+        case .name(let name): CountryName.matches(row.name, name)
+        }
+    }
+}
+
 /// A value behind a pointer.
 private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendable {
     case value(Value)

@@ -177,7 +177,7 @@ struct PendingRequestsWriterRouteTests {
             _ = writer.answerOne(with: toggled(2))
         }
         for (tag, id) in [(1, "one"), (2, "two")] {
-            let request = Request(id: id, command: .change(.toggle(.index(tag))), ifStore: "s")
+            let request = Request(id: id, command: .change(.toggle(.index(2))), ifStore: "s")
             #expect(requests.send(request, tag: tag, now: .now).isEmpty)
         }
         let outcomes = try collect(2, from: requests)
@@ -207,7 +207,7 @@ struct PendingRequestsWriterRouteTests {
             _ = writer.answerOne(with: toggled(7))
         }
         #expect(
-            requests.send(Request(id: "one", command: .change(.toggle(.index(1)))), tag: 1, now: .now).isEmpty
+            requests.send(Request(id: "one", command: .change(.toggle(.index(2)))), tag: 1, now: .now).isEmpty
         )
         let outcomes = try collect(1, from: requests)
         #expect(answered.wait(timeout: .now() + 10.0 * Double(testSlowdown)) == .success)
@@ -235,7 +235,7 @@ struct PendingRequestsWriterRouteTests {
         let requests = PendingRequests<Int>(
             context: context, endpoints: [only.endpoint], timeout: .seconds(5) * testSlowdown, tries: 1)
         #expect(
-            requests.send(Request(id: "one", command: .change(.toggle(.index(1)))), tag: 1, now: .now).isEmpty
+            requests.send(Request(id: "one", command: .change(.toggle(.index(2)))), tag: 1, now: .now).isEmpty
         )
         #expect(requests.send(Request(command: .query(.count)), tag: 2, now: .now).isEmpty)
         #expect(only.takeOne() && only.ids == ["one"], "the change was sent")

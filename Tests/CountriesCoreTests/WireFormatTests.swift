@@ -164,6 +164,62 @@ import Testing
         #expect(refusal.missingField(answering: toggle) == nil, "a refusal carries its error only")
     }
 
+    /// A success that contradicts what was asked answers nothing either: an audit's peer had
+    /// `toggle France` print `Italy: visited` and exit 0. Each row is a request, a reply the
+    /// service could have sent it, and one it could not have.
+    @Test(arguments: [
+        (Request(command: .change(.toggle(.name("france")))), "France", 2, true, "Italy", 3),
+        (Request(command: .change(.toggle(.index(2)))), "France", 2, true, "France", 3),
+        (Request(command: .query(.get(.index(2)))), "France", 2, false, "Spain", 1),
+        (Request(command: .change(.remove(.name(" FRANCE ")))), "France", 2, true, "Peru", 2),
+    ])
+    func aSuccessAboutAnotherRowIsNoAnswer(
+        request: Request, name: String, index: Int, visited: Bool, otherName: String,
+        otherIndex: Int
+    ) {
+        let right = Reply(seq: 4, country: IndexedCountry(index: index, name: name, visited: visited))
+        #expect(right.contradiction(answering: request) == nil)
+        let wrong = Reply(
+            seq: 4, country: IndexedCountry(index: otherIndex, name: otherName, visited: visited))
+        #expect(wrong.contradiction(answering: request)?.hasPrefix("is about \"\(otherName)\"") == true)
+    }
+
+    @Test func aSuccessThatContradictsSetAddIfSeqOrIfStoreIsNoAnswer() {
+        let france = IndexedCountry(index: 2, name: "France", visited: true)
+        let set = Request(command: .change(.set(.index(2), visited: true, ifSeq: 7)))
+        #expect(Reply(seq: 8, country: france).contradiction(answering: set) == nil)
+        #expect(
+            Reply(seq: 7, country: france).contradiction(answering: set) == nil, "a set that changed nothing")
+        #expect(Reply(seq: 9, country: france).contradiction(answering: set) != nil)
+        var unvisited = france
+        unvisited.visited = false
+        #expect(
+            Reply(seq: 8, country: unvisited).contradiction(answering: set)?.contains("not visited") == true)
+
+        let toggle = Request(command: .change(.toggle(.index(2), ifSeq: 7)), ifStore: "s1")
+        var sameStore = Reply(seq: 8, country: france)
+        sameStore.store = "s1"
+        #expect(sameStore.contradiction(answering: toggle) == nil)
+        var atSeven = sameStore
+        atSeven.seq = 7
+        #expect(atSeven.contradiction(answering: toggle)?.contains("if_seq 7 rules out") == true)
+        var otherStore = sameStore
+        otherStore.store = "s2"
+        #expect(otherStore.contradiction(answering: toggle) == "names store s2, not s1 as if_store asked")
+
+        let add = Request(command: .change(.add(name: "Japan", visited: true)))
+        let japan = IndexedCountry(index: 8, name: "Japan", visited: true)
+        #expect(Reply(seq: 5, country: japan).contradiction(answering: add) == nil)
+        #expect(Reply(seq: 5, country: france).contradiction(answering: add) != nil)
+        // What the peer names reaches a terminal escaped.
+        let hostile = IndexedCountry(index: 2, name: "Evil\u{1B}]0;PWNED\u{07}", visited: true)
+        let said = Reply(seq: 8, country: hostile).contradiction(answering: add) ?? ""
+        #expect(!said.contains("\u{1B}") && said.contains("\\u{1B}"), "\(said.debugDescription)")
+        // A refusal is what it says, whatever it names.
+        #expect(Reply(error: CountriesError(.conflict, "no")).contradiction(answering: toggle) == nil)
+        #expect(Reply(seq: 8).contradiction(answering: toggle) == "says ok but has no \"country\"")
+    }
+
     @Test func decodeRejectsWhatIsNotAReply() {
         #expect(throws: (any Error).self) { try Reply.decode(Data("nope".utf8)) }
         #expect(throws: (any Error).self) { try Reply.decode(Data("{}".utf8)) }
