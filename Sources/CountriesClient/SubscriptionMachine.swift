@@ -273,7 +273,9 @@ extension SubscriptionMachine {
             }
             replica = current
             drain(into: &out)
-            if more, !restarted, !snapshotNeeded {
+            // A page always holds an event: one that says `more` and moved nothing is not a
+            // page of several, and asking again at once made a loop of thousands a second.
+            if more, let after = replica?.seq, after > before, !restarted, !snapshotNeeded {
                 // One page of several: ask for the next one from where this one ended.
                 catchUpNeeded = true
             } else if let after = replica?.seq, after == before, !restarted, gap() != nil {

@@ -641,3 +641,33 @@ private func rejections(_ output: Machine.Output) -> [(seq: UInt64, reason: Stri
     #expect(requests <= 12, "\(requests) requests in 5 s of forged heartbeats")
     #expect(machine.replica?.seq == 5)
 }
+
+/// A history page that says `more` and holds no event (a page always holds one) is no progress:
+/// an audit's peer answered so while its heartbeats stayed one seq ahead, and the machine asked
+/// again at once, about 3,500 times a second. It is taken as history that lacks what PUB
+/// announced: a list, then a backoff.
+@Test func anEmptyPageThatSaysMoreIsNoProgress() {
+    var machine = liveMachine(at: 5)
+    var requests = 0
+    var pending: Machine.Action?
+    for now in stride(from: 1, through: 5_000, by: 1) {
+        var output: Machine.Output
+        if now % 1_000 == 0 {
+            output = machine.receive(Heartbeat(seq: 6), now: at(now))
+        } else if let action = pending {
+            pending = nil
+            switch action {
+            case .requestHistory: output = machine.receiveHistory([], more: true, now: at(now))
+            case .requestSnapshot: output = machine.receiveSnapshot(rows: seedRows(), seq: 5, now: at(now))
+            }
+        } else if let deadline = machine.nextDeadline(), deadline <= at(now) {
+            output = machine.tick(now: at(now))
+        } else {
+            continue
+        }
+        requests += output.actions.count
+        if let action = output.actions.last { pending = action }
+    }
+    #expect(requests <= 20, "\(requests) requests in 5 s of empty pages")
+    #expect(machine.replica?.seq == 5)
+}
