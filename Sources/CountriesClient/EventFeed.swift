@@ -46,7 +46,17 @@ public struct EventFeed {
         /// (``CountriesCore/Event/validateNames()``): it is not handed over; `reason` says which,
         /// escaped.
         case invalidEvent(seq: UInt64, reason: String)
+        /// The events between the position and the service's state weigh more than
+        /// ``EventFeed/maximumCatchUpBytes``: more than a service keeps, so not waited for
+        /// and held one by one.
+        case historyTooLong(after: UInt64, upTo: UInt64)
     }
+
+    /// Most bytes of events (``CountriesCore/Event/estimatedBytes``) one catch-up holds before
+    /// handing them over: what a store keeps at most (``CountriesCore/Limits/retainedEventBytes``).
+    /// A peer whose list named seq 2^62 and whose pages never ended grew an `events --since 0`
+    /// by 10 MB a second.
+    public static let maximumCatchUpBytes = Limits.retainedEventBytes
 
     /// What the consumer acts on next.
     public enum Delivery: Equatable, Sendable {
@@ -143,6 +153,7 @@ public struct EventFeed {
         guard current.seq < seq else { return restart(.historyGone(after: current.seq, upTo: seq)) }
         var reached = current.seq
         var fetched: [Event] = []
+        var fetchedBytes = 0
         while reached < seq {
             guard let page = try history(reached), page.store == nil || store == nil || page.store == store
             else { return restart(.historyGone(after: current.seq, upTo: seq)) }
@@ -152,6 +163,10 @@ public struct EventFeed {
                     try event.validateNames()
                 } catch {
                     return restart(.invalidEvent(seq: event.seq, reason: error.message))
+                }
+                fetchedBytes += event.estimatedBytes
+                guard fetchedBytes <= Self.maximumCatchUpBytes else {
+                    return restart(.historyTooLong(after: current.seq, upTo: seq))
                 }
                 fetched.append(event)
                 reached = event.seq

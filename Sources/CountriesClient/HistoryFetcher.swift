@@ -105,6 +105,9 @@ extension EventFeed.RestartReason {
             return after < upTo
                 ? "events \(after + 1) to \(upTo) are no longer kept by the service; going on from seq \(seq)"
                 : "the service is at seq \(upTo), behind \(after) (a new store?); going on from seq \(seq)"
+        case .historyTooLong(let after, let upTo):
+            return
+                "events \(after + 1) to \(upTo) weigh more than the service keeps; going on from seq \(seq)"
         case .invalidEvent(_, let reason):
             return "dropped from the service's history: \(reason); going on from seq \(seq)"
         }

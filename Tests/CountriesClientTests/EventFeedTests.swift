@@ -146,3 +146,30 @@ private func seqs(_ deliveries: [EventFeed.Delivery]) -> [UInt64] {
     let said = EventFeed.RestartReason.invalidEvent(seq: 4, reason: reason).describe(now: 6)
     #expect(!said.unicodeScalars.contains(where: VisibleText.isEscaped), "\(said)")
 }
+
+/// An audit's peer listed seq 2^62 and answered every history with 500 events and `more`: the
+/// feed held every page before handing any over, 10 MB more a second. Past what a store keeps
+/// at most, the catch-up is one restart instead.
+@Test func historyLongerThanAnyStoreKeepsIsOneRestart() {
+    let asked = Box()
+    var feed = EventFeed(start: .after(.init(store: storeA, seq: 2)))
+    let far: UInt64 = 1 << 62
+    let replica = state(at: far)
+    let out = feed.deliveries(
+        for: [.replaced(seq: far)], replica: replica, store: storeA,
+        history: { since in
+            asked.values.append(since)
+            return ((since + 1)...(since + 1_000)).map { visit($0) }.pageOfMore
+        })
+    #expect(out == [.restart(replica, .historyTooLong(after: 2, upTo: far))])
+    let pageBytes = 1_000 * visit(3).estimatedBytes
+    #expect(
+        asked.values.count <= EventFeed.maximumCatchUpBytes / pageBytes + 1,
+        "pages asked: \(asked.values.count)")
+    #expect(feed.position == .init(store: storeA, seq: far))
+}
+
+extension [Event] {
+    /// These events as a history page that says more follow.
+    fileprivate var pageOfMore: EventFeed.HistoryPage { (self, storeA, true) }
+}
