@@ -127,14 +127,21 @@ extension Reply {
 }
 
 extension Reply {
-    /// Why this success cannot be the answer to `request`, or nil: a field it must have is
-    /// missing (``missingField(answering:)``), or it contradicts what was asked: another row than
+    /// Why this reply cannot be the answer to `request`, or nil: a refusal without a known error
+    /// code, or a success where a field it must have is missing (``missingField(answering:)``), or it contradicts what was asked: another row than
     /// the one named, another `visited` than `set` asked, a seq that `if_seq` rules out, another
     /// store than `if_store` named. A hostile or broken peer's `Italy: visited` answering
     /// `toggle France` was printed as France's outcome, exit 0. Clients take such a reply as one
     /// that is not the protocol's: a change's outcome stays unknown.
     public func contradiction(answering request: Request) -> String? {
-        guard ok else { return nil }
+        guard ok else {
+            // A refusal says what it is: one without a code the protocol knows says nothing of
+            // whether a change was made (it was taken for a definite `bad_request`).
+            guard let error, CountriesError.Code(rawValue: error.code) != nil else {
+                return "refuses without an error code the protocol knows"
+            }
+            return nil
+        }
         if let field = missingField(answering: request.command) { return "says ok but has no \"\(field)\"" }
         if let wanted = request.ifStore, let store, store != wanted {
             return

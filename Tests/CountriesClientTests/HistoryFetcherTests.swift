@@ -79,7 +79,8 @@ import ZeroMQ
         (Reply(error: CountriesError(.badRequest, "since is not a seq")).encoded(), "bad_request"),
         (Data("<html>502</html>".utf8), "bad_reply"),
         // A refusal without its error object is no word that the service will recover.
-        (Data(#"{"ok":false,"seq":3}"#.utf8), "bad_request"),
+        (Data(#"{"ok":false,"seq":3}"#.utf8), "bad_reply"),
+        (Data(#"{"ok":false,"error":{"code":"weird_new_code","message":"?"}}"#.utf8), "bad_reply"),
         (Data(#"{"ok":true,"seq":3}"#.utf8), "bad_reply"),
     ])
     func whatWaitingCannotMendIsNotAskedAgain(answer: Data, kind: String) throws {

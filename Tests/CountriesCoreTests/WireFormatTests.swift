@@ -215,8 +215,13 @@ import Testing
         let hostile = IndexedCountry(index: 2, name: "Evil\u{1B}]0;PWNED\u{07}", visited: true)
         let said = Reply(seq: 8, country: hostile).contradiction(answering: add) ?? ""
         #expect(!said.contains("\u{1B}") && said.contains("\\u{1B}"), "\(said.debugDescription)")
-        // A refusal is what it says, whatever it names.
+        // A refusal is what it says, whatever it names, when it says it in the protocol's terms.
         #expect(Reply(error: CountriesError(.conflict, "no")).contradiction(answering: toggle) == nil)
+        var bare = Reply(error: CountriesError(.conflict, "no"))
+        bare.error = nil
+        #expect(bare.contradiction(answering: toggle) == "refuses without an error code the protocol knows")
+        bare.error = .init(code: "weird_new_code", message: "?")
+        #expect(bare.contradiction(answering: toggle) != nil)
         #expect(Reply(seq: 8).contradiction(answering: toggle) == "says ok but has no \"country\"")
     }
 
