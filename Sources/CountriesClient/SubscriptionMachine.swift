@@ -212,6 +212,7 @@ extension SubscriptionMachine {
         if outstanding == .requestSnapshot { outstanding = nil }
         replySucceeded(now: now)
         replica = CountriesState(rows: rows, seq: seq)
+        let previousStore = self.store
         self.store = store
         if let store {
             // Events of another store (buffered before the snapshot) say nothing about this one.
@@ -229,6 +230,10 @@ extension SubscriptionMachine {
             // PUB last named another store: one of the two is out of date. Ask again (history
             // names the store that answers) before calling this live.
             catchUpNeeded = true
+            // The list names the store the replica had: the change PUB claimed is not the
+            // service's (a forgery, or a replica behind). Ask only after a backoff: heartbeats
+            // naming a new store every 10 ms made a list and a history each.
+            if store == previousStore { backOff(now: now) }
         }
         drain(into: &out)
         checkAnnouncedEvents(now: now, into: &out)

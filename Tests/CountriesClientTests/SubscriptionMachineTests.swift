@@ -671,3 +671,33 @@ private func rejections(_ output: Machine.Output) -> [(seq: UInt64, reason: Stri
     #expect(requests <= 20, "\(requests) requests in 5 s of empty pages")
     #expect(machine.replica?.seq == 5)
 }
+
+/// Heartbeats naming a new store every 10 ms (a publisher behind a relay) while the service's
+/// list keeps naming its own: an audit's subscriber asked for a list and a history for each,
+/// 1,897 of each in 21 s, and a list is up to 16 MB of the real service's. Once the list does
+/// not bear the change out, the next ask waits for a backoff.
+@Test func heartbeatsNamingANewStoreEachTimeDoNotMakeAFloodOfLists() {
+    var machine = Machine()
+    var requests = 0
+    var lists = 0
+    var pending: Machine.Action?
+    pending = machine.start(now: at(0)).actions.last
+    requests += 1
+    for now in stride(from: 10, through: 5_000, by: 10) {
+        var output = machine.receive(Heartbeat(seq: 5, store: "forged-\(now)"), now: at(now))
+        if pending == nil, let action = output.actions.last { pending = action }
+        requests += output.actions.count
+        switch pending {
+        case .requestHistory?: output = machine.receiveHistory([], store: "real", now: at(now + 1))
+        case .requestSnapshot?:
+            lists += 1
+            output = machine.receiveSnapshot(rows: seedRows(), seq: 5, store: "real", now: at(now + 1))
+        case nil: output = machine.tick(now: at(now + 1))
+        }
+        pending = nil
+        requests += output.actions.count
+        pending = output.actions.last
+    }
+    #expect(requests <= 24, "\(requests) requests (\(lists) lists) in 5 s of forged stores")
+    #expect(machine.store == "real")
+}
