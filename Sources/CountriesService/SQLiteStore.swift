@@ -441,7 +441,11 @@ extension StoreOpenError {
         let code: Code
         let advice: String
         if error.isReadOnly {
-            (code, advice) = (.readOnly, "make the file and its directory writable, or pass another --db")
+            // SQLite says the same of the database when its -wal or -shm is what cannot be written.
+            (code, advice) = (
+                .readOnly,
+                "make the file, its -wal and -shm files (\(path)-wal, \(path)-shm) and its directory writable, or pass another --db"
+            )
         } else if error.isCorrupt {
             (code, advice) = (
                 .corrupt, "it is not a countries store or it is damaged; move it aside or pass another --db"
