@@ -1,3 +1,4 @@
+@preconcurrency import Glibc
 import SystemSupport
 
 /// The files of an SQLite store as they were when the service opened them: the database, its
@@ -18,7 +19,13 @@ struct StoreFilePlace {
     /// The place of the store at `path`, taken now.
     init(path: String) {
         self.path = path
-        files = [path, path + "-wal", path + "-shm"].map { ($0, FileIdentity(path: $0)) }
+        // SQLite names the log and its index after the file a link resolves to.
+        let resolved =
+            realpath(path, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? path
+        files = [path, resolved + "-wal", resolved + "-shm"].map { ($0, FileIdentity(path: $0)) }
     }
 
     /// Why the store is no longer where it was opened, or nil. When its database is still in

@@ -90,6 +90,18 @@ import Testing
         #expect(lost?.contains("could not be copied into \(path) (database or disk is full)") == true)
     }
 
+    /// A store reached through a link keeps its log beside the file the link resolves to.
+    @Test func theLogOfAStoreReachedThroughALinkIsTheResolvedFiles() throws {
+        let (directory, path) = try store("place-through-link")
+        defer { directory.remove() }
+        let link = directory.file("link.db")
+        #expect(symlink(path, link) == 0)
+        var place = StoreFilePlace(path: link)
+        #expect(place.check { nil } == nil)
+        #expect(unlink(path + "-wal") == 0)
+        #expect(place.check { nil }?.hasPrefix("\(path)-wal was deleted or replaced") == true)
+    }
+
     @Test func aLogMadeAfterTheStoreOpenedIsTakenAsItsOwn() throws {
         let (directory, path) = try store("place-later")
         defer { directory.remove() }
