@@ -314,15 +314,19 @@ extension SQLiteStore {
         }
     }
 
-    /// Copies the write-ahead log into the database and empties it; why it could not, or nil.
+    /// Copies the write-ahead log into the database, so that the next commit writes the log
+    /// from its start again; why it could not copy all of it, or nil. Passive: it never waits
+    /// for a reader (a `countries backup`), where a truncating one waited up to the busy
+    /// timeout at each commit.
     private func checkpoint() -> String? {
         do {
-            let result = try database.prepare("PRAGMA wal_checkpoint(TRUNCATE)").rows()
-            // Its first column is 1 when a reader held part of the log back.
-            if let row = result.first, let busy = row.first, busy != .integer(0) {
-                return "a reader of the store held the log back"
-            }
-            return nil
+            let result = try database.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows()
+            // The log's frames, and how many of them are in the database now.
+            guard let row = result.first, row.count == 3, case .integer(let frames) = row[1],
+                case .integer(let copied) = row[2]
+            else { return "SQLite gave no checkpoint's result" }
+            return copied >= frames
+                ? nil : "a reader of the store held \(frames - copied) of the log's pages back"
         } catch {
             return error.description
         }
