@@ -60,6 +60,25 @@ struct StoreFileFaultTests {
         try expectKept(acknowledged, in: directory)
     }
 
+    /// An unwritable `-shm` left by a killed service: SQLite calls the database read-only, and
+    /// the refusal named only the database and its directory, both writable.
+    @Test(.enabled(if: FaultEnvironment.canMakeImmutable, "skipped: chattr +i does not work here"))
+    func anUnwritableIndexAtStartIsNamed() throws {
+        let directory = try FaultTemporaryDirectory(prefix: "shm-immutable")
+        defer { directory.remove() }
+        let (service, _) = try serviceWithTwoToggles(in: directory)
+        service.process.signal(SIGKILL)
+        _ = service.process.wait(timeout: .seconds(5))
+        let index = directory.file("countries.db-shm")
+        try FaultCommand.check("/usr/bin/chattr", ["+i", index])
+        defer { _ = try? FaultCommand.run("/usr/bin/chattr", ["-i", index]) }
+
+        let restarted = try FaultService(db: directory.file("countries.db"), socketDirectory: directory.path)
+        defer { restarted.process.stop() }
+        #expect(restarted.process.wait(timeout: .seconds(10)) == 74, "\(restarted.process.stderr.text)")
+        #expect(restarted.process.stderr.text.contains(index), "\(restarted.process.stderr.text)")
+    }
+
     /// SQLite checkpoints every 1,000 pages; before, 376 KiB freed after the log filled a disk
     /// took about 45 commits and refused the rest.
     @Test(.enabled(if: FaultEnvironment.canMount, "skipped: mounting a tmpfs needs root (CAP_SYS_ADMIN)"))
