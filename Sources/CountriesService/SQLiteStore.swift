@@ -337,6 +337,8 @@ extension SQLiteStore {
         place?.check { checkpoint() }
     }
 
+    var knownLostPlace: String? { place?.lost }
+
     /// The newest seq whose event, with every one after it, passes ``retainedEventBytes``: the
     /// trim for bytes deletes it and those before it. 0 when all the kept events fit. The
     /// newest event is always kept, however big.

@@ -211,7 +211,7 @@ public final class StateService {
         serving: while true {
             let now = ContinuousClock.now
             if now >= nextHeartbeat {
-                try stopIfStoreMoved()
+                try stopIfStoreMoved(lost: handler.store.lostPlace())
                 publishHeartbeat()
                 nextHeartbeat = now + interval
             }
@@ -267,7 +267,8 @@ public final class StateService {
                         handler.handle(batch, emit: send)
                     }
                     batch.removeAll(keepingCapacity: true)
-                    try stopIfStoreMoved()
+                    // The batch's commit looked already; the heartbeat looks without a commit.
+                    try stopIfStoreMoved(lost: handler.store.knownLostPlace)
                 }
             }
             if let stopItem, ready.isReadable(stopItem), let stop {
@@ -286,8 +287,8 @@ public final class StateService {
     /// Stops the service when its store's files were moved under it (``StateStore/lostPlace()``):
     /// it refuses every change from then on, and a supervisor's restart opens the file at the
     /// path again.
-    private func stopIfStoreMoved() throws(ServiceError) {
-        guard let lost = handler.store.lostPlace() else { return }
+    private func stopIfStoreMoved(lost: String?) throws(ServiceError) {
+        guard let lost else { return }
         logger.log(.error, lost)
         throw ServiceError(.store, lost)
     }

@@ -81,6 +81,10 @@ public protocol StateStore: AnyObject {
     /// changes acknowledged since). Once it says so it always does; the service then refuses
     /// every change and stops (docs/RELIABILITY.md, "A store moved under the service").
     func lostPlace() -> String?
+
+    /// What ``lostPlace()`` last found, without looking again: a commit looks before it writes,
+    /// so the loop reads this after a batch instead of looking a second time.
+    var knownLostPlace: String? { get }
 }
 
 /// What one commit writes: the events of a batch of changes (in seq order) and the requests to
@@ -194,6 +198,9 @@ extension StateStore {
 
     /// A store of no file of its own (memory, a cluster) stays where it is.
     public func lostPlace() -> String? { nil }
+
+    /// Nothing found, for a store that never looks.
+    public var knownLostPlace: String? { nil }
 
     /// The reply first sent to the request with this id, if it is remembered.
     public func rememberedReply(for id: String) throws(StateStoreError) -> [UInt8]? {

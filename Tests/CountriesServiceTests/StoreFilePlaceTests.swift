@@ -16,6 +16,14 @@ import Testing
         return (directory, path)
     }
 
+    /// `place`'s answer, with each checkpoint it asked for (all succeeding) counted.
+    private func check(_ place: inout StoreFilePlace, counting checkpoints: inout Int) -> String? {
+        place.check {
+            checkpoints += 1
+            return nil
+        }
+    }
+
     @Test func filesInPlaceAreNotLost() throws {
         let (directory, path) = try store("place-kept")
         defer { directory.remove() }
@@ -23,12 +31,9 @@ import Testing
         var checkpoints = 0
         // Written to, the files are the same files.
         try Data("more".utf8).write(to: URL(fileURLWithPath: path + "-wal"))
-        #expect(
-            place.check {
-                checkpoints += 1
-                return nil
-            } == nil)
+        #expect(check(&place, counting: &checkpoints) == nil)
         #expect(checkpoints == 0)
+        #expect(place.lost == nil)
     }
 
     @Test func aDatabaseRenamedIsLostWithoutACheckpoint() throws {
@@ -37,10 +42,7 @@ import Testing
         var place = StoreFilePlace(path: path)
         #expect(rename(path, directory.file("elsewhere.db")) == 0)
         var checkpoints = 0
-        let lost = place.check {
-            checkpoints += 1
-            return nil
-        }
+        let lost = check(&place, counting: &checkpoints)
         #expect(lost?.contains("the store file \(path) was moved, replaced or deleted") == true)
         #expect(checkpoints == 0, "SQLite checkpoints no database that moved")
         // Put back, it stays lost: the service wrote nothing it can vouch for meanwhile.
@@ -65,20 +67,14 @@ import Testing
         var place = StoreFilePlace(path: path)
         #expect(unlink(path + suffix) == 0)
         var checkpoints = 0
-        let lost = place.check {
-            checkpoints += 1
-            return nil
-        }
+        let lost = check(&place, counting: &checkpoints)
         #expect(checkpoints == 1)
         #expect(lost?.hasPrefix("\(path)\(suffix) was deleted or replaced") == true)
         #expect(lost?.contains("were copied into \(path)") == true)
         // Asked again, it says the same and checkpoints no more.
-        #expect(
-            place.check {
-                checkpoints += 1
-                return nil
-            } == lost)
+        #expect(check(&place, counting: &checkpoints) == lost)
         #expect(checkpoints == 1)
+        #expect(place.lost == lost, "kept, for the loop to read without looking")
     }
 
     @Test func aCheckpointThatFailsIsSaid() throws {
