@@ -23,7 +23,7 @@ public struct SubscriptionMachine: Sendable {
     /// How many heartbeat intervals of silence make the replica stale.
     public let missedHeartbeatsBeforeStale: Int
     /// The longest wait between retries of a failed request, or between probes while silent.
-    public let maximumRetryDelay: Duration
+    public var maximumRetryDelay: Duration { retry.maximum }
     /// How many out-of-order events are kept before giving up on them and resyncing by snapshot.
     public var bufferLimit: Int { buffer.limit }
     /// How many PUB sockets feed the machine: more than one are replicas of one service
@@ -105,7 +105,6 @@ public struct SubscriptionMachine: Sendable {
         self.sources = max(1, sources)
         self.heartbeatInterval = heartbeatInterval
         self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
-        self.maximumRetryDelay = max(maximumRetryDelay, heartbeatInterval)
         self.buffer = PendingEvents(limit: bufferLimit, byteLimit: bufferBytes)
         self.retry = Backoff(initial: heartbeatInterval, maximum: maximumRetryDelay)
     }

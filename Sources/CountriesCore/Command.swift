@@ -25,6 +25,17 @@ public enum Command: Equatable, Sendable {
         return false
     }
 
+    /// The existing row it names (`get`, `toggle`, `set`, `remove`), or nil.
+    public var target: CountryReference? {
+        switch self {
+        case .query(.get(let target)), .change(.toggle(let target, _)), .change(.set(let target, _, _)),
+            .change(.remove(let target)):
+            return target
+        default:
+            return nil
+        }
+    }
+
     /// Every `op` the protocol knows, for error messages and help.
     public static let knownOps = [
         "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history", "status",

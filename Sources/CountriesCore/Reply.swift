@@ -128,9 +128,9 @@ extension Reply {
 
 extension Reply {
     /// Why this reply cannot be the answer to `request`, or nil: a refusal without a known error
-    /// code, or a success where a field it must have is missing (``missingField(answering:)``), or it contradicts what was asked: another row than
-    /// the one named, another `visited` than `set` asked, a seq that `if_seq` rules out, another
-    /// store than `if_store` named. A hostile or broken peer's `Italy: visited` answering
+    /// code, or a success where a field it must have is missing (``missingField(answering:)``),
+    /// or it contradicts what was asked: another row than the one named, another `visited` than
+    /// `set` asked, a seq that `if_seq` rules out, another store than `if_store` named. A hostile or broken peer's `Italy: visited` answering
     /// `toggle France` was printed as France's outcome, exit 0. Clients take such a reply as one
     /// that is not the protocol's: a change's outcome stays unknown.
     public func contradiction(answering request: Request) -> String? {
@@ -148,15 +148,11 @@ extension Reply {
                 "names store \(VisibleText.escaped(store)), not \(VisibleText.escaped(wanted)) as if_store asked"
         }
         let row = country
+        if let row, let target = request.command.target, !Self.row(row, isNamedBy: target) {
+            return "is about \(CountryName.quoted(row.name)) (row \(row.index)), not \(target)"
+        }
         switch request.command {
-        case .query(.get(let target)), .change(.toggle(let target, _)), .change(.remove(let target)):
-            if let row, !Self.row(row, isNamedBy: target) {
-                return "is about \(CountryName.quoted(row.name)) (row \(row.index)), not \(target)"
-            }
-        case .change(.set(let target, let visited, _)):
-            if let row, !Self.row(row, isNamedBy: target) {
-                return "is about \(CountryName.quoted(row.name)) (row \(row.index)), not \(target)"
-            }
+        case .change(.set(_, let visited, _)):
             if let row, row.visited != visited {
                 return
                     "says \(CountryName.quoted(row.name)) is \(row.visited ? "" : "not ")visited, not as set asked"
