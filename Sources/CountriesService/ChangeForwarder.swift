@@ -218,6 +218,12 @@ final class ChangeForwarder {
         return waiting
     }
 
+    /// Connects to the writer at `endpoint` ahead of the first change to forward: the handshake
+    /// is then done when changes come, where each change sent before it is committed here.
+    func prepare(for endpoint: String) {
+        if connected != endpoint { connect(to: endpoint) }
+    }
+
     private func connect(to endpoint: String) {
         if let connected { try? socket.disconnect(connected) }
         connected = nil

@@ -212,6 +212,9 @@ public final class StateService {
             let now = ContinuousClock.now
             if now >= nextHeartbeat {
                 try stopIfStoreMoved(lost: handler.store.lostPlace())
+                if let replica, case .follower(let writer) = replica.election.role() {
+                    replica.forwarder.prepare(for: writer)
+                }
                 publishHeartbeat()
                 nextHeartbeat = now + interval
             }

@@ -109,6 +109,28 @@ import ZeroMQ
         #expect(taken == 0, "a reply larger than any was taken")
     }
 
+    /// Connected ahead (``ChangeForwarder/prepare(for:)``, at each heartbeat of a follower),
+    /// the first change goes to the writer; connected only by that change, it was committed
+    /// here while the handshake went on, competing with the writer for its seq.
+    @Test func aWriterConnectedAheadTakesTheFirstChange() throws {
+        let directory = try ScratchDirectory(prefix: "forwarder-ahead")
+        defer { directory.remove() }
+        let context = try Context()
+        defer { context.terminate() }
+        let writer = try Self.writer(bound: directory.ipc("writer"), in: context)
+        defer { writer.close() }
+        let forwarder = try ChangeForwarder(context: context, security: nil, logger: logger)
+        defer { forwarder.close() }
+        forwarder.prepare(for: directory.ipc("writer"))
+        // The handshake runs in libzmq's background: a moment for it, not a condition to see.
+        sleep(for: .seconds(1) * testSlowdown)
+        #expect(
+            forwarder.forward(
+                request("client", #"{"op":"toggle","name":"France","id":"first"}"#),
+                to: directory.ipc("writer"), now: .now))
+        #expect(try writer.receive()?.last == Data(#"{"op":"toggle","name":"France","id":"first"}"#.utf8))
+    }
+
     @Test func nothingIsSentWithoutAConnectedWriter() throws {
         let context = try Context()
         defer { context.terminate() }
