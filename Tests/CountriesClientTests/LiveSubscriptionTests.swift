@@ -122,6 +122,7 @@ struct LiveSubscriptionTests {
         // The slow reader stops reading while the others follow the toggles.
         let slow = 2
         pump.paused.insert(slow)
+        let pausedAt = ContinuousClock.now
         let clients = 4
         let togglesPerClient = 750
         let finished = Locked(0)
@@ -150,7 +151,10 @@ struct LiveSubscriptionTests {
         let togglersDone = try pump.run(upTo: .seconds(60)) { _ in finished.withLock { $0 } == clients }
         #expect(togglersDone)
         #expect(failures.withLock { $0 } == [])
-        // It slept through far more than the silence window: it must notice before catching up.
+        // It slept through more than the silence window (three heartbeats): it must notice
+        // before catching up. A fast machine makes the toggles in less than that.
+        let silence = .milliseconds(300) * testSlowdown + .milliseconds(200)
+        _ = try pump.run(upTo: .seconds(5)) { _ in ContinuousClock.now - pausedAt >= silence }
         pump.resume(slow)
 
         let list = try service.list()

@@ -129,6 +129,17 @@ struct ElectedWriterEndToEndTests {
         }
         let human = try replicas.services[follower].run(["status"]).stdout
         #expect(human.contains("writer:           \(writerEndpoint)\n"), "\(human)")
+        // Until the follower's connection to the writer is up, it commits changes itself (the
+        // compare keeps that safe): once one change goes through it and it served only the
+        // `status` around it, the connection is up.
+        #expect(
+            eventually(within: .seconds(10)) {
+                guard let before = try? self.served(replicas.services[follower]),
+                    (try? replicas.services[follower].run(["toggle", "France"]))?.exitCode == 0,
+                    let after = try? self.served(replicas.services[follower])
+                else { return false }
+                return after - before == 1
+            }, "the follower forwards no change to the writer")
         let servedBefore = try served(replicas.services[follower])
         let operations = add(
             writers: 4, adds: 30, through: replicas.sandboxes.map(\.commandEndpoint), prefix: "w")
@@ -141,8 +152,8 @@ struct ElectedWriterEndToEndTests {
         let history = try history(replicas.sandboxes[follower].commandEndpoint)
         #expect(HistoryChecker.contiguous(history).isEmpty)
         #expect(HistoryChecker.exactlyOnce(operations, history: history).isEmpty)
-        // The follower answers its own `status` calls (and a change that came before its connection
-        // to the writer was up); the 60 changes sent to it went to the writer.
+        // The follower answers its own `status` calls and history pages; the 60 changes sent to
+        // it went to the writer.
         let servedByFollower = try served(replicas.services[follower]) - servedBefore
         #expect(servedByFollower <= 5, "the follower served \(servedByFollower) requests itself")
     }

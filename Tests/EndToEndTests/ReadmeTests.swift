@@ -311,8 +311,9 @@ final class ReadmeRun {
         case .follow(let trigger, let expect):
             let shell = try shell(command)
             defer { shell.stop() }
-            Thread.sleep(forTimeInterval: 0.5)  // subscribed before the trigger
             if let trigger {
+                // Live: a subscriber prints every change after the list it started from.
+                #expect(shell.waitFor("live at seq"), "\(command) never went live: \(shell.output)")
                 let result = try helper(trigger)
                 #expect(result.status == 0, "\(command): \(trigger): \(result.output)")
             }

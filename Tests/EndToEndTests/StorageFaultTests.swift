@@ -126,7 +126,10 @@ struct StorageFaultTests {
             "events", "--json", "--command", service.command, "--events", service.events,
         ])
         defer { subscriber.stop() }
-        Thread.sleep(forTimeInterval: 0.3)  // past ZeroMQ's slow-joiner window
+        // Live: it prints every change after the list it started from.
+        try #require(
+            subscriber.stderr.waitFor(timeout: .seconds(10)) { $0.contains("live at seq") } != nil,
+            "\(subscriber.stderr.text)")
 
         // Three acknowledged toggles, then the disk fills.
         var acknowledged: [UInt64] = []
@@ -181,7 +184,10 @@ struct StorageFaultTests {
             "events", "--json", "--command", service.command, "--events", service.events,
         ])
         defer { subscriberAfter.stop() }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Live: it prints every change after the list it started from.
+        try #require(
+            subscriberAfter.stderr.waitFor(timeout: .seconds(10)) { $0.contains("live at seq") } != nil,
+            "\(subscriberAfter.stderr.text)")
         let recovered = try service.client(["toggle", "3", "--retries", "1"])
         #expect(recovered.status == 0, "\(recovered)")
         #expect(faultSeq(recovered.stdout) == 4)
@@ -222,7 +228,10 @@ struct StorageFaultTests {
             "events", "--json", "--command", service.command, "--events", service.events,
         ])
         defer { subscriber.stop() }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Live: it prints every change after the list it started from.
+        try #require(
+            subscriber.stderr.waitFor(timeout: .seconds(10)) { $0.contains("live at seq") } != nil,
+            "\(subscriber.stderr.text)")
         let first = try service.client(["toggle", "France"])
         try #require(first.status == 0, "\(first)")
         let beforeFault = try service.list()
