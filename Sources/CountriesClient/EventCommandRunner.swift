@@ -27,8 +27,22 @@ public struct EventCommandRunner {
         self.report = report
     }
 
-    /// Runs the command for one event.
-    public func run(event: Event) {
+    /// How a run ended, for the caller's cursor and loop.
+    public struct Ending: Equatable, Sendable {
+        /// Whether the run is over for its seq: the command ended by itself (whatever its
+        /// status) or could not start (said on stderr, as any failure). False when a second
+        /// signal ended it: its seq is not done, and a cursor runs it again.
+        public var finished: Bool
+        /// Whether SIGINT or SIGTERM came while it ran: the caller stops after it.
+        public var stopRequested: Bool
+    }
+
+    /// Runs the command for one event. `takeStopSignals` returns how many stop signals came
+    /// since it was last called (and takes them): the first while the command runs is said on
+    /// stderr and the command is left to finish; the second sends it SIGTERM. A command ended
+    /// by a signal while a stop was asked has not done its seq (``Ending/finished`` false).
+    @discardableResult
+    public func run(event: Event, takeStopSignals: () -> Int = { 0 }) -> Ending {
         var environment = [
             "COUNTRIES_SEQ": "\(event.seq)",
             "COUNTRIES_EVENT": Self.name(of: event),
@@ -38,16 +52,23 @@ public struct EventCommandRunner {
             environment["COUNTRY_NAME"] = row.name
             environment["COUNTRY_VISITED"] = row.visited ? "true" : "false"
         }
-        launch(environment: environment, input: VisibleText.escapedJSON(event.encoded()), seq: event.seq)
+        return launch(
+            environment: environment, input: VisibleText.escapedJSON(event.encoded()), seq: event.seq,
+            takeStopSignals: takeStopSignals)
     }
 
-    /// Runs the command once for the whole list, as a `reset` event.
-    public func run(reset state: CountriesState) {
+    /// Runs the command once for the whole list, as a `reset` event (stop signals as in
+    /// ``run(event:takeStopSignals:)``).
+    @discardableResult
+    public func run(reset state: CountriesState, takeStopSignals: () -> Int = { 0 }) -> Ending {
         let event = Event(seq: state.seq, kind: .reset(state.rows))
-        launch(
+        return launch(
             environment: ["COUNTRIES_SEQ": "\(state.seq)", "COUNTRIES_EVENT": "reset"],
-            input: VisibleText.escapedJSON(event.encoded()), seq: state.seq)
+            input: VisibleText.escapedJSON(event.encoded()), seq: state.seq, takeStopSignals: takeStopSignals)
     }
+
+    /// How often a running command's wait looks for a stop signal.
+    static let stopPollInterval: DispatchTimeInterval = .milliseconds(50)
 
     private static func name(of event: Event) -> String {
         switch event.kind {
@@ -58,7 +79,9 @@ public struct EventCommandRunner {
         }
     }
 
-    private func launch(environment extra: [String: String], input: Data, seq: UInt64) {
+    private func launch(
+        environment extra: [String: String], input: Data, seq: UInt64, takeStopSignals: () -> Int
+    ) -> Ending {
         let process = Process()
         let path = resolve(executable)
         process.executableURL = URL(fileURLWithPath: path)
@@ -80,21 +103,45 @@ public struct EventCommandRunner {
             try process.run()
         } catch {
             report("on-change: cannot run \(executable): \(error.localizedDescription)")
-            return
+            return Ending(finished: true, stopRequested: takeStopSignals() > 0)
         }
         var body = input
         body.append(0x0A)
         // The command may not read its stdin; a closed pipe is not our failure.
         try? stdin.fileHandleForWriting.write(contentsOf: body)
         try? stdin.fileHandleForWriting.close()
-        exited.wait()
+        // A stop waits for the command (its seq is then done), and says so: a command that
+        // takes long made `kill` look ignored. A second stop ends the command.
+        var stops = 0
+        var terminated = false
+        while exited.wait(timeout: .now() + Self.stopPollInterval) == .timedOut {
+            let arrived = takeStopSignals()
+            guard arrived > 0, !terminated else { continue }
+            stops += arrived
+            if stops >= 2 {
+                terminated = true
+                report("on-change: stopping \(executable) (seq \(seq)) with SIGTERM; seq \(seq) is not done")
+                process.terminate()
+            } else {
+                report(
+                    "on-change: stopping once \(executable) (seq \(seq)) finishes; send the signal again to stop it now"
+                )
+            }
+        }
+        stops += takeStopSignals()
+        if terminated { return Ending(finished: false, stopRequested: true) }
+        // Ctrl-C or a service manager's stop reaches the command too: killed by it, the command
+        // did not do its seq, which a cursor then runs again.
+        let interrupted = stops > 0 && process.terminationReason == .uncaughtSignal
         if process.terminationReason == .uncaughtSignal {
             report(
-                "on-change: \(executable) was killed by signal \(process.terminationStatus) (seq \(seq))")
+                "on-change: \(executable) was killed by signal \(process.terminationStatus) (seq \(seq))"
+                    + (interrupted ? "; seq \(seq) is not done" : ""))
         } else if process.terminationStatus != 0 {
             report(
                 "on-change: \(executable) exited with status \(process.terminationStatus) (seq \(seq))")
         }
+        return Ending(finished: !interrupted, stopRequested: stops > 0)
     }
 
     /// Why the command cannot be run at all, found before the first event.

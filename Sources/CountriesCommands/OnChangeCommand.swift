@@ -11,14 +11,17 @@ import Foundation
 /// its stdin. After a gap it runs for every missed event (from `history`), or once with
 /// `COUNTRIES_EVENT=reset` and the whole list when the history is gone or the store changed.
 /// With `--cursor FILE` the position survives restarts: the file holds the store and the last
-/// seq whose command finished, and a new run starts after it.
+/// seq whose command finished, and a new run starts after it. A stop asked while COMMAND runs
+/// waits for it (``EventCommandRunner/Ending``); a second one ends it, its seq not done.
 struct OnChangeCommand: Subcommand {
     static let name = "on-change"
     static let abstract = "Run a command for every change, in order."
     static let discussion: String? = """
         COMMAND runs once per event, never two at once, with COUNTRIES_SEQ, COUNTRIES_EVENT \
         (changed, added, removed, reset), COUNTRY_INDEX, COUNTRY_NAME and COUNTRY_VISITED in its \
-        environment and the event's JSON on its stdin. A failing command is logged; the next event still runs.
+        environment and the event's JSON on its stdin. A failing command is logged; the next event still runs. \
+        SIGINT or SIGTERM while COMMAND runs waits for it, then stops; a second one sends it SIGTERM \
+        and that event is not done (--cursor runs it again).
         """
     static let trailingValueName: String? = "command"
     static var options: Options { Options(name: name) }
@@ -79,17 +82,21 @@ struct OnChangeCommand: Subcommand {
             for delivery in deliveries {
                 switch delivery {
                 case .event(let event):
-                    runner.run(event: event)
+                    let ending = runner.run(event: event, takeStopSignals: following.takeStopSignals)
+                    guard ending.finished else { return false }
                     try save(
                         .init(store: event.store ?? saved?.store ?? update.store, seq: event.seq))
+                    if ending.stopRequested { return false }
                 case .restart(let state, let reason):
                     if reason != .initial {
                         Output.error(
                             "on-change: \(reason.describe(now: state.seq)); running once for the whole list as a reset"
                         )
                     }
-                    runner.run(reset: state)
+                    let ending = runner.run(reset: state, takeStopSignals: following.takeStopSignals)
+                    guard ending.finished else { return false }
                     try save(.init(store: update.store, seq: state.seq))
+                    if ending.stopRequested { return false }
                 }
             }
             // A snapshot with nothing to run still moves the cursor: a restart goes on from here.

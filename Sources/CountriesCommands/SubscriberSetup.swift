@@ -71,6 +71,9 @@ extension SubscriberSetup {
         /// prints the list after each change of an update) looks between its parts, so that a
         /// stop does not wait for the whole update.
         let stopRequested: () -> Bool
+        /// How many SIGINT or SIGTERM came since last asked, taken: a handler that waits long
+        /// (on-change's command) answers each itself, and then returns false to stop.
+        let takeStopSignals: () -> Int
     }
 
     /// Follows the subscription without a terminal until SIGINT or SIGTERM, or until `handle`
@@ -87,7 +90,8 @@ extension SubscriberSetup {
         var notices = SubscriberNotices(
             endpoints: subscription.endpoints, patience: heartbeat, now: ContinuousClock.now)
         let following = Following(
-            history: history(stoppedBy: signals), stopRequested: { signals.arrives(within: .zero) })
+            history: history(stoppedBy: signals), stopRequested: { signals.arrives(within: .zero) },
+            takeStopSignals: { signals.drain().count })
         do {
             try follow(signals: signals, notices: &notices) { try handle($0, following) }
         } catch let failure as HistoryFetcher.Failure where failure.passes && signals.arrives(within: .zero) {

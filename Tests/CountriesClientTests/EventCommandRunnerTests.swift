@@ -35,4 +35,30 @@ import Testing
         #expect(
             reports.value.allSatisfy { $0.contains("exited with status 3") }, "\(reports.value.prefix(3))")
     }
+
+    /// Ctrl-C or a service manager's stop reaches the command as well as the runner: a command
+    /// killed by a signal while a stop was asked has not done its seq; one that ends by itself
+    /// has, stop or not, and so has one killed while nobody asked to stop.
+    @Test(arguments: [(true, true, false), (true, false, true), (false, true, true)])
+    func aCommandKilledWhileAStopWasAskedHasNotDoneItsSeq(
+        stopAsked: Bool, killedBySignal: Bool, finished: Bool
+    ) {
+        let reports = Box<[String]>([])
+        let runner = EventCommandRunner(
+            executable: "/bin/sh",
+            arguments: [
+                "-c", killedBySignal ? "read -r line; kill -KILL $$; sleep 5" : "read -r line; exit 0",
+            ]
+        ) { report in reports.update { $0.append(report) } }
+        var stops = stopAsked ? 1 : 0
+        let ending = runner.run(
+            event: Event(seq: 7, kind: .changed(IndexedCountry(index: 0, name: "France", visited: true)))
+        ) {
+            defer { stops = 0 }
+            return stops
+        }
+        #expect(ending.finished == finished && ending.stopRequested == stopAsked, "\(ending)")
+        #expect(
+            reports.value.contains { $0.hasSuffix("seq 7 is not done") } == !finished, "\(reports.value)")
+    }
 }
