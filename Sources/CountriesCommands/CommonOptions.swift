@@ -36,16 +36,18 @@ enum CommonOptions {
 
     /// One country, by index or name.
     static var target: Argument<CountryReference> {
-        Argument("target", help: targetHelp).map { text, command in
-            reference(text, byName: command.flag("by-name"))
+        Argument("target", help: targetHelp).map { (text, command) throws(UsageError) in
+            try reference(text, byName: command.flag("by-name"), command: command)
         }
     }
 
     /// One or more countries, by index or name.
     static var targets: Argument<[CountryReference]> {
-        Argument(repeating: "target", help: targetHelp).map { texts, command in
+        Argument(repeating: "target", help: targetHelp).map { (texts, command) throws(UsageError) in
             let byName = command.flag("by-name")
-            return texts.map { reference($0, byName: byName) }
+            var references: [CountryReference] = []
+            for text in texts { references.append(try reference(text, byName: byName, command: command)) }
+            return references
         }
     }
 
@@ -157,11 +159,19 @@ enum CommonOptions {
     }
 
     /// A target argument as a reference: digits are an index, anything else a name; with
-    /// `byName`, always a name.
-    static func reference(_ text: String, byName: Bool = false) -> CountryReference {
-        if !byName, let index = Int(text), text.allSatisfy(\.isNumber) || text.hasPrefix("-") {
-            return .index(index)
+    /// `byName`, always a name. Digits past any index are a usage error, not a name: they were
+    /// looked up as one and said "no country named".
+    static func reference(
+        _ text: String, byName: Bool = false, command: ParsedCommand
+    ) throws(UsageError) -> CountryReference {
+        guard !byName else { return .name(text) }
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return .name(text) }
+        guard let index = Int(text) else {
+            throw command.usageError(
+                "index \(text) is out of range (a list has at most \(Limits.maximumCountries) rows); pass --by-name for a country of that name"
+            )
         }
-        return .name(text)
+        return .index(index)
     }
 }

@@ -23,6 +23,12 @@ struct ServeCommand: Subcommand {
         var configuration = ServiceConfiguration()
         configuration.commandEndpoint = command[\.command]
         configuration.eventsEndpoint = command[\.events]
+        // Bound twice, the second bind failed as "in use by another process".
+        if configuration.commandEndpoint == configuration.eventsEndpoint {
+            throw command.usageError(
+                "--command and --events are both \(configuration.commandEndpoint); give each its own, such as tcp://127.0.0.1:5555 and tcp://127.0.0.1:5556"
+            )
+        }
         let inMemory = try command.inMemory()
         configuration.storePath = inMemory ? nil : command[\.db]
         if let endpoints = command[\.etcd] {

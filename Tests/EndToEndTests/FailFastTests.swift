@@ -134,6 +134,18 @@ import Testing
                 ["serve", "--db", "a.db", "--in-memory"], [:],
                 "Error: --in-memory and --db are two different stores; give one"
             ),
+            (
+                [
+                    "serve", "--in-memory", "--command", "tcp://127.0.0.1:5555", "--events",
+                    "tcp://127.0.0.1:5555",
+                ],
+                [:],
+                "Error: --command and --events are both tcp://127.0.0.1:5555; give each its own, such as tcp://127.0.0.1:5555 and tcp://127.0.0.1:5556"
+            ),
+            (
+                ["toggle", "France", "99999999999999999999"], [:],
+                "Error: index 99999999999999999999 is out of range (a list has at most 10000 rows); pass --by-name for a country of that name"
+            ),
         ] as [([String], [String: String], String)])
     func mistakesAreUsageErrors(arguments: [String], environment: [String: String], message: String) throws {
         let sandbox = try Sandbox()
