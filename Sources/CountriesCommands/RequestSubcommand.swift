@@ -30,6 +30,12 @@ extension RequestSubcommand {
                 "--id names one change, and this command sends \(requests.count); give one target per command"
             )
         }
+        // The second change of one command is never at the seq the first was asked at.
+        if let ifSeq = requests.first?.ifSeq, requests.count > 1 {
+            throw command.parsed.usageError(
+                "--if-seq \(ifSeq) holds for one change, and this command sends \(requests.count); give one target per command"
+            )
+        }
         let client = try ClientCommand(command)
         var exitCode = ExitCode.success
         for request in requests {

@@ -6,6 +6,11 @@ import CountriesTerminal
 struct ToggleCommand: RequestSubcommand {
     static let name = "toggle"
     static let abstract = "Flip the visited flag of one or more countries."
+    static let discussion: String? = """
+        Each TARGET is one change, sent in turn, as rm takes its files: one the service refuses (no \
+        such country) is said on stderr, the others are still made, and the exit is then 1. \
+        --id and --if-seq take a single TARGET.
+        """
 
     /// The options of `countries toggle`.
     struct Options: RequestOptions {

@@ -36,6 +36,14 @@ public enum Command: Equatable, Sendable {
         }
     }
 
+    /// The seq it is conditional on (`if_seq` of `toggle` and `set`), or nil.
+    public var ifSeq: UInt64? {
+        switch self {
+        case .change(.toggle(_, let ifSeq)), .change(.set(_, _, let ifSeq)): return ifSeq
+        default: return nil
+        }
+    }
+
     /// Every `op` the protocol knows, for error messages and help.
     public static let knownOps = [
         "list", "get", "count", "toggle", "set", "add", "remove", "reset", "history", "status",

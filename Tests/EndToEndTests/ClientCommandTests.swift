@@ -91,6 +91,18 @@ import Testing
         #expect(digits.exitCode == 1 && digits.stderr.contains("no country named \"2\""), "\(digits)")
     }
 
+    /// As `rm` takes its files (`toggle --help`): a target the service refuses is said, the
+    /// others are still made, and the exit is 1.
+    @Test func aRefusedTargetLeavesTheOthersMadeAndExitsOne() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let toggle = try service.run(["toggle", "Spain", "Frnace", "Italy"])
+        #expect(toggle.exitCode == 1, "\(toggle)")
+        #expect(toggle.lines == ["Spain: visited (seq 1)", "Italy: visited (seq 2)"], "\(toggle)")
+        #expect(toggle.stderr.contains("no country named \"Frnace\""), "\(toggle)")
+    }
+
     @Test func toggleTwoTargetsPrintsALineEach() throws {
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox)

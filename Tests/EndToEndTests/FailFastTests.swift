@@ -143,6 +143,10 @@ import Testing
                 "Error: --command and --events are both tcp://127.0.0.1:5555; give each its own, such as tcp://127.0.0.1:5555 and tcp://127.0.0.1:5556"
             ),
             (
+                ["toggle", "France", "Italy", "--if-seq", "4"], [:],
+                "Error: --if-seq 4 holds for one change, and this command sends 2; give one target per command"
+            ),
+            (
                 ["toggle", "France", "99999999999999999999"], [:],
                 "Error: index 99999999999999999999 is out of range (a list has at most 10000 rows); pass --by-name for a country of that name"
             ),
