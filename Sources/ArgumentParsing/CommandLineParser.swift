@@ -162,7 +162,7 @@ public struct CommandLineParser: Sendable {
             if option.isFlag, parseBool(value) == nil {
                 throw error(
                     "The value '\(value)' of \(variable) is invalid for '--\(option.name)'. "
-                        + "Please provide one of 'true' and 'false'.",
+                        + "Please provide one of 'true' and 'false' ('yes' and 'no', '1' and '0').",
                     command, path)
             }
             if let message = invalidChoiceMessage(

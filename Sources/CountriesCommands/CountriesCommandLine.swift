@@ -18,7 +18,7 @@ public enum CountriesCommandLine {
                 or script. Exit codes: 0 success, 1 the service refused the command, 64 usage error, \
                 69 nothing listens or no reply from the service, 75 a change's outcome is unknown (send it again with \
                 the --id it printed: it is applied at most once). Less often: 65 a seed or cursor file that is not \
-                valid, 66 no store to back up, 70 a bug in countries, 73 a file that cannot be written or a store \
+                valid, 66 no seed file or store to back up, 70 a bug in countries, 73 a file that cannot be written or a store \
                 another serve holds, 74 a store that cannot be opened, read or written, 78 a key file that cannot \
                 be used, 126 and 127 on-change's command not executable or not there.
                 """,

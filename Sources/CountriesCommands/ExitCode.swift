@@ -86,7 +86,7 @@ public enum ExitCode {
             // A secret file others may read (`web --token`), refused as a key file is.
             return Failure(config, error.description)
         case let error as SeedFileError:
-            return Failure(dataError, error.message)
+            return Failure(error.unreadable ? noInput : dataError, error.message)
         case let error as PidFile.ClaimError:
             return Failure(cantCreate, error.description)
         case let error as ServiceError:

@@ -157,7 +157,8 @@ extension ParsedValues where Options == ServeOptions {
         default:
             guard let contents = FileManager.default.contents(atPath: name) else {
                 throw SeedFileError(
-                    "cannot read the seed file \(name); give default, world, or a readable file")
+                    "cannot read the seed file \(name); give default, world, or a readable file",
+                    unreadable: true)
             }
             do {
                 return try SeedList.parse(contents)

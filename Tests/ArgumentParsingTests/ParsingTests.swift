@@ -284,7 +284,7 @@ import Testing
         #expect(
             message(["events"], environment: ["COUNTRIES_JSON": "maybe"])
                 == "The value 'maybe' of COUNTRIES_JSON is invalid for '--json'. "
-                + "Please provide one of 'true' and 'false'.")
+                + "Please provide one of 'true' and 'false' ('yes' and 'no', '1' and '0').")
     }
 
     @Test func invalidEnvironmentValueIsIgnoredWhenTheOptionIsGiven() throws {

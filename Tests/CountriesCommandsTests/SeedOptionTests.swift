@@ -35,7 +35,8 @@ import Testing
         let path = "/nonexistent/\(UUID().uuidString).txt"
         #expect(
             throws: SeedFileError(
-                "cannot read the seed file \(path); give default, world, or a readable file")
+                "cannot read the seed file \(path); give default, world, or a readable file", unreadable: true
+            )
         ) { try Self.seed(path) }
     }
 
