@@ -301,12 +301,18 @@ func parseBool(_ text: String) -> Bool? {
     }
 }
 
-/// The candidate closest to `typed`, when it is close enough to be a likely typo.
-func closestName(to typed: String, among candidates: [String]) -> String? {
-    let limit = max(1, min(3, typed.count / 3))
-    let scored = candidates.map { (name: $0, distance: editDistance($0, typed)) }
-    guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= limit else { return nil }
-    return best.name
+/// The candidate closest to `typed`, when it is close enough to be a likely typo (an edit
+/// distance of at most a third of its length, 1 to 3); the first of equals.
+public func closestName(to typed: String, among candidates: [String]) -> String? {
+    let length = typed.count
+    let limit = max(1, min(3, length / 3))
+    var best: (name: String, distance: Int)?
+    // A length further off than the limit cannot be within it: skipped without the table.
+    for candidate in candidates where abs(candidate.count - length) <= limit {
+        let distance = editDistance(candidate, typed)
+        if distance <= limit, distance < best?.distance ?? .max { best = (candidate, distance) }
+    }
+    return best?.name
 }
 
 /// The Levenshtein distance between two strings.

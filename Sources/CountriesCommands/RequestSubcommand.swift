@@ -38,12 +38,32 @@ extension RequestSubcommand {
         }
         let client = try ClientCommand(command)
         var exitCode = ExitCode.success
+        var names: [String]?
         for request in requests {
             let reply = try client.send(request, ifStore: ifStore, id: requestID)
             if !client.report(reply, describe: describe) {
                 exitCode = max(exitCode, ExitCode.refusal(of: reply))
+                if let hint = suggestion(answering: request, refusedBy: reply, client: client, names: &names)
+                {
+                    Output.error(hint)
+                }
             }
         }
         return exitCode
+    }
+
+    /// "Did you mean" after a name the service does not know, for a person (not with `--json`):
+    /// the list, read once per command, has a name close to it (``NameSuggestion``).
+    private func suggestion(
+        answering request: Command, refusedBy reply: Reply, client: ClientCommand, names: inout [String]?
+    ) -> String? {
+        guard !client.asJSON, reply.failure?.code == .notFound, case .name(let typed)? = request.target else {
+            return nil
+        }
+        if names == nil {
+            names = (try? client.send(.query(.list), ifStore: nil))?.countries?.map(\.name) ?? []
+        }
+        guard let close = NameSuggestion.closest(to: typed, among: names ?? []) else { return nil }
+        return "did you mean \(CountryName.quoted(close))?"
     }
 }

@@ -101,6 +101,15 @@ import Testing
         #expect(toggle.exitCode == 1, "\(toggle)")
         #expect(toggle.lines == ["Spain: visited (seq 1)", "Italy: visited (seq 2)"], "\(toggle)")
         #expect(toggle.stderr.contains("no country named \"Frnace\""), "\(toggle)")
+        // A person is told the close name; a script's JSON is the reply alone.
+        #expect(toggle.stderr.contains("countries: did you mean \"France\"?\n"), "\(toggle)")
+        let json = try service.run(["get", "frnace", "--json"])
+        #expect(json.exitCode == 1 && json.stderr.isEmpty, "\(json)")
+        #expect(try service.run(["add", "Côte d'Ivoire"]).exitCode == 0)
+        let unaccented = try service.run(["get", "cote d'ivoire"])
+        #expect(unaccented.stderr.hasSuffix("did you mean \"Côte d'Ivoire\"?\n"), "\(unaccented)")
+        let far = try service.run(["get", "Atlantis"])
+        #expect(far.exitCode == 1 && !far.stderr.contains("did you mean"), "\(far)")
     }
 
     @Test func toggleTwoTargetsPrintsALineEach() throws {
