@@ -32,6 +32,10 @@ public final class ServerSockets {
     private var events: (socket: Socket, ledger: SubscriberLedger, endpoint: String?)?
     /// Subscribers dropped, logged a few at a time.
     private var drops = RefusalLog(noun: "subscribers dropped")
+    /// The ipc socket files bound, as they were then: ``close()`` removes each that is still
+    /// that file. libzmq leaves them behind; one that another process bound at the same path
+    /// since is not ours to remove.
+    private var socketFiles: [(path: String, identity: FileIdentity)] = []
 
     /// A socket monitor, and what its events are for.
     private struct Monitor {
@@ -181,7 +185,10 @@ public final class ServerSockets {
                 try socket.bind(endpoint)
             }
             let bound = try socket.lastEndpoint
-            Self.restrictPermissions(of: bound)
+            if let path = Self.socketFile(of: bound) {
+                chmod(path, 0o600)
+                if let identity = FileIdentity(path: path) { socketFiles.append((path, identity)) }
+            }
             if events?.socket === socket { events?.endpoint = bound }
             return bound
         } catch {
@@ -200,12 +207,12 @@ public final class ServerSockets {
         }
     }
 
-    /// ipc endpoints are files: make them owner-only, so other local users cannot connect.
-    private static func restrictPermissions(of endpoint: String) {
-        guard endpoint.hasPrefix("ipc://") else { return }
+    /// The file of an ipc endpoint, made owner-only once bound so that other local users cannot
+    /// connect; nil for another transport or an abstract socket, which has no file.
+    private static func socketFile(of endpoint: String) -> String? {
+        guard endpoint.hasPrefix("ipc://") else { return nil }
         let path = String(endpoint.dropFirst("ipc://".count))
-        guard !path.hasPrefix("@") else { return }  // an abstract socket has no file
-        chmod(path, 0o600)
+        return path.isEmpty || path.hasPrefix("@") ? nil : path
     }
 
     /// True when `endpoint` is `ipc://PATH` and a process accepts connections on PATH. A stale
@@ -330,7 +337,8 @@ public final class ServerSockets {
         }
     }
 
-    /// Closes every socket (each with its own linger) and ends the context. Idempotent.
+    /// Closes every socket (each with its own linger), ends the context and removes the ipc
+    /// socket files it bound. Idempotent.
     public func close() {
         guard !closed else { return }
         closed = true
@@ -342,6 +350,8 @@ public final class ServerSockets {
         monitors = []
         monitorItems = []
         context.terminate()
+        for file in socketFiles where FileIdentity(path: file.path) == file.identity { unlink(file.path) }
+        socketFiles = []
     }
 }
 

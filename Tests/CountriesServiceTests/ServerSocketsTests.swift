@@ -74,6 +74,31 @@ struct ServerSocketsTests {
             "more descriptors after each round of \(attempts) failed starts: \(growth.map(\.descriptors))")
     }
 
+    @Test("A close removes the ipc socket files it bound, and not one another process bound since")
+    func closeRemovesItsOwnSocketFilesOnly() throws {
+        let directory = try ScratchDirectory(prefix: "css-files")
+        defer { directory.remove() }
+        let sockets = try ServerSockets(security: nil, logger: Logger(level: .error) { _ in })
+        defer { sockets.close() }
+        let ours = directory.ipc("ours")
+        let taken = directory.ipc("taken")
+        for endpoint in [ours, taken] {
+            _ = try sockets.bind(try sockets.makeSocket(.router), to: endpoint, role: "test")
+        }
+        // Another process's socket at the second path since (libzmq unlinks the file before it
+        // binds, as after a crash).
+        let other = try Context()
+        defer { other.terminate() }
+        let later = try other.makeSocket(.router)
+        defer { later.close() }
+        try later.setOption(.linger, 0)
+        try later.bind(taken)
+        sockets.close()
+        #expect(!FileManager.default.fileExists(atPath: directory.file("ours")), "left behind")
+        #expect(FileManager.default.fileExists(atPath: directory.file("taken")), "another's file removed")
+        #expect(ServerSockets.isLiveUnixSocket(taken))
+    }
+
     @Test(
         "The relay says when a SIGHUP reload fails, and keeps the old allow-lists",
         .enabled(if: Curve.isAvailable))
