@@ -11,11 +11,13 @@ import Testing
     /// (CSI 2J), the 8-bit CSI, a right-to-left override and DEL.
     static let hostile = "Evil\u{1B}]0;pwned\u{7}\u{1B}[2J\u{9B}31m\u{202E}dlroW\u{7F}"
 
-    @Test func everyControlAndBidiScalarIsEscapedAndNothingElse() {
+    @Test func everyControlBidiAndInvisibleScalarIsEscapedAndNothingElse() {
         let escaped: [UInt32] =
             Array(0x00...0x1F) + Array(0x7F...0x9F) + [0x061C, 0x200E, 0x200F]
             + Array(0x2028...0x202E) + Array(0x2066...0x2069)
-        for value in 0..<0x3000 as Range<UInt32> {
+            + [0x00AD, 0x034F, 0x115F, 0x1160, 0x180E, 0x200B] + Array(0x2060...0x2064)
+            + [0x3164, 0xFEFF, 0xFFA0]
+        for value in 0..<0x10000 as Range<UInt32> {
             guard let scalar = Unicode.Scalar(value) else { continue }
             #expect(VisibleText.isEscaped(scalar) == escaped.contains(value), "U+\(String(value, radix: 16))")
         }
@@ -25,6 +27,19 @@ import Testing
         for value in escaped {
             let text = VisibleText.escaped("a" + String(Unicode.Scalar(value)!) + "b")
             #expect(text == "a\\u{\(String(value, radix: 16, uppercase: true))}b")
+        }
+    }
+
+    /// A name made to look like another by characters a terminal shows as nothing: seen.
+    @Test func aLookAlikeNameShowsWhatMakesItDiffer() {
+        #expect(VisibleText.escaped("Fr\u{200B}ance") == #"Fr\u{200B}ance"#)
+        #expect(VisibleText.escaped("\u{FEFF}Spain\u{2060}") == #"\u{FEFF}Spain\u{2060}"#)
+        #expect(
+            String(decoding: VisibleText.escapedJSON(Data(#"{"name":"Ita\#u{AD}ly"}"#.utf8)), as: UTF8.self)
+                == #"{"name":"Ita\u00adly"}"#)
+        // Joiners that scripts and emoji need stay.
+        for text in ["👩\u{200D}💻", "می\u{200C}خواهم", "ヨーロッパ", "한국", "Ｆｒａｎｃｅ"] {
+            #expect(VisibleText.escaped(text) == text)
         }
     }
 
