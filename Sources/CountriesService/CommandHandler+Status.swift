@@ -27,7 +27,7 @@ extension CommandHandler {
         // Without the oldest retained seq: on etcd that is a read of the cluster, which the
         // loop makes for a `status` request but not twice a second for a scrape.
         metrics.status = currentStatus(readsHistory: false)
-        metrics.unreadiness = store.unavailability
+        metrics.unreadiness = store.unavailability ?? path.failures.unreadiness(now: .now)
         metrics.requestIDsForgottenYoung = store.requestIDsForgottenYoung
         if let unreadReplies {
             metrics.repliesQueuedBytes = unreadReplies.totalBytes

@@ -27,7 +27,7 @@ final class CommandHandler {
     // (CommandHandler+Status.swift), so they are internal, not private.
     let store: any StateStore
     private let stager: BatchStager
-    private let path: any CommitPath
+    let path: any CommitPath
     /// Counts and logs every answer.
     let tally: AnswerTally
     /// What the service says of itself (version, uptime, endpoints), asked at each report.

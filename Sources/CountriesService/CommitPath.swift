@@ -10,6 +10,9 @@ protocol CommitPath: AnyObject {
     /// Counts and logs what goes out.
     var tally: AnswerTally { get }
 
+    /// The commits that failed lately: the log's share of them, and readiness.
+    var failures: CommitFailures { get }
+
     /// Before a change with an id is staged: what the store already says of the id (its first
     /// reply, or a refusal), or nil to stage it (the id is new, or the commit checks it).
     /// `asked` makes the change's canonical form, asked only of an id found remembered.

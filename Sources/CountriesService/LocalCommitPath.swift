@@ -22,6 +22,7 @@ final class LocalCommitPath: CommitPath {
     /// ``StateStore/requestIDsForgottenYoung`` as last seen, and the warning's rate limit.
     private var forgottenYoung = 0
     private var forgottenYoungLog = RefusalLog(noun: "warnings of young request ids forgotten")
+    private(set) var failures = CommitFailures()
 
     init(store: any StateStore, tally: AnswerTally, logger: Logger) {
         self.store = store
@@ -84,10 +85,17 @@ final class LocalCommitPath: CommitPath {
         }
         batch.fill(staged, basis: state.seq, state: working)
         do {
-            if !batch.isEmpty { try store.commit(batch) }
+            if !batch.isEmpty {
+                try store.commit(batch)
+                failures.succeeded()
+            }
         } catch {
             working = state
-            logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
+            if let line = failures.failed(
+                "commit of \(staged.count) request(s) failed: \(error)", reason: "\(error)", now: .now)
+            {
+                logger.log(.error, line)
+            }
             // A store whose commit cannot fail had its replies sent already.
             if !repliesBeforeCommit { output += failed(staged, error) }
             return

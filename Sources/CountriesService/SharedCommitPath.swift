@@ -15,6 +15,7 @@ final class SharedCommitPath: CommitPath {
     private let store: any StateStore
     private let stager: BatchStager
     private let logger: Logger
+    private(set) var failures = CommitFailures()
 
     /// How often a batch is run again on a newer state when the store keeps moving under it
     /// before it gives up with `storage_error`.
@@ -81,12 +82,13 @@ final class SharedCommitPath: CommitPath {
                 continue
             } catch {
                 working = state
+                let line = failures.failed(
+                    "commit of \(staged.count) request(s) failed: \(error)", reason: "\(error)", now: .now)
                 // A full etcd is logged once, by the store, not once per batch.
-                if error.code != .noSpace {
-                    logger.log(.error, "commit of \(staged.count) request(s) failed: \(error)")
-                }
+                if let line, error.code != .noSpace { logger.log(.error, line) }
                 return failed(staged, error)
             }
+            failures.succeeded()
             state = working
             lastCommitConfirmedState = staged.contains { $0.event != nil }
             return replies(to: staged)
