@@ -145,7 +145,7 @@ public struct PidFile {
         // Not locked, so no countries serve holds it; a running process with that id is another
         // program, whose pid file this may well be. Our own id is a restart in a fresh pid
         // namespace (a container's pid 1), not another program.
-        if let pid, pid != getpid(), kill(pid, 0) == 0 || errno == EPERM {
+        if let pid, pid != getpid(), kill(pid, 0) == 0 || errno == EPERM, !isZombie(pid) {
             throw refused(
                 path,
                 "names process \(pid), which is running but does not hold the file (another program's pid file?)",
@@ -153,6 +153,16 @@ public struct PidFile {
         }
         kept = true
         return descriptor
+    }
+
+    /// Whether process `pid` has ended and waits for its parent to reap it: it still answers
+    /// `kill(pid, 0)`, but runs no more (a script that restarts after `kill -9` without `wait`).
+    /// Its state is the field after the name in `/proc/PID/stat`, the name in parentheses.
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
     }
 
     /// The process id a pid file holds: `.some(nil)` when it holds only blank space (a file made

@@ -175,6 +175,28 @@ import Testing
         )
     }
 
+    /// A process killed but not yet reaped (a script that restarts after `kill -9` without
+    /// `wait`) still answers `kill(pid, 0)`: its pid file is stale all the same. Before, it was
+    /// refused as another program's.
+    @Test func aPidFileOfAnEndedUnreapedProcessIsStale() throws {
+        let scratch = try ScratchDirectory(prefix: "pid")
+        defer { scratch.remove() }
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { for argument in argv { free(argument) } }
+        try #require(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ) == 0)
+        defer {
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        #expect(eventually { PidFile.isZombie(pid) }, "the child never ended")
+        #expect(kill(pid, 0) == 0, "an unreaped child still answers kill(pid, 0)")
+        #expect(!PidFile.isZombie(getpid()))
+        let path = scratch.file("serve.pid")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("\(pid)\n".utf8)))
+        #expect(claimFailure(path) == nil)
+    }
+
     @Test(.enabled(if: geteuid() == 0, "only root can make a file another user owns"))
     func aFileOfAnotherUserIsRefusedUntouched() throws {
         let scratch = try ScratchDirectory(prefix: "pid")
