@@ -1,4 +1,5 @@
 import CountriesStore
+@preconcurrency import Glibc
 import SQLite
 
 extension StateStoreError {
@@ -30,6 +31,13 @@ extension StoreOpenError {
             )
         } else if error.isFull {
             (code, advice) = (.full, "free some disk space")
+        } else if error.isCantOpen, let owner = Self.unusableFile(path) {
+            // A store put back by hand as another user (root restoring a backup for a service
+            // that runs as its own user): the directory is fine, the file is not this user's.
+            (code, advice) = (
+                .cannotOpen,
+                "\(path) \(owner), which this process (uid \(geteuid())) cannot read and write: give it to the service's user (chown), or pass another --db"
+            )
         } else if error.isCantOpen {
             (code, advice) = (
                 .cannotOpen, "check that the directory exists and is writable, or pass another --db"
@@ -38,5 +46,13 @@ extension StoreOpenError {
             (code, advice) = (.other, "check the file, or pass another --db")
         }
         self.init(code, path: path, "\(activity) the store failed: \(error.description); \(advice)")
+    }
+
+    /// Whose the file at `path` is and its mode ("belongs to uid 0, mode 0600"), when it is
+    /// there but this process may not read and write it; nil otherwise.
+    private static func unusableFile(_ path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, access(path, R_OK | W_OK) != 0 else { return nil }
+        return "belongs to uid \(status.st_uid), mode 0\(String(status.st_mode & 0o7777, radix: 8))"
     }
 }

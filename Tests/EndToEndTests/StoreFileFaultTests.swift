@@ -79,6 +79,38 @@ struct StoreFileFaultTests {
         #expect(restarted.process.stderr.text.contains(index), "\(restarted.process.stderr.text)")
     }
 
+    /// A store put back by root (a backup restored by hand) for a service that runs as its own
+    /// user: the directory is the user's, the file is root's. SQLite says only that it cannot
+    /// open the file, and the advice blamed the directory.
+    @Test(
+        .enabled(
+            if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser"),
+            "skipped: needs root and runuser"))
+    func aStoreAnotherUserOwnsIsNamedWithItsOwner() throws {
+        let directory = try FaultTemporaryDirectory(prefix: "store-owner")
+        defer { directory.remove() }
+        let (service, _) = try serviceWithTwoToggles(in: directory)
+        service.process.stop()
+        // The service's user: `nobody`, with a copy of the binary it can reach.
+        let binary = directory.file("countries")
+        try FileManager.default.copyItem(atPath: CountriesBinary.path, toPath: binary)
+        #expect(chmod(directory.path, 0o755) == 0 && chown(directory.path, 65534, 65534) == 0)
+        for file in ["countries.db-wal", "countries.db-shm", "countries.db.lock"] {
+            unlink(directory.file(file))
+        }
+        let run = try FaultCommand.run(
+            "/usr/sbin/runuser",
+            [
+                "-u", "nobody", "--", binary, "serve", "--db", directory.file("countries.db"), "--command",
+                "ipc://\(directory.file("c"))", "--events", "ipc://\(directory.file("e"))",
+            ])
+        #expect(run.status == 74, "\(run)")
+        #expect(
+            run.stderr.contains(
+                "\(directory.file("countries.db")) belongs to uid 0, mode 0600, which this process (uid 65534) cannot read and write: give it to the service's user (chown)"
+            ), "\(run)")
+    }
+
     /// SQLite checkpoints every 1,000 pages; before, 376 KiB freed after the log filled a disk
     /// took about 45 commits and refused the rest.
     @Test(.enabled(if: FaultEnvironment.canMount, "skipped: mounting a tmpfs needs root (CAP_SYS_ADMIN)"))
