@@ -41,7 +41,13 @@ public enum StoreBackup {
         defer { source.close() }
         let temporary = PrivateFiles.temporaryPath(beside: target)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw cannotWrite(target, "cannot create \(temporary)", errno) }
+        guard descriptor >= 0 else {
+            // The temporary name is ours, not the user's: say what they gave (its directory).
+            let failure = errno
+            let directory = (target as NSString).deletingLastPathComponent
+            throw cannotWrite(
+                target, "cannot create a file in \(directory.isEmpty ? "." : directory)", failure)
+        }
         fchmod(descriptor, 0o600)  // whatever the umask said
         close(descriptor)
         var placed = false

@@ -101,6 +101,13 @@ struct BackupEndToEndTests {
         #expect(missing.status == 66)
         #expect(missing.error.contains("there is no store at"), "\(missing.error)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/b.db"))
+        // A directory that is not there is named, not the temporary file made in it.
+        let nowhere = sandbox.run(["backup", "--db", sandbox.database, directory + "/nodir/b.db"])
+        #expect(nowhere.status == 73)
+        #expect(
+            nowhere.error.contains(
+                "cannot create a file in \(directory)/nodir: No such file or directory; check the directory of \(directory)/nodir/b.db"
+            ), "\(nowhere.error)")
         #expect(Self.hiddenFiles(directory).isEmpty, "\(Self.hiddenFiles(directory))")
         #expect(Support.serviceList(sandbox)?["seq"] as? Int == 1)
     }
