@@ -42,7 +42,8 @@ public final class Relay {
     private let board: MetricsBoard<RelayMetrics>?
     /// What the loop counts for them.
     private var counts = RelayMetrics()
-    /// When the last message from upstream came.
+    /// When the last message from upstream came, or nil before the first (the metrics'
+    /// silence).
     private var lastUpstream: ContinuousClock.Instant?
     /// How often the loop publishes its metrics.
     static let metricsInterval = Duration.milliseconds(500)
@@ -119,7 +120,9 @@ public final class Relay {
         let stopItem = poller.add(fileDescriptor: stop.fileDescriptor)
         sockets.register(in: &poller)
         var nextMetrics = ContinuousClock.now
+        var silence = UpstreamSilence(upstream: configuration.upstream, since: .now)
         serving: while true {
+            if let line = silence.check(now: .now) { logger.log(.warning, line) }
             if let board {
                 let now = ContinuousClock.now
                 if now >= nextMetrics {
@@ -133,8 +136,9 @@ public final class Relay {
             }
             let ready: PollResult
             do {
-                // Without metrics nothing is due but what the sockets bring.
-                let timeout = board == nil ? -1 : max(0, Int((nextMetrics - .now) / .milliseconds(1)) + 1)
+                // Nothing is due but the metrics, the silence's warning and what the sockets bring.
+                let due = [board == nil ? nil : nextMetrics, silence.nextCheck].compactMap { $0 }.min()
+                let timeout = due.map { max(0, Int(($0 - .now) / .milliseconds(1)) + 1) } ?? -1
                 ready = try poller.poll(timeoutMilliseconds: timeout)
             } catch {
                 throw ServiceError(.sockets, "polling failed: \(error)")
@@ -142,7 +146,9 @@ public final class Relay {
             if ready.isInterrupted { continue }
             sockets.handle(ready)
             if ready.isReadable(upstreamItem) {
-                if board != nil { lastUpstream = .now }
+                let now = ContinuousClock.now
+                lastUpstream = now
+                if let line = silence.heard(now: now) { logger.log(.info, line) }
                 for _ in 0..<1_000 {
                     guard let message = try? upstream.receiveHeld(dontWait: true) else { break }
                     forward(message)

@@ -12,7 +12,7 @@ public struct RelayMetrics: MetricsSnapshot {
     /// Seconds since the last message from upstream, or nil before the first.
     var upstreamSilenceSeconds: Double?
     /// How long the upstream may be silent before the relay is not ready: three heartbeats.
-    static let silenceAllowed = 3.0
+    static let silenceAllowed = Double(UpstreamSilence.allowed.components.seconds)
 
     /// Not ready before the first message from upstream, or after three heartbeats without one.
     public var unreadiness: String? {

@@ -66,6 +66,32 @@ import Testing
         }
     }
 
+    /// Without `--metrics` a relay whose upstream was silent said nothing at all.
+    @Test func aRelayWhoseUpstreamIsSilentSaysSoAndWhenItIsBack() throws {
+        let sandbox = try Sandbox()
+        let relay = try Countries.start([
+            "relay", "--from", sandbox.eventsEndpoint, "--bind", "ipc://" + sandbox.file("relay"),
+        ])
+        defer { relay.stop(signal: SIGKILL) }
+        let upstream = sandbox.eventsEndpoint
+        #expect(
+            relay.stderr.waitFor(timeout: .seconds(10)) {
+                $0.contains("warning: nothing received from upstream \(upstream) in the 3 s since the start")
+            } != nil, "\(relay.stderr.text)")
+        let service = try Service(in: sandbox)
+        defer { service.stop(signal: SIGKILL) }
+        #expect(
+            relay.stderr.waitFor(timeout: .seconds(10)) {
+                $0.contains("upstream \(upstream) heard again after")
+            }
+                != nil, "\(relay.stderr.text)")
+        service.stop(signal: SIGKILL)
+        #expect(
+            relay.stderr.waitFor(timeout: .seconds(10)) {
+                $0.contains("nothing received from upstream \(upstream) for 3 s")
+            } != nil, "\(relay.stderr.text)")
+    }
+
     @Test func statusReportsWhatAnOperatorNeeds() throws {
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox, options: ["--db", sandbox.file("s.db")])
