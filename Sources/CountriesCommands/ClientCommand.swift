@@ -55,10 +55,14 @@ struct ClientCommand {
             var hint = ""
             if error.heardNothing {
                 // A CURVE refusal looks the same as no service from here: name both causes.
-                hint =
+                let question =
                     options.security == nil
-                    ? " (is `countries serve` running there? see --command)"
-                    : " (is `countries serve` running there, does it admit this client's key, and is --server-key its public key? see --command)"
+                    ? "is `countries serve` running there?"
+                    : "is `countries serve` running there, does it admit this client's key, and is --server-key its public key?"
+                // After an unknown outcome's advice to send it again, a sentence of its own.
+                hint =
+                    error.code == .outcomeUnknown
+                    ? "; nothing answered: \(question) (see --command)" : " (\(question) see --command)"
             }
             var failure = error
             failure.message += hint

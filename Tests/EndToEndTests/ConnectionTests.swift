@@ -50,6 +50,12 @@ import Testing
                 "countries: outcome unknown: the change may or may not have been applied (no reply from \(endpoint) after 2 tries); request id "
             ), "\(result)")
         #expect(result.stderr.contains("send it again with --id "), "\(result)")
+        // Where nothing answered, a sentence of its own after the advice (not a parenthesis).
+        #expect(
+            result.stderr.hasSuffix(
+                " (applied at most once); nothing answered: is `countries serve` running there? (see --command)\n"
+            ),
+            "\(result)")
         #expect(result.duration >= .milliseconds(500), "\(result)")
         #expect(result.duration < .seconds(3) * testSlowdown, "\(result)")
 
