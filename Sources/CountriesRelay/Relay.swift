@@ -42,9 +42,6 @@ public final class Relay {
     private let board: MetricsBoard<RelayMetrics>?
     /// What the loop counts for them.
     private var counts = RelayMetrics()
-    /// When the last message from upstream came, or nil before the first (the metrics'
-    /// silence).
-    private var lastUpstream: ContinuousClock.Instant?
     /// How often the loop publishes its metrics.
     static let metricsInterval = Duration.milliseconds(500)
 
@@ -127,7 +124,7 @@ public final class Relay {
                 let now = ContinuousClock.now
                 if now >= nextMetrics {
                     counts.subscribers = sockets.connections
-                    counts.upstreamSilenceSeconds = lastUpstream.map {
+                    counts.upstreamSilenceSeconds = silence.lastMessage.map {
                         Double((now - $0) / .milliseconds(1)) / 1000
                     }
                     board.publish(counts, at: now)
@@ -146,9 +143,7 @@ public final class Relay {
             if ready.isInterrupted { continue }
             sockets.handle(ready)
             if ready.isReadable(upstreamItem) {
-                let now = ContinuousClock.now
-                lastUpstream = now
-                if let line = silence.heard(now: now) { logger.log(.info, line) }
+                if let line = silence.heard(now: .now) { logger.log(.info, line) }
                 for _ in 0..<1_000 {
                     guard let message = try? upstream.receiveHeld(dontWait: true) else { break }
                     forward(message)

@@ -39,6 +39,9 @@ struct UpstreamSilence {
             "nothing received from upstream \(upstream) \(since) \(Self.allowed.components.seconds) s\(everHeard ? "" : " since the start"): subscribers get no events and no heartbeats; is the service running there (--from)?"
     }
 
+    /// When the last message came, or nil before the first (the metrics' silence).
+    var lastMessage: ContinuousClock.Instant? { everHeard ? lastHeard : nil }
+
     /// When ``check(now:)`` may next have a line; nil while a silence is already said.
     var nextCheck: ContinuousClock.Instant? { said ? nil : lastHeard + Self.allowed }
 }

@@ -9,6 +9,7 @@ import Testing
         let start = ContinuousClock.now
         var silence = UpstreamSilence(upstream: "tcp://h:5556", since: start)
         #expect(silence.nextCheck == start + .seconds(3))
+        #expect(silence.lastMessage == nil, "no message before the first")
         #expect(silence.check(now: start + .seconds(2)) == nil)
         #expect(
             silence.check(now: start + .seconds(3))
@@ -18,6 +19,7 @@ import Testing
         #expect(silence.nextCheck == nil)
         #expect(silence.heard(now: start + .seconds(10)) == "upstream tcp://h:5556 heard again after 10 s")
         #expect(silence.heard(now: start + .seconds(11)) == nil, "no silence to end")
+        #expect(silence.lastMessage == start + .seconds(11))
         #expect(silence.nextCheck == start + .seconds(14))
         #expect(
             silence.check(now: start + .seconds(14))?.hasPrefix(
