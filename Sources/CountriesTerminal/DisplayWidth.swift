@@ -31,6 +31,17 @@ public enum DisplayWidth {
         return String(text[..<end])
     }
 
+    /// `text` when it fits in `columns`; otherwise its longest prefix that leaves room for
+    /// `ellipsis`, then `ellipsis`, so that a person sees the text was cut (a name that runs
+    /// past the edge would otherwise read as a shorter name). With no room for the ellipsis,
+    /// the plain cut.
+    public static func truncate(_ text: String, to columns: Int, ellipsis: String) -> String {
+        guard of(text) > columns else { return text }
+        let room = columns - of(ellipsis)
+        guard room > 0 else { return truncate(text, to: columns) }
+        return truncate(text, to: room) + ellipsis
+    }
+
     /// `text` truncated to `columns` and padded with spaces on the right to exactly `columns`.
     public static func pad(_ text: String, to columns: Int) -> String {
         let cut = truncate(text, to: columns)

@@ -96,11 +96,34 @@ public enum SelectionStatus {
     }
 
     /// The status for a toggle of `name` that got no reply: "France was not toggled: ..." when
-    /// nothing changed, and "France: outcome unknown: ..." (the message names the request's id)
-    /// when it may have been applied, which "was not toggled" would deny.
+    /// nothing changed, and, when it may have been applied (which "was not toggled" would
+    /// deny), what the screen itself will show: the row changes if the toggle was made. The
+    /// client's message for that case is advice for a shell (a request id to send again with
+    /// `--id`) and is left out: the table is the answer here.
     public static func describe(failedToggleOf name: String, message: String, outcomeUnknown: Bool) -> String
     {
-        outcomeUnknown ? "\(name): \(message)" : "\(name) was not toggled: \(message)"
+        outcomeUnknown
+            ? "\(name): outcome unknown; if the toggle was made, its row will change"
+            : "\(name) was not toggled: \(message)"
+    }
+
+    /// The status once an event settles what a toggle of `name` with an unknown outcome left:
+    /// the row as the event shows it (the event may be that toggle or another client's change;
+    /// either way it is what the service now has), or nil when the event is not about `name`.
+    public static func describe(settling name: String, by event: Event) -> String? {
+        switch event.kind {
+        case .changed(let row) where row.name == name, .added(let row) where row.name == name:
+            return "\(name) is now \(row.visited ? "visited" : "not visited") (seq \(event.seq))"
+        case .removed(let row) where row.name == name:
+            return "\(name) was removed (seq \(event.seq))"
+        case .reset(let rows):
+            guard let row = rows.first(where: { $0.name == name }) else {
+                return "\(name) is gone: the list was reset (seq \(event.seq))"
+            }
+            return "\(name) is now \(row.visited ? "visited" : "not visited") (seq \(event.seq), a reset)"
+        default:
+            return nil
+        }
     }
 
     /// The status for a toggle's outcome: the selected country, or the error's message.

@@ -94,6 +94,9 @@ public struct TableScreenModel: Sendable {
     private var lastEvent: (event: Event, at: Instant)?
     private var highlight: (index: Int, until: Instant)?
     private var staleSince: Instant?
+    /// The country of the last toggle whose outcome is unknown, while the status says so: the
+    /// next event about its row replaces that status with what the row now is.
+    private var unsettledToggle: String?
 
     /// Creates the model of an empty (connecting) screen.
     public init(mode: Mode, glyphs: Glyphs, endpoints: String, size: ViewportSize) {
@@ -132,6 +135,7 @@ public struct TableScreenModel: Sendable {
             let text = SelectionStatus.describe(
                 failedToggleOf: country.name, message: message, outcomeUnknown: outcomeUnknown)
             show(Status(text: text, isError: true), now: now)
+            unsettledToggle = outcomeUnknown ? country.name : nil
         }
         if let highlight, now >= highlight.until {
             self.highlight = nil
@@ -159,6 +163,7 @@ public struct TableScreenModel: Sendable {
 
     private mutating func show(_ status: Status, now: Instant) {
         self.status = status
+        unsettledToggle = nil
         coalescer.markDirty(now: now)
     }
 
@@ -167,6 +172,9 @@ public struct TableScreenModel: Sendable {
     ) {
         for event in applied {
             lastEvent = (event, now)
+            if let name = unsettledToggle, let settled = SelectionStatus.describe(settling: name, by: event) {
+                show(Status(text: settled, isError: false), now: now)
+            }
             if let row = event.country, event.topic != .countryRemoved {
                 highlight = (row.index, now + Self.highlightTime)
             } else {
@@ -254,7 +262,7 @@ public struct TableScreenModel: Sendable {
                 status: status?.text, statusIsError: status?.isError ?? false),
             cursor: mode == .select ? delegate.cursor : nil,
             highlighted: phase == .live ? highlight?.index : nil,
-            scrollOffset: scrollOffset, scrollsToHighlight: isFollowing)
+            scrollOffset: scrollOffset, scrollsToHighlight: isFollowing, ellipsis: glyphs.ellipsis)
         let layout = view.layout(source, in: size)
         scrollOffset = layout.scrollOffset
         return layout

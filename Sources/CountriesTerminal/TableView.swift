@@ -25,11 +25,14 @@ public struct TableView: Equatable, Sendable {
     /// Whether the view scrolls to show the highlighted row (a `watch` that follows changes);
     /// false keeps the offset where the person scrolled it.
     public var scrollsToHighlight: Bool
+    /// What ends a line cut at the screen's edge: `…`, or `...` on an ASCII terminal.
+    public var ellipsis: String
 
     /// Creates a view.
     public init(
         header: HeaderModel, footer: FooterModel = FooterModel(), cursor: Int? = nil,
-        highlighted: Int? = nil, scrollOffset: Int = 0, scrollsToHighlight: Bool = true
+        highlighted: Int? = nil, scrollOffset: Int = 0, scrollsToHighlight: Bool = true,
+        ellipsis: String = Glyphs.unicode.ellipsis
     ) {
         self.header = header
         self.footer = footer
@@ -37,6 +40,7 @@ public struct TableView: Equatable, Sendable {
         self.highlighted = highlighted
         self.scrollOffset = scrollOffset
         self.scrollsToHighlight = scrollsToHighlight
+        self.ellipsis = ellipsis
     }
 
     /// The result of a layout.
@@ -96,12 +100,13 @@ public struct TableView: Equatable, Sendable {
             + DisplayWidth.pad(row.mark, to: markWidth) + " " + row.name
         let style: LineStyle =
             isCursor ? .cursor : isHighlight ? .highlight : row.isPlaceholder ? .dim : .normal
-        return ScreenLine(Self.fit(text, to: width), style: style)
+        return ScreenLine(fit(text, to: width), style: style)
     }
 
-    /// `text` escaped (``VisibleText``), then cut to `width` columns.
-    private static func fit(_ text: String, to width: Int) -> String {
-        DisplayWidth.truncate(VisibleText.escaped(text), to: width)
+    /// `text` escaped (``VisibleText``), then cut to `width` columns, ending in the ellipsis
+    /// when something was cut.
+    private func fit(_ text: String, to width: Int) -> String {
+        DisplayWidth.truncate(VisibleText.escaped(text), to: width, ellipsis: ellipsis)
     }
 
     /// The header and footer lines that fit, leaving at least one body row when possible.
@@ -111,15 +116,15 @@ public struct TableView: Equatable, Sendable {
         let title = ScreenLine(titleText(width: width), style: header.alert ? .alert : .header)
         let endpoints =
             header.endpoints.isEmpty
-            ? nil : ScreenLine(Self.fit(header.endpoints, to: width), style: .dim)
+            ? nil : ScreenLine(fit(header.endpoints, to: width), style: .dim)
         var summaryText = footer.summary
         if let lastChange = footer.lastChange {
             summaryText += (summaryText.isEmpty ? "" : "   ") + "last: " + lastChange
         }
         let summary =
-            summaryText.isEmpty ? nil : ScreenLine(Self.fit(summaryText, to: width), style: .dim)
+            summaryText.isEmpty ? nil : ScreenLine(fit(summaryText, to: width), style: .dim)
         let status = footer.status.map {
-            ScreenLine(Self.fit($0, to: width), style: footer.statusIsError ? .alert : .normal)
+            ScreenLine(fit($0, to: width), style: footer.statusIsError ? .alert : .normal)
         }
 
         // In priority order; each is kept only if a body row still fits.
@@ -160,8 +165,8 @@ public struct TableView: Equatable, Sendable {
         let title = VisibleText.escaped(header.title)
         let phase = VisibleText.escaped(header.phase)
         let gap = width - DisplayWidth.of(title) - DisplayWidth.of(phase)
-        if phase.isEmpty { return DisplayWidth.truncate(title, to: width) }
+        if phase.isEmpty { return DisplayWidth.truncate(title, to: width, ellipsis: ellipsis) }
         if gap >= 2 { return title + String(repeating: " ", count: gap) + phase }
-        return DisplayWidth.truncate(title + "  " + phase, to: width)
+        return DisplayWidth.truncate(title + "  " + phase, to: width, ellipsis: ellipsis)
     }
 }

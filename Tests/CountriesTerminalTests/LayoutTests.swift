@@ -113,7 +113,29 @@ func manyCountries(_ count: Int) -> CountriesState {
         let view = TableView(header: HeaderModel(title: "countries watch", phase: "live · seq 1"))
         let frame = view.layout(LiveDataSource(state: state), in: ViewportSize(rows: 3, columns: 16)).frame
         for text in frame.texts { #expect(DisplayWidth.of(text) <= 16) }
-        #expect(frame.texts[1] == "  0    The Unite")
+        // A cut name ends in an ellipsis: "The Unite" alone would read as a name of its own.
+        #expect(frame.texts[1] == "  0    The Unit…")
+        var ascii = view
+        ascii.ellipsis = Glyphs.ascii.ellipsis
+        let asciiFrame = ascii.layout(LiveDataSource(state: state), in: ViewportSize(rows: 3, columns: 16))
+            .frame
+        #expect(asciiFrame.texts[1] == "  0    The Un...")
+        // A line that fits is left whole, with no ellipsis.
+        let wide = view.layout(LiveDataSource(state: state), in: ViewportSize(rows: 3, columns: 42)).frame
+        #expect(wide.texts[1] == "  0    The United Kingdom of Great Britain")
+    }
+
+    @Test func truncationWithAnEllipsisFitsTheWidth() {
+        #expect(DisplayWidth.truncate("France", to: 6, ellipsis: "…") == "France")
+        #expect(DisplayWidth.truncate("France", to: 5, ellipsis: "…") == "Fran…")
+        #expect(DisplayWidth.truncate("France", to: 5, ellipsis: "...") == "Fr...")
+        // A wide character that would straddle the ellipsis is left out.
+        #expect(DisplayWidth.truncate("日本国", to: 5, ellipsis: "…") == "日本…")
+        #expect(DisplayWidth.truncate("日本国", to: 4, ellipsis: "…") == "日…")
+        // No room for the ellipsis: the plain cut.
+        #expect(DisplayWidth.truncate("France", to: 1, ellipsis: "…") == "F")
+        #expect(DisplayWidth.truncate("France", to: 2, ellipsis: "...") == "Fr")
+        #expect(DisplayWidth.truncate("France", to: 0, ellipsis: "…") == "")
     }
 
     @Test func wideCharactersCountTwice() {
@@ -126,7 +148,7 @@ func manyCountries(_ count: Int) -> CountriesState {
         let frame = TableView(header: HeaderModel(title: "t")).layout(
             LiveDataSource(state: state), in: ViewportSize(rows: 2, columns: 12)
         ).frame
-        #expect(frame.texts[1] == "  0    日本")
+        #expect(frame.texts[1] == "  0    日本…")
     }
 
     @Test func shortViewportsDropChromeBeforeRows() {

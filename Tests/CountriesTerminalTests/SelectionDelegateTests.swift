@@ -141,7 +141,26 @@ import Testing
         #expect(
             SelectionStatus.describe(
                 failedToggleOf: "France", message: "outcome unknown: request id x", outcomeUnknown: true)
-                == "France: outcome unknown: request id x")
+                == "France: outcome unknown; if the toggle was made, its row will change")
+    }
+
+    @Test func anEventAboutTheRowSettlesAnUnknownOutcome() {
+        let france = IndexedCountry(index: 2, name: "France", visited: true)
+        let italy = IndexedCountry(index: 3, name: "Italy", visited: true)
+        func settle(_ kind: Event.Kind) -> String? {
+            SelectionStatus.describe(settling: "France", by: Event(seq: 7, kind: kind))
+        }
+        #expect(settle(.changed(france)) == "France is now visited (seq 7)")
+        #expect(
+            settle(.changed(IndexedCountry(index: 2, name: "France", visited: false)))
+                == "France is now not visited (seq 7)")
+        #expect(settle(.removed(france)) == "France was removed (seq 7)")
+        #expect(settle(.reset([france])) == "France is now visited (seq 7, a reset)")
+        #expect(settle(.reset([italy])) == "France is gone: the list was reset (seq 7)")
+        // Another row's change settles nothing.
+        #expect(settle(.changed(italy)) == nil)
+        #expect(settle(.added(italy)) == nil)
+        #expect(settle(.removed(italy)) == nil)
     }
 }
 

@@ -274,8 +274,49 @@ private func toggled(_ state: CountriesState, _ index: Int) -> (Event, Countries
                 message: "outcome unknown: the change may or may not have been applied (x); request id r1",
                 outcomeUnknown: true))
         screen.advance(.milliseconds(20))
-        #expect(screen.screen.contains("France: outcome unknown: the change may or may not"))
+        #expect(screen.screen.contains("France: outcome unknown; if the toggle was made, its row wi…"))
         #expect(!screen.screen.contains("was not toggled"))
+        #expect(!screen.screen.contains("request id"))
+    }
+
+    @Test func anUnknownOutcomeGivesWayToTheRowsNextChange() throws {
+        var screen = ScreenHarness(.select, columns: 80)
+        var state = CountriesState(countries: SeedList.standard, seq: 0)
+        screen.live(state)
+        let france = IndexedCountry(index: 2, name: "France", visited: false)
+        screen.send(
+            .toggleFailed(france, message: "outcome unknown: ...; request id r1", outcomeUnknown: true))
+        screen.advance(.milliseconds(20))
+        #expect(
+            screen.model.status?.text
+                == "France: outcome unknown; if the toggle was made, its row will change")
+
+        // Another row's change leaves the status alone.
+        let italy = Event(seq: 1, kind: .changed(IndexedCountry(index: 3, name: "Italy", visited: true)))
+        try state.replay(italy)
+        screen.live(state, applied: [italy])
+        #expect(screen.model.status?.isError == true)
+
+        // France's own change settles it: the status says what the row now is.
+        let toggled = Event(seq: 2, kind: .changed(IndexedCountry(index: 2, name: "France", visited: true)))
+        try state.replay(toggled)
+        screen.live(state, applied: [toggled])
+        screen.advance(.milliseconds(20))
+        #expect(screen.model.status == .init(text: "France is now visited (seq 2)", isError: false))
+        #expect(screen.screen.contains("France is now visited (seq 2)"))
+
+        // Settled once: a later change of the row is the table's to show, not the status's.
+        let again = Event(seq: 3, kind: .changed(IndexedCountry(index: 2, name: "France", visited: false)))
+        try state.replay(again)
+        screen.live(state, applied: [again])
+        #expect(screen.model.status?.text == "France is now visited (seq 2)")
+
+        // A plain failure is not unsettled: a change of the row does not rewrite it.
+        screen.send(.toggleFailed(france, message: "nothing is listening"))
+        let fourth = Event(seq: 4, kind: .changed(IndexedCountry(index: 2, name: "France", visited: true)))
+        try state.replay(fourth)
+        screen.live(state, applied: [fourth])
+        #expect(screen.model.status?.text == "France was not toggled: nothing is listening")
     }
 
     @Test func skeletonRowsCannotBeToggled() {
