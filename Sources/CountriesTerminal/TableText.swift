@@ -5,15 +5,21 @@ import CountriesCore
 /// so the marks line up, nothing after an unvisited name), trailing blanks trimmed. Names are
 /// shown as ``VisibleText`` escapes them (`Fr\u{1B}ance`), padded by what they show.
 public enum TableText {
+    /// The widest the name column is padded to: the longest name of the world list. One longer
+    /// name (up to 100 characters, or 600 columns escaped) is written whole with its mark after
+    /// it, rather than padding every other row out to it.
+    public static let nameColumnLimit = 44
+
     /// One line per row, with `glyphs`' mark for a visited country.
     public static func lines(_ rows: [IndexedCountry], glyphs: Glyphs = .unicode) -> [String] {
         let indexWidth = String(max(0, (rows.map(\.index).max() ?? 0))).count
         let names = rows.map { VisibleText.escaped($0.name) }
-        let nameWidth = names.map { DisplayWidth.of($0) }.max() ?? 0
+        let nameWidth = min(names.map { DisplayWidth.of($0) }.max() ?? 0, nameColumnLimit)
         return zip(rows, names).map { row, name in
             let line =
                 DisplayWidth.padLeft(String(row.index), to: indexWidth) + "  "
-                + DisplayWidth.pad(name, to: nameWidth) + "  " + (row.visited ? glyphs.visited : "")
+                + name + String(repeating: " ", count: max(0, nameWidth - DisplayWidth.of(name))) + "  "
+                + (row.visited ? glyphs.visited : "")
             return String(line.reversed().drop(while: { $0 == " " }).reversed())
         }
     }

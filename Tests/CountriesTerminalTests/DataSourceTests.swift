@@ -79,6 +79,21 @@ import Testing
         #expect(!TableText.text(state).contains("\u{1B}"))
     }
 
+    @Test func oneLongNameDoesNotPadEveryRow() {
+        let long = String(repeating: "Long", count: 25)
+        let rows = [
+            IndexedCountry(index: 0, name: "France", visited: true),
+            IndexedCountry(index: 1, name: long, visited: true),
+            IndexedCountry(index: 2, name: "South Georgia and the South Sandwich Islands", visited: true),
+        ]
+        let lines = TableText.lines(rows)
+        // The column is as wide as the world list's longest name, and no wider.
+        #expect(lines[0] == "0  France" + String(repeating: " ", count: 38) + "  ✓")
+        #expect(lines[1] == "1  \(long)  ✓")
+        #expect(lines[2] == "2  South Georgia and the South Sandwich Islands  ✓")
+        #expect(lines.allSatisfy { $0.hasSuffix("✓") })
+    }
+
     /// Piped `watch`: a header with the seq and the counts, the table, an empty line.
     @Test func blockIsHeaderTableAndAnEmptyLine() {
         let block = TableText.block(state)
