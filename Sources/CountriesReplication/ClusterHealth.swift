@@ -115,6 +115,14 @@ public final class ClusterHealth: Sendable {
     /// The members and leader as last seen.
     var cluster: Cluster { state.withLock { $0.cluster } }
 
+    /// The leader as `status` and the metrics name it at `now`: its name, `none` when no member
+    /// named one, and `unknown` while there is no quorum, since the leader last seen may be the
+    /// member that went away (a dashboard must not keep showing it as leading).
+    func leaderShown(now: ContinuousClock.Instant = .now) -> String {
+        guard unavailability(now: now) == nil else { return "unknown" }
+        return cluster.leader ?? "none"
+    }
+
     /// A value in the store's log that does not decode, or an event that does not apply to the
     /// list before it, found by whoever read it (a catch-up, the event tail, the service's loop):
     /// the replica cannot go past it, so it stops claiming to be live until a read of the log

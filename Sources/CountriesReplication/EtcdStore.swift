@@ -341,7 +341,7 @@ public final class EtcdStore: StateStore {
         let cluster = health.cluster
         status.replica = configuration.replicaName
         status.etcdMembers = cluster.members
-        status.etcdLeader = cluster.leader ?? "none"
+        status.etcdLeader = health.leaderShown()
         status.etcdQuorum = health.unavailability() ?? "yes"
         status.storeDamage = health.replaced ?? health.damage
         status.etcdSpace = health.noSpace

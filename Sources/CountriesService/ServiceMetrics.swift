@@ -108,7 +108,7 @@ public struct ServiceMetrics: MetricsSnapshot {
         if let leader = status.etcdLeader {
             text.gauge(
                 "countries_etcd_leader",
-                help: "1, labelled with the etcd member that leads (none: no leader).",
+                help: "1, labelled with the etcd member that leads (none: no leader; unknown: no quorum).",
                 labels: ["leader": leader], 1)
         }
         if status.etcdQuorum != nil {

@@ -15,6 +15,20 @@ struct ClusterHealthTests {
         #expect(message?.contains("no quorum") == true)
     }
 
+    @Test func theLeaderLastSeenIsUnknownWithoutAQuorum() {
+        let health = ClusterHealth(quorumTimeout: timeout)
+        let start = ContinuousClock.now
+        #expect(health.leaderShown(now: start) == "none")
+        var cluster = ClusterHealth.Cluster()
+        cluster.leader = "m1"
+        health.record(cluster)
+        #expect(health.leaderShown(now: start) == "m1")
+        // etcd gone quiet: the member last seen leading may be the one that went away.
+        #expect(health.leaderShown(now: start + timeout + .seconds(1)) == "unknown")
+        health.recordQuorum(at: start + timeout + .seconds(2), seq: 1)
+        #expect(health.leaderShown(now: start + timeout + .seconds(2)) == "m1")
+    }
+
     @Test func aCommitIsAQuorumFromWhenItWasSent() {
         let health = ClusterHealth(quorumTimeout: timeout)
         let sent = ContinuousClock.now + .seconds(10)  // unscaled: a time given to the health, not waited
