@@ -43,6 +43,17 @@ final class AnswerTally {
         if traces { record(trace, code: "ok", seq: seq) }
     }
 
+    /// A retry answered from its id's memory, `reply` as it is sent (the first reply, or a
+    /// `conflict` for an id used for another change): counted by what it says, and the debug
+    /// line of a replayed success says so and gives the seq the change was applied at, so that
+    /// an operator following an id sees where it went. Retries are rare: the bytes are read back.
+    func countReplay(_ trace: RequestTrace, reply: [UInt8]) {
+        let decoded = try? Reply.decode(Data(reply))
+        if let decoded, !decoded.ok { return count(decoded, trace) }
+        served += 1
+        if traces { record(trace, code: "ok", seq: decoded?.seq, replayed: true) }
+    }
+
     /// A refusal of the request, counted and logged.
     func refuse(_ error: CountriesError, _ trace: RequestTrace, seq: UInt64? = nil) -> Reply {
         let reply = Reply(error: error)
@@ -100,7 +111,9 @@ final class AnswerTally {
     }
 
     /// Counts the answer by op and code, and logs it at debug with its fields.
-    private func record(_ trace: RequestTrace, code: String, seq: UInt64?, message: String? = nil) {
+    private func record(
+        _ trace: RequestTrace, code: String, seq: UInt64?, message: String? = nil, replayed: Bool = false
+    ) {
         if countsRequests { requests[RequestCount(op: trace.op ?? "invalid", code: code), default: 0] += 1 }
         guard logger.logs(.debug) else { return }
         var fields = [LogField("op", .text(trace.op ?? "invalid"))]
@@ -108,6 +121,7 @@ final class AnswerTally {
         if let peer = trace.peer { fields.append(LogField("peer", .text(peer))) }
         if let seq { fields.append(LogField("seq", .integer(Int64(clamping: seq)))) }
         fields.append(LogField("code", .text(code)))
+        if replayed { fields.append(LogField("replayed", .text("yes"))) }
         if let received = trace.received {
             let elapsed = ContinuousClock.now - received
             fields.append(LogField("duration_ms", .number(Double(elapsed / .nanoseconds(1)) / 1_000_000)))

@@ -289,7 +289,7 @@ final class CommandHandler {
                     switch path.earlyAnswer(forID: id, asking: { change.canonicalForm }) {
                     case .reply(let first)?:
                         flush()  // keep replies in arrival order
-                        tally.countServed(trace, seq: nil)
+                        tally.countReplay(trace, reply: first)
                         output.append(.reply(envelope: incoming.envelope, body: first))
                         continue
                     case .refusal(let refusal)?:

@@ -83,7 +83,7 @@ extension CommitPath {
         // copied each whole `StagedChange` (a dozen references retained and released).
         for index in staged.indices {
             if let settled = staged[index].settled {
-                tally.countServed(staged[index].trace, seq: nil)
+                tally.countReplay(staged[index].trace, reply: settled)
                 output.append(.reply(envelope: staged[index].envelope, body: settled))
                 continue
             }
@@ -116,7 +116,7 @@ extension CommitPath {
         }
         return staged.map { change in
             if let settled = change.settled {
-                tally.countServed(change.trace, seq: nil)
+                tally.countReplay(change.trace, reply: settled)
                 return .reply(envelope: change.envelope, body: settled)
             }
             return .reply(

@@ -186,6 +186,11 @@ import Testing
         defer { service.stop(signal: SIGKILL) }
         #expect(try service.run(["toggle", "France"]).exitCode == 0)
         #expect(try service.run(["toggle", "Atlantis"]).exitCode != 0)
+        // A retry under an id already applied: its line says it was replayed, and where.
+        #expect(try service.run(["toggle", "Italy", "--id", "retried-1"]).exitCode == 0)
+        #expect(try service.run(["toggle", "Italy", "--id", "retried-1"]).exitCode == 0)
+        // The same id for another change: a conflict, counted as the refusal it is.
+        #expect(try service.run(["toggle", "Spain", "--id", "retried-1"]).exitCode != 0)
         let stopped = try #require(service.stop(signal: SIGTERM))
         var toggles: [[String: Any]] = []
         for line in stopped.stderr.split(separator: "\n") {
@@ -195,7 +200,7 @@ import Testing
             // A client's mistake is its own request line, not the operator's warning.
             #expect(object["level"] as? String != "warning", "\(line)")
         }
-        #expect(toggles.count == 2, "\(stopped.stderr)")
+        #expect(toggles.count == 5, "\(stopped.stderr)")
         let first = try #require(toggles.first)
         #expect(first["level"] as? String == "debug")
         #expect(first["message"] as? String == "request")
@@ -203,7 +208,13 @@ import Testing
         #expect(first["seq"] as? Int == 1)
         #expect((first["id"] as? String)?.isEmpty == false)
         #expect(first["duration_ms"] is Double || first["duration_ms"] is Int)
-        #expect(toggles.last?["code"] as? String == "not_found")
+        #expect(toggles[1]["code"] as? String == "not_found")
+        #expect(toggles[2]["seq"] as? Int == 2 && toggles[2]["replayed"] == nil)
+        #expect(toggles[3]["code"] as? String == "ok")
+        #expect(toggles[3]["seq"] as? Int == 2, "the replay names the seq it was applied at")
+        #expect(toggles[3]["replayed"] as? String == "yes")
+        #expect(toggles[4]["code"] as? String == "conflict")
+        #expect(toggles[4]["replayed"] == nil)
     }
 
     /// A real Prometheus (Debian's, run here with a config of its own, never the system
