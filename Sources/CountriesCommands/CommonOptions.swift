@@ -150,7 +150,8 @@ enum CommonOptions {
                 )
             }
             for endpoint in items where !endpoint.isEmpty {
-                if let problem = Endpoint.problem(endpoint) {
+                let example = option.spec.defaultValue.flatMap { $0.hasPrefix("tcp://") ? $0 : nil }
+                if let problem = Endpoint.problem(endpoint, example: example ?? "tcp://127.0.0.1:5555") {
                     throw command.usageError("--\(name): \(problem)")
                 }
             }

@@ -39,7 +39,9 @@ public enum Endpoint {
     /// What is wrong with `endpoint` before ZeroMQ is asked, or nil: an endpoint without a
     /// `transport://` prefix (`127.0.0.1:5555`, `/tmp/x.sock`) is the common slip, and the answer
     /// names the one it probably meant.
-    public static func problem(_ endpoint: String) -> String? {
+    /// `example` is the endpoint a `tcp://` mistake is shown beside (the option's own default
+    /// is the one that helps: an events endpoint is not 5555).
+    public static func problem(_ endpoint: String, example: String = "tcp://127.0.0.1:5555") -> String? {
         if let separator = endpoint.range(of: "://") {
             let scheme = endpoint[..<separator.lowerBound]
             guard transports.contains(String(scheme)) else {
@@ -47,7 +49,7 @@ public enum Endpoint {
             }
             let address = endpoint[separator.upperBound...]
             switch scheme {
-            case "tcp": return tcpProblem(endpoint, address: address)
+            case "tcp": return tcpProblem(endpoint, address: address, example: example)
             case "ipc" where address.isEmpty: return "\(endpoint) names no socket file; give ipc://PATH"
             default: return nil
             }
@@ -59,8 +61,8 @@ public enum Endpoint {
     /// What is wrong with the address of a `tcp://` endpoint: it needs a host and a port (a
     /// number up to 65535, or `*` for any free one when binding), which ZeroMQ would only refuse
     /// with "Invalid argument" once asked.
-    private static func tcpProblem(_ endpoint: String, address: Substring) -> String? {
-        let usage = "give tcp://HOST:PORT, such as tcp://127.0.0.1:5555"
+    private static func tcpProblem(_ endpoint: String, address: Substring, example: String) -> String? {
+        let usage = "give tcp://HOST:PORT, such as \(example)"
         guard let target = tcpHostAndPort(address), !target.host.isEmpty else {
             return "\(endpoint) has no host and port; \(usage)"
         }

@@ -111,6 +111,15 @@ import Testing
                 "Error: --command: tcp://127.0.0.1:abc has no valid port ('abc': a number from 1 to 65535); give tcp://HOST:PORT, such as tcp://127.0.0.1:5555"
             ),
             (
+                // The example is the option's own default: an events endpoint is not 5555.
+                ["events", "--events", "tcp://localhost"], [:],
+                "Error: --events: tcp://localhost has no host and port; give tcp://HOST:PORT, such as tcp://127.0.0.1:5556"
+            ),
+            (
+                ["relay", "--bind", "tcp://127.0.0.1:"], [:],
+                "Error: --bind: tcp://127.0.0.1: has no valid port ('': a number from 1 to 65535); give tcp://HOST:PORT, such as tcp://127.0.0.1:5557"
+            ),
+            (
                 ["serve", "--in-memory", "--events", "ipc://"], [:],
                 "Error: --events: ipc:// names no socket file; give ipc://PATH"
             ),
