@@ -1,4 +1,5 @@
-// Parsing: from `[String]` to a `ParseOutcome`, or a `UsageError` worded like swift-argument-parser's.
+// Parsing: from `[String]` to a `ParseOutcome`, or a `UsageError` worded like
+// swift-argument-parser's.
 
 /// Parses command lines against a tree of `CommandSpec`s and renders their help.
 public struct CommandLineParser: Sendable {
@@ -16,7 +17,8 @@ public struct CommandLineParser: Sendable {
         self.version = version
     }
 
-    /// Parses `arguments` (without the executable's name, i.e. `CommandLine.arguments.dropFirst()`).
+    /// Parses `arguments` (without the executable's name, i.e.
+    /// `CommandLine.arguments.dropFirst()`).
     ///
     /// `-h`/`--help` anywhere before `--`, `help [<subcommand> ...]` and a command with subcommands
     /// called without one give `.help`; `--version` right after the root's name (anywhere before
@@ -286,7 +288,8 @@ public struct CommandLineParser: Sendable {
 
 // MARK: - Small helpers
 
-/// Whether a word is an option (or `--`) rather than a value: `-` alone and negative numbers are values.
+/// Whether a word is an option (or `--`) rather than a value: `-` alone and negative numbers are
+/// values.
 func looksLikeOption(_ word: String) -> Bool {
     guard word.hasPrefix("-"), word.count > 1 else { return false }
     return Int(word) == nil && Double(word) == nil

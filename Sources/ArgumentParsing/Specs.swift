@@ -83,8 +83,8 @@ public struct OptionSpec: Sendable {
     public var help: String
     /// The value used when neither the command line nor the environment gives one.
     public var defaultValue: String?
-    /// An environment variable whose value is used when the option is not on the command line.
-    /// An empty value counts as unset. For a flag, the value must be a boolean such as `1` or `true`.
+    /// An environment variable whose value is used when the option is not on the command line. An
+    /// empty value counts as unset. For a flag, the value must be a boolean such as `1` or `true`.
     public var environment: String?
     /// When set, the only values accepted (from the command line or the environment).
     public var allowedValues: [String]?

@@ -7,12 +7,13 @@ import ZeroMQ
 /// a publisher sends faster than the subscriber decodes it costs at most ``bufferBytes``.
 ///
 /// libzmq counts a SUB's queue in messages (``LiveSubscription`` keeps up to 100,000, each up to
-/// the largest event, about 16 MB), so a publisher that sends large events faster than they are decoded (or a hostile
-/// one: its events only have to be legal in shape) grew a subscriber by as much as it liked. This
-/// thread does nothing but move whole messages out of libzmq, which it does far faster than they
-/// arrive, so libzmq's queue stays short, and the messages wait here, weighed in bytes. A message
-/// past the budget is dropped: the subscription sees the gap in seqs and catches up from
-/// `history` or a `list`, as it does when libzmq drops one (docs/RELIABILITY.md, section 2).
+/// the largest event, about 16 MB), so a publisher that sends large events faster than they are
+/// decoded (or a hostile one: its events only have to be legal in shape) grew a subscriber by as
+/// much as it liked. This thread does nothing but move whole messages out of libzmq, which it does
+/// far faster than they arrive, so libzmq's queue stays short, and the messages wait here, weighed
+/// in bytes. A message past the budget is dropped: the subscription sees the gap in seqs and
+/// catches up from `history` or a `list`, as it does when libzmq drops one (docs/RELIABILITY.md,
+/// section 2).
 ///
 /// The socket is made, used and closed on the thread; the loop polls ``fileDescriptor`` and
 /// takes the messages with ``receive(maximumCount:)``.

@@ -31,12 +31,12 @@ final class LazyRequestSocket {
         discard()
     }
 
-    /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with
-    /// an unanswered request), replies up to ``CountriesCore/Reply/maximumBytes`` (the largest
-    /// list, about 16 MB: a hostile service's 60 MB reply of `[{},...]` took 895 MB parsed),
-    /// CURVE if given; with a watch on its connect where a refusal proves nothing listens (ipc,
-    /// loopback tcp), so that one is seen at once. Elsewhere a failed connect may be a network down for a moment, which
-    /// the tries and their timeout are there to wait out.
+    /// The open socket, or a new one: linger 0 (a dropped socket must not hold up shutdown with an
+    /// unanswered request), replies up to ``CountriesCore/Reply/maximumBytes`` (the largest list,
+    /// about 16 MB: a hostile service's 60 MB reply of `[{},...]` took 895 MB parsed), CURVE if
+    /// given; with a watch on its connect where a refusal proves nothing listens (ipc, loopback
+    /// tcp), so that one is seen at once. Elsewhere a failed connect may be a network down for a
+    /// moment, which the tries and their timeout are there to wait out.
     func connected() throws(ZMQError) -> (socket: Socket, watch: ConnectionWatch?) {
         if let current { return current }
         let socket = try context.makeSocket(.req)

@@ -234,7 +234,8 @@ public final class LiveSubscription {
             return machine.receiveSnapshot(rows: rows, seq: seq, store: reply.store, now: now)
         case .requestHistory:
             guard reply.ok, let events = reply.events else {
-                // Any refusal of history (truncated, too large) is answered the same way: a snapshot.
+                // Any refusal of history (truncated, too large) is answered the same way: a
+                // snapshot.
                 return machine.requestFailed(action, truncated: true, now: now)
             }
             return machine.receiveHistory(events, store: reply.store, more: reply.more ?? false, now: now)

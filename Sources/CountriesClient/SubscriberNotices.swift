@@ -1,10 +1,10 @@
 import CountriesCore
 
-/// What a subscriber without a screen (`events`, `on-change`, a piped `watch`) says on stderr
-/// about its connection, so a user is never left looking at nothing: "waiting for EP" once when
-/// it was not live within ``patience`` of the start, the reason and where it waits each time the
-/// view goes stale after that, and the seq each time it is live. A plain value fed the phase and the
-/// clock, so every sequence is tested without sockets.
+/// What a subscriber without a screen (`events`, `on-change`, a piped `watch`) says on stderr about
+/// its connection, so a user is never left looking at nothing: "waiting for EP" once when it was
+/// not live within ``patience`` of the start, the reason and where it waits each time the view goes
+/// stale after that, and the seq each time it is live. A plain value fed the phase and the clock,
+/// so every sequence is tested without sockets.
 public struct SubscriberNotices: Sendable {
     /// Where the subscriber waits, as the lines name it.
     public let endpoints: LiveSubscription.Endpoints

@@ -12,11 +12,12 @@ import CountriesCore
 /// - at most one request is outstanding at a time;
 /// - every ``Notification/applied(_:)`` is exactly one past the replica's previous seq, and a
 ///   ``Notification/replaced(seq:)`` precedes any other change of the replica's seq;
-/// - the phase is ``SubscriptionPhase/live`` only when the replica has every event the service is known to
-///   have published and the PUB channel is heard from;
-/// - no event whose names break the service's name rules (``CountriesCore/Event/validateNames()``)
-///   is applied, from PUB or from history: it is reported once (``Notification/rejected(seq:reason:)``)
-///   and the replica catches up from the service as after a gap.
+/// - the phase is ``SubscriptionPhase/live`` only when the replica has every event the service
+///   is known to have published and the PUB channel is heard from;
+/// - no event whose names break the service's name rules
+///   (``CountriesCore/Event/validateNames()``) is applied, from PUB or from history: it is
+///   reported once (``Notification/rejected(seq:reason:)``) and the replica catches up from the
+///   service as after a gap.
 public struct SubscriptionMachine: Sendable {
     /// How often the service sends a heartbeat.
     public let heartbeatInterval: Duration
@@ -48,7 +49,8 @@ public struct SubscriptionMachine: Sendable {
     /// The highest seq the service is known to have reached (from heartbeats and events).
     private var knownSeq: UInt64 = 0
     /// The highest seq seen on the PUB channel: PUB is FIFO, so a heartbeat below it means the
-    /// service went back, whereas the replica (fed by REQ replies) may legitimately be ahead of PUB.
+    /// service went back, whereas the replica (fed by REQ replies) may legitimately be ahead of
+    /// PUB.
     private var pubSeq: UInt64?
     /// Since when heartbeats have been below the replica's seq without proof of a restart.
     private var pubBehindSince: ContinuousClock.Instant?

@@ -6,10 +6,11 @@ import SystemSupport
 
 /// Everything the command line prints, in one place, so the formats stay consistent.
 ///
-/// Nothing reaches stdout or stderr raw: text goes through ``VisibleText/escaped(_:keepingNewlines:)``
-/// and JSON through ``VisibleText/escapedJSON(_:)`` (names and messages come from the wire, and
-/// a terminal must never take them for commands). The formatters escape what they lay out
-/// already, so that widths are right; this is the last stop for everything else.
+/// Nothing reaches stdout or stderr raw: text goes through
+/// ``VisibleText/escaped(_:keepingNewlines:)`` and JSON through ``VisibleText/escapedJSON(_:)``
+/// (names and messages come from the wire, and a terminal must never take them for commands). The
+/// formatters escape what they lay out already, so that widths are right; this is the last stop for
+/// everything else.
 public enum Output {
     /// Writes `countries: message` (or the message alone) to stderr.
     public static func error(_ message: String, prefixed: Bool = true) {

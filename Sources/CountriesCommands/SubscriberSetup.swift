@@ -81,10 +81,10 @@ extension SubscriberSetup {
     /// and when it is live again (``SubscriberNotices``).
     /// The first list may take one heartbeat period before it says so.
     ///
-    /// `handle` also gets the ``History`` to catch up from (in ``Following``): while the service cannot answer it
-    /// (no reply, `unavailable`, over its reply budget) it is asked again, said once on stderr,
-    /// until it answers or a signal stops the command; a refusal of the request itself
-    /// (``HistoryFetcher/Failure``) ends the command with its exit code.
+    /// `handle` also gets the ``History`` to catch up from (in ``Following``): while the service
+    /// cannot answer it (no reply, `unavailable`, over its reply budget) it is asked again, said
+    /// once on stderr, until it answers or a signal stops the command; a refusal of the request
+    /// itself (``HistoryFetcher/Failure``) ends the command with its exit code.
     func follow(_ handle: (SubscriptionLoop<Never>.Update, Following) throws -> Bool) throws {
         let signals = try SignalPipe(signals: [SIGINT, SIGTERM])
         var notices = SubscriberNotices(

@@ -222,7 +222,8 @@ extension CountriesState {
             guard row.index == countries.count else {
                 throw .mismatch("an add at \(row.index) but the list has \(countries.count) rows")
             }
-            // No service lists more; a replica that took every add a publisher sent grew without end.
+            // No service lists more; a replica that took every add a publisher sent grew without
+            // end.
             guard countries.count < Limits.maximumCountries else {
                 throw .mismatch("an add past \(Limits.maximumCountries) rows, the most a list has")
             }

@@ -8,7 +8,8 @@ public struct Country: Equatable, Hashable, Sendable {
     /// Whether the country has been visited (the seed's checkmark).
     public var visited: Bool
 
-    /// Creates a row. The name is taken as given; validate user input with ``CountryName/validate(_:)``.
+    /// Creates a row. The name is taken as given; validate user input with
+    /// ``CountryName/validate(_:)``.
     public init(name: String, visited: Bool = false) {
         self.name = name
         self.visited = visited

@@ -128,11 +128,12 @@ extension Reply {
 
 extension Reply {
     /// Why this reply cannot be the answer to `request`, or nil: a refusal without a known error
-    /// code, or a success where a field it must have is missing (``missingField(answering:)``),
-    /// or it contradicts what was asked: another row than the one named, another `visited` than
-    /// `set` asked, a seq that `if_seq` rules out, another store than `if_store` named. A hostile or broken peer's `Italy: visited` answering
-    /// `toggle France` was printed as France's outcome, exit 0. Clients take such a reply as one
-    /// that is not the protocol's: a change's outcome stays unknown.
+    /// code, or a success where a field it must have is missing (``missingField(answering:)``), or
+    /// it contradicts what was asked: another row than the one named, another `visited` than `set`
+    /// asked, a seq that `if_seq` rules out, another store than `if_store` named. A hostile or
+    /// broken peer's `Italy: visited` answering `toggle France` was printed as France's outcome,
+    /// exit 0. Clients take such a reply as one that is not the protocol's: a change's outcome
+    /// stays unknown.
     public func contradiction(answering request: Request) -> String? {
         guard ok else {
             // A refusal says what it is: one without a code the protocol knows says nothing of
@@ -191,8 +192,8 @@ private indirect enum OutOfLine<Value: Equatable & Sendable>: Equatable, Sendabl
 }
 
 extension Reply {
-    /// The reply as one UTF-8 JSON frame, as `Output` (`Data` unless asked otherwise: the
-    /// service asks for `[UInt8]`, one allocation). Inlinable, as ``JSONWriter/encode(_:capacity:as:_:)``.
+    /// The reply as one UTF-8 JSON frame, as `Output` (`Data` unless asked otherwise: the service
+    /// asks for `[UInt8]`, one allocation). Inlinable, as ``JSONWriter/encode(_:capacity:as:_:)``.
     @inlinable
     public func encoded<Output: JSONOutput>(as output: Output.Type = Data.self) -> Output {
         // Room for a change's reply (about 110 bytes with its store) without growing.

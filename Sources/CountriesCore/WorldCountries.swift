@@ -1,17 +1,20 @@
 extension SeedList {
-    /// Every country and territory with an ISO 3166-1 alpha-2 code, by its common English short name, in alphabetical order.
+    /// Every country and territory with an ISO 3166-1 alpha-2 code, by its common English short
+    /// name, in alphabetical order.
     ///
-    /// "Alphabetical" here is plain `String` `<` order (Unicode scalar order), so it is checkable on every
-    /// platform without locale collation; one visible effect is that "Åland Islands" sorts last.
+    /// "Alphabetical" here is plain `String` `<` order (Unicode scalar order), so it is checkable
+    /// on every platform without locale collation; one visible effect is that "Åland Islands" sorts
+    /// last.
     ///
     /// Naming: the ISO 3166-1 English short name when it is already what a person would type
     /// ("Czechia", "Eswatini", "Türkiye", "Cabo Verde"), keeping ISO's diacritics ("Côte d'Ivoire",
-    /// "Curaçao", "Réunion"). Inverted, parenthesised or formal ISO forms give way to the well-known
-    /// common name: "Bolivia", "Iran", "Moldova", "Russia", "South Korea", "North Korea", "Laos",
-    /// "Syria", "Vietnam", "Brunei", "Palestine", "Vatican City", "British Virgin Islands",
-    /// "U.S. Virgin Islands", "Saint Martin", "Sint Maarten". Names that ISO spells with a comma
-    /// or parentheses because that is the territory's actual name stay whole ("Bonaire, Sint Eustatius
-    /// and Saba", "Cocos (Keeling) Islands", "Saint Helena, Ascension and Tristan da Cunha").
+    /// "Curaçao", "Réunion"). Inverted, parenthesised or formal ISO forms give way to the
+    /// well-known common name: "Bolivia", "Iran", "Moldova", "Russia", "South Korea", "North
+    /// Korea", "Laos", "Syria", "Vietnam", "Brunei", "Palestine", "Vatican City", "British Virgin
+    /// Islands", "U.S. Virgin Islands", "Saint Martin", "Sint Maarten". Names that ISO spells with
+    /// a comma or parentheses because that is the territory's actual name stay whole ("Bonaire,
+    /// Sint Eustatius and Saba", "Cocos (Keeling) Islands", "Saint Helena, Ascension and Tristan da
+    /// Cunha").
     static let worldNames: [String] = [
         "Afghanistan",
         "Albania",

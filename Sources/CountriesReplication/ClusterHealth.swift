@@ -3,11 +3,11 @@ import Foundation
 import SystemSupport
 
 /// What a replica knows of its etcd cluster: when it last had an answer that took a quorum (a
-/// linearizable read, or a commit), and the members and leader it last saw. ``QuorumProbe`` writes it on its
-/// own thread; the service loop reads it to decide whether to heartbeat and to accept changes,
-/// and `status` reports it (docs/HA.md, "Losing the quorum"). It also holds what the replica's
-/// etcd connections share: the members that stopped answering (``members``), and the seqs known
-/// committed but not yet published (docs/HA.md, "Publishing").
+/// linearizable read, or a commit), and the members and leader it last saw. ``QuorumProbe`` writes
+/// it on its own thread; the service loop reads it to decide whether to heartbeat and to accept
+/// changes, and `status` reports it (docs/HA.md, "Losing the quorum"). It also holds what the
+/// replica's etcd connections share: the members that stopped answering (``members``), and the seqs
+/// known committed but not yet published (docs/HA.md, "Publishing").
 public final class ClusterHealth: Sendable {
     /// The members and leader as last seen.
     struct Cluster: Equatable, Sendable {

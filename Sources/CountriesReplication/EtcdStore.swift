@@ -6,13 +6,13 @@ import SystemSupport
 
 /// The state kept in etcd, shared by every replica on the same prefix (`countries serve --etcd`,
 /// docs/HA.md). Replicas take turns by compare-and-swap: a commit is one etcd transaction that
-/// applies only if the `seq` key still holds the seq the batch was computed from; its request
-/// ids were checked before it against this replica's memory of the remembered ones
-/// (``EtcdIDMemory``), complete up to that seq. It writes the events (one entry of the log),
-/// the new seq, the remembered requests (one entry of the id log) and, every
-/// ``snapshotInterval`` seqs, a snapshot of the whole list (apart, ``SnapshotWriter``). When another replica moved first, nothing is written, the
-/// replica learns the ids that commit remembered, and the handler catches up and runs the
-/// batch again.
+/// applies only if the `seq` key still holds the seq the batch was computed from; its request ids
+/// were checked before it against this replica's memory of the remembered ones (``EtcdIDMemory``),
+/// complete up to that seq. It writes the events (one entry of the log), the new seq, the
+/// remembered requests (one entry of the id log) and, every ``snapshotInterval`` seqs, a snapshot
+/// of the whole list (apart, ``SnapshotWriter``). When another replica moved first, nothing is
+/// written, the replica learns the ids that commit remembered, and the handler catches up and runs
+/// the batch again.
 ///
 /// Used from the service's thread only; the tail and the probe have connections of their own.
 public final class EtcdStore: StateStore {

@@ -25,7 +25,8 @@ public final class QuorumProbe: Sendable {
     private let logger: Logger
     private let worker = WorkerThread(name: "etcd probe")
 
-    /// A probe of the cluster in `configuration` every `interval`, recording into `health`; ``start()`` starts it.
+    /// A probe of the cluster in `configuration` every `interval`, recording into `health`;
+    /// ``start()`` starts it.
     public init(
         configuration: EtcdConfiguration, identity: String, health: ClusterHealth, interval: Duration,
         logger: Logger

@@ -9,8 +9,9 @@ import SystemSupport
 /// busy etcd, while other clients' changes and forwarded requests wait on that loop.
 ///
 /// Only the newest state handed over is written: one still waiting when a newer one comes is
-/// dropped, since the newer snapshot stands for it. Writes start at most every ``spacing``. ``knownSeq`` is the newest snapshot this
-/// writer saw in etcd or wrote, which the commits' trimming keeps events after.
+/// dropped, since the newer snapshot stands for it. Writes start at most every ``spacing``.
+/// ``knownSeq`` is the newest snapshot this writer saw in etcd or wrote, which the commits'
+/// trimming keeps events after.
 final class SnapshotWriter: Sendable {
     private struct Work {
         var pending: CountriesState?

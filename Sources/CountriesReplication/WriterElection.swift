@@ -38,8 +38,8 @@ public struct WriterElection: Equatable {
         /// before the election; the compare keeps it safe.
         case unknown
 
-        /// What `status` says of the role (its `writer` field): ``ServiceStatus/thisReplica``, the writer's
-        /// command endpoint, or `none`.
+        /// What `status` says of the role (its `writer` field): ``ServiceStatus/thisReplica``, the
+        /// writer's command endpoint, or `none`.
         public var statusValue: String {
             switch self {
             case .writer: return ServiceStatus.thisReplica
@@ -79,7 +79,8 @@ public struct WriterElection: Equatable {
         self.readInterval = readInterval
     }
 
-    /// The step due at `now`: a lease first, then the key, then renewals and reads as they fall due.
+    /// The step due at `now`: a lease first, then the key, then renewals and reads as they fall
+    /// due.
     func nextStep(now: ContinuousClock.Instant) -> Step {
         guard let lease, let leaseDeadline, now < leaseDeadline else { return .grantLease }
         guard ownKey != nil else { return .campaign(lease: lease) }
@@ -140,7 +141,8 @@ public struct WriterElection: Equatable {
         nextRead = now + readInterval
     }
 
-    /// The lease is gone (expired, revoked, or etcd says it does not know it): a new one, a new key.
+    /// The lease is gone (expired, revoked, or etcd says it does not know it): a new one, a new
+    /// key.
     mutating func leaseGone() {
         lease = nil
         leaseDeadline = nil

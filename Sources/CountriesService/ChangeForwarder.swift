@@ -54,7 +54,8 @@ final class ChangeForwarder {
     /// replicas").
     private(set) var forwarded: UInt64 = 0
     private let logger: Logger
-    /// The endpoint whose refusal was logged last, so a writer that cannot be reached is logged once.
+    /// The endpoint whose refusal was logged last, so a writer that cannot be reached is logged
+    /// once.
     private var unreachableLogged: String?
     /// The writer that let a forwarded request's time run out, and until when it is passed over.
     private var silent: (endpoint: String, until: ContinuousClock.Instant)?

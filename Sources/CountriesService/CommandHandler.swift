@@ -208,7 +208,8 @@ final class CommandHandler {
 
         for incoming in requests {
             var trace = incoming.trace
-            /// Answers this request now with a refusal, after the changes before it (arrival order).
+            /// Answers this request now with a refusal, after the changes before it (arrival
+            /// order).
             func refuseNow(_ error: CountriesError) {
                 flush()
                 output.append(

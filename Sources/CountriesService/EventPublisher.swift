@@ -40,7 +40,8 @@ final class EventPublisher {
         self.logger = logger
     }
 
-    /// Publishes the encoding of the event at `seq` under `topic`; heartbeats claim `seq` from now on.
+    /// Publishes the encoding of the event at `seq` under `topic`; heartbeats claim `seq` from now
+    /// on.
     func publish(topic: Topic, seq: UInt64, body: [UInt8]) {
         send(topic: topic, body: body)
         publishedSeq = seq

@@ -2,8 +2,8 @@ import CountriesCore
 import CountriesStore
 import Foundation
 
-/// The `--in-memory` store without SQLite: the same semantics and limits as ``SQLiteStore`` (the last
-/// ``Limits/retainedEvents`` events within ``Limits/retainedEventBytes``, the request ids
+/// The `--in-memory` store without SQLite: the same semantics and limits as ``SQLiteStore`` (the
+/// last ``Limits/retainedEvents`` events within ``Limits/retainedEventBytes``, the request ids
 /// ``RequestIDRetention`` keeps), gone with the process. A commit cannot fail.
 final class MemoryStore: StateStore {
     let path = ":memory:"

@@ -38,7 +38,8 @@ struct RememberedRequestLog {
     private var liveStart = 0
     private var lastOrdinal: Int64 = 0
     private var retention: RequestIDRetention
-    /// Ids a maximum forgot while younger than the age floor (``RequestIDRetention/forgottenYoung``).
+    /// Ids a maximum forgot while younger than the age floor
+    /// (``RequestIDRetention/forgottenYoung``).
     var forgottenYoung: Int { retention.forgottenYoung }
     /// The last id looked up, with its fingerprint: a change's id is looked up just before it
     /// is staged and remembered once it commits, and hashing it a second time cost about 300

@@ -45,7 +45,8 @@ final class SQLiteRequestLog {
     private let clock: @Sendable () -> Int64
     /// Which ids are kept, by count, bytes and age.
     private var retention: RequestIDRetention
-    /// Ids a maximum forgot while younger than the age floor (``RequestIDRetention/forgottenYoung``).
+    /// Ids a maximum forgot while younger than the age floor
+    /// (``RequestIDRetention/forgottenYoung``).
     var forgottenYoung: Int { retention.forgottenYoung }
     /// The ordinal of each remembered request id: the index the table no longer keeps on disk.
     private var ordinals: [String: Int64] = [:]

@@ -102,7 +102,8 @@ public struct ServiceConfiguration: Sendable {
 }
 
 extension ServiceConfiguration {
-    /// Protected mode for both endpoints (``ServerSockets/checkExposure(_:security:allowsInsecure:risk:)``).
+    /// Protected mode for both endpoints
+    /// (``ServerSockets/checkExposure(_:security:allowsInsecure:risk:)``).
     func checkExposure() throws(ServiceError) {
         try ServerSockets.checkExposure(
             [commandEndpoint, eventsEndpoint], security: security, allowsInsecure: allowsInsecureEndpoints,

@@ -24,7 +24,8 @@ public struct ServiceMetrics: MetricsSnapshot {
     public var unreadiness: String?
     /// A replica's changes passed to the elected writer since start; nil on a single service.
     var forwardedChanges: UInt64?
-    /// Request ids the store forgot younger than the age floor (``StateStore/requestIDsForgottenYoung``).
+    /// Request ids the store forgot younger than the age floor
+    /// (``StateStore/requestIDsForgottenYoung``).
     var requestIDsForgottenYoung = 0
 
     /// Commit latencies: 0.5 ms (a memory store) to 5 s (an etcd cluster losing a member).

@@ -256,10 +256,10 @@ public final class ServerSockets {
         }
     }
 
-    /// Reads the subscriptions queued on the event socket (``makeEventSocket(role:countsConnections:bounds:wholeStream:)``)
-    /// and applies what the ledger says: honours prefixes of the protocol's topics, drops a
-    /// connection past its bounds. A bounded number per pass, so subscribers cannot starve the
-    /// rest of the loop.
+    /// Reads the subscriptions queued on the event socket
+    /// (``makeEventSocket(role:countsConnections:bounds:wholeStream:)``) and applies what the
+    /// ledger says: honours prefixes of the protocol's topics, drops a connection past its bounds.
+    /// A bounded number per pass, so subscribers cannot starve the rest of the loop.
     public func applySubscriptions() {
         guard let socket = events?.socket else { return }
         // Disconnections first: a descriptor in a message below may be a new connection's.

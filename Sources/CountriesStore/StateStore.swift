@@ -2,9 +2,9 @@ import CountriesCore
 import Foundation
 
 /// What the command handler needs from a store: the state at start, the request-id memory, the
-/// retained events, and one commit per batch. ``SQLiteStore`` keeps them in SQLite; ``MemoryStore``,
-/// for `--in-memory`, in plain Swift values; another kind of store conforms the same way and is
-/// chosen in ``StoreOpener``.
+/// retained events, and one commit per batch. ``SQLiteStore`` keeps them in SQLite;
+/// ``MemoryStore``, for `--in-memory`, in plain Swift values; another kind of store conforms the
+/// same way and is chosen in ``StoreOpener``.
 ///
 /// Opening and loading fail with a ``StoreOpenError`` (the service cannot start: it says what to do
 /// with the store); everything after fails with a ``StateStoreError``, which the handler turns
@@ -39,8 +39,9 @@ public protocol StateStore: AnyObject {
     /// events are published from the store's own log, not from the handler.
     var isShared: Bool { get }
 
-    /// `state` brought up to the store's latest committed seq (a linearizable read): for a
-    /// shared store, before a read is answered and after a commit was refused as ``StateStoreError/Code/moved``.
+    /// `state` brought up to the store's latest committed seq (a linearizable read): for a shared
+    /// store, before a read is answered and after a commit was refused as
+    /// ``StateStoreError/Code/moved``.
     func catchUp(_ state: CountriesState) throws(StateStoreError) -> CountriesState
 
     /// Why changes cannot be committed now, before trying (a shared store that lost its

@@ -65,7 +65,8 @@ public struct FooterModel: Equatable, Sendable {
 
 /// Texts that describe a change for the footer.
 public enum LastChange {
-    /// `France ✓ · seq 12 · 2 s ago`; `added Peru · seq 13 · just now`; `reset · seq 14 · 1 min ago`.
+    /// `France ✓ · seq 12 · 2 s ago`; `added Peru · seq 13 · just now`; `reset · seq 14 · 1 min
+    /// ago`.
     ///
     /// `age` is the time since the event arrived.
     public static func describe(_ event: Event, age: Duration, glyphs: Glyphs = .unicode) -> String {

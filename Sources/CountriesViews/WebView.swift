@@ -198,7 +198,8 @@ public final class WebView {
                             continue
                         }
                         // A fresh id per click: the retries of this one toggle cannot apply twice.
-                        // Pinned to the store the page shows: a replica of another store refuses it.
+                        // Pinned to the store the page shows: a replica of another store refuses
+                        // it.
                         let request = Request(
                             id: RequestID.make(), command: .change(.toggle(.name(name))),
                             ifStore: loop.subscription.store)
@@ -217,7 +218,8 @@ public final class WebView {
                         applied: update.applied))
                 return true
             case .tick:
-                // Once per turn of the loop (at least every second): what /metrics and /readyz read.
+                // Once per turn of the loop (at least every second): what /metrics and /readyz
+                // read.
                 metrics.live = model.phase == .live
                 metrics.stateLine = model.stateLine
                 metrics.seq = model.replica?.seq

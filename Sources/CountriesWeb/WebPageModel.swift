@@ -6,7 +6,8 @@ import JSON
 /// must get come out, and a page that (re)connects gets what it lacks.
 ///
 /// Events (docs/PROTOCOL.md's seqs are the SSE ids):
-/// - `snapshot` (id: seq): the whole list, `{"seq":S,"store":ID,"countries":[{"index","name","visited"}]}`;
+/// - `snapshot` (id: seq): the whole list,
+///   `{"seq":S,"store":ID,"countries":[{"index","name","visited"}]}`;
 /// - `change` (id: seq): one row toggled, `{"seq":S,"index":I,"name":N,"visited":V}`, so a page
 ///   re-renders only that row; added, removed and reset rows come as a snapshot;
 /// - `state` (no id): `{"live":true,"line":"live","store":ID}`, or `"live":false` and

@@ -4,7 +4,8 @@
 public struct EtcdError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What the failure means for the operation.
     public enum Code: Sendable {
-        /// Nothing was sent (connect failed or was refused): the operation certainly did not happen.
+        /// Nothing was sent (connect failed or was refused): the operation certainly did not
+        /// happen.
         case unreachable
         /// A write was sent and no definite answer came (timeout, connection dropped, "request
         /// timed out", leader changed...): it may or may not have happened. Read it back.

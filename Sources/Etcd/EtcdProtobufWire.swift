@@ -22,7 +22,8 @@ enum EtcdProtobufWire {
     /// `Compare`: result 1, target 2, key 3, and one of version 4, create_revision 5,
     /// mod_revision 6, value 7. The target's value is written even when 0: it is a oneof.
     private static func write(_ compare: EtcdCompare, into writer: inout ProtobufWriter) {
-        // CompareResult: EQUAL 0, GREATER 1, LESS 2. CompareTarget: VERSION 0, CREATE 1, MOD 2, VALUE 3.
+        // CompareResult: EQUAL 0, GREATER 1, LESS 2. CompareTarget: VERSION 0, CREATE 1, MOD 2,
+        // VALUE 3.
         switch compare {
         case .value(let key, let bytes):
             writer.int64(2, 3)

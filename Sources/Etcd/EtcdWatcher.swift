@@ -1,8 +1,9 @@
 import CCurl
 import Foundation
 
-/// A watch stream on its own connection (not `Sendable`: one thread at a time). ``watch(_:startRevision:shouldStop:onEvents:)``
-/// blocks the calling thread and hands over each batch of changes as it arrives.
+/// A watch stream on its own connection (not `Sendable`: one thread at a time).
+/// ``watch(_:startRevision:shouldStop:onEvents:)`` blocks the calling thread and hands over each
+/// batch of changes as it arrives.
 ///
 /// The stream is etcd's gRPC `Watch` call over HTTP/2, its answers in protobuf: through the
 /// gateway, etcd wrote every event again as JSON with its value in base64, and each replica's

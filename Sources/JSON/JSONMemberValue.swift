@@ -1,6 +1,7 @@
-/// A member's value as ``JSONParser/visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)``
-/// hands it: a string stays where it lies in the input (``JSONText``) until the decoder asks
-/// for it, any other value is decoded.
+/// A member's value as
+/// ``JSONParser/visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)`` hands it: a string
+/// stays where it lies in the input (``JSONText``) until the decoder asks for it, any other value
+/// is decoded.
 ///
 /// A request's op is compared and dropped, and its other strings are kept only when their keys
 /// are known: none of them needs a `String` on the way (docs/BENCHMARKS.md, "Stop 59").

@@ -5,8 +5,9 @@ extension JSONParser {
     /// object costs its length, not its square.
     static let linearKeyLimit = 16
 
-    /// Parses one JSON object that fills `data`, as ``visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)``
-    /// does; the texts it hands over are valid only during `visit`.
+    /// Parses one JSON object that fills `data`, as
+    /// ``visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)`` does; the texts it hands
+    /// over are valid only during `visit`.
     public static func visitMembers(
         _ data: Data, maximumNesting: Int = defaultMaximumNesting,
         _ visit: (JSONText, JSONMemberValue) -> Void

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A small, strict JSON parser (RFC 8259) from UTF-8 bytes to ``JSONValue``: every frame the
-/// project reads (requests, replies, events, heartbeats, seed files, etcd's answers) goes through it.
+/// project reads (requests, replies, events, heartbeats, seed files, etcd's answers) goes through
+/// it.
 ///
 /// It replaced `JSONDecoder`, which tried each type in turn and cost a third of the service's
 /// time per toggle. What it accepts and how it types numbers follow that decoder, which the tests
@@ -243,7 +244,8 @@ public struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
                 // ASCII is valid UTF-8 as it is: `String(decoding:)` takes it without the generic
-                // validation, which cost about 1,000 instructions per string (every request's keys).
+                // validation, which cost about 1,000 instructions per string (every request's
+                // keys).
                 if ascii {
                     position += 1
                     return String(decoding: raw.bindMemory(to: UInt8.self), as: UTF8.self)

@@ -1,6 +1,7 @@
-/// A string of an object that ``JSONParser/visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)``
-/// visits, a key or a value: compared with the strings a decoder knows without becoming a
-/// `String`, and made one only when the decoder keeps it.
+/// A string of an object that
+/// ``JSONParser/visitMembers(_:maximumNesting:_:)-(UnsafeRawBufferPointer,_,_)`` visits, a key or a
+/// value: compared with the strings a decoder knows without becoming a `String`, and made one only
+/// when the decoder keeps it.
 ///
 /// A string of plain ASCII without escapes (every key of the protocol, and most values) is its
 /// bytes in the input, valid only while the input's bytes are: do not keep one past them. Any

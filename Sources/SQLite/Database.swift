@@ -2,9 +2,9 @@ import CSQLite
 
 /// One connection to an SQLite database file (or `:memory:`).
 ///
-/// A connection is opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own on it, so it must be
-/// used from one thread or task at a time. That is why it is not `Sendable`; wrap it in an actor or a mutex
-/// to share it.
+/// A connection is opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own on it, so
+/// it must be used from one thread or task at a time. That is why it is not `Sendable`; wrap it in
+/// an actor or a mutex to share it.
 public final class Database {
     /// How to open the file.
     public enum Mode: Sendable {
@@ -26,8 +26,8 @@ public final class Database {
     private var beginStatement: OpaquePointer?
     private var commitStatement: OpaquePointer?
 
-    /// Opens (or, in `.readWriteCreate` mode, creates) the database at `path`; `":memory:"` opens a private
-    /// in-memory database.
+    /// Opens (or, in `.readWriteCreate` mode, creates) the database at `path`; `":memory:"` opens a
+    /// private in-memory database.
     ///
     /// Extended result codes are on, so ``SQLiteError/code`` is always the extended code.
     public init(path: String, mode: Mode = .readWriteCreate) throws(SQLiteError) {
@@ -41,8 +41,8 @@ public final class Database {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            // sqlite3_open_v2 usually hands back a handle even on failure; it holds the message and must be
-            // closed.
+            // sqlite3_open_v2 usually hands back a handle even on failure; it holds the message and
+            // must be closed.
             let error = SQLiteError(
                 code: db.map { sqlite3_extended_errcode($0) } ?? rc,
                 message: String(cString: db.map { sqlite3_errmsg($0) } ?? sqlite3_errstr(rc)),
@@ -101,10 +101,11 @@ public final class Database {
         }
     }
 
-    /// Compiles exactly one SQL statement, with `?` or `?NNN` parameters, for running any number of times.
+    /// Compiles exactly one SQL statement, with `?` or `?NNN` parameters, for running any number of
+    /// times.
     ///
-    /// Trailing whitespace, semicolons and comments are fine; a second statement is an error rather than
-    /// being silently ignored, as `sqlite3_prepare` would.
+    /// Trailing whitespace, semicolons and comments are fine; a second statement is an error rather
+    /// than being silently ignored, as `sqlite3_prepare` would.
     public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         let operation = "prepare \(abbreviated(sql))"
         let handle = try openHandle(operation)
@@ -123,7 +124,8 @@ public final class Database {
                 error = SQLiteError(code: SQLITE_MISUSE, message: "no SQL statement", operation: operation)
                 return
             }
-            // Compile what is left over: only whitespace and comments compile to no statement at all.
+            // Compile what is left over: only whitespace and comments compile to no statement at
+            // all.
             var extra: OpaquePointer?
             rc = sqlite3_prepare_v2(handle, tail, -1, &extra, nil)
             if rc != SQLITE_OK || extra != nil {
@@ -142,10 +144,11 @@ public final class Database {
         return Statement(handle: statement, database: self)
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT`; rolls back and rethrows if `body` or `COMMIT` throws.
+    /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT`; rolls back and rethrows if `body` or
+    /// `COMMIT` throws.
     ///
-    /// `IMMEDIATE` takes the write lock up front, so a busy database fails at `BEGIN` rather than half-way
-    /// through `body`. Transactions do not nest: calling this inside `body` throws.
+    /// `IMMEDIATE` takes the write lock up front, so a busy database fails at `BEGIN` rather than
+    /// half-way through `body`. Transactions do not nest: calling this inside `body` throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try step(&beginStatement, "BEGIN IMMEDIATE", operation: "begin transaction")
         do {
@@ -153,7 +156,8 @@ public final class Database {
             try step(&commitStatement, "COMMIT", operation: "commit")
             return result
         } catch {
-            // Some failures (SQLITE_FULL, SQLITE_IOERR...) already rolled back; ROLLBACK would then fail.
+            // Some failures (SQLITE_FULL, SQLITE_IOERR...) already rolled back; ROLLBACK would then
+            // fail.
             if !isAutocommit {
                 try? execute("ROLLBACK", operation: "rollback")
             }
@@ -180,11 +184,11 @@ public final class Database {
         if let failure { throw failure }
     }
 
-    /// Reads a single-valued pragma such as `journal_mode` or `user_version`; `nil` when it yields no row
-    /// (an unknown pragma, for instance).
+    /// Reads a single-valued pragma such as `journal_mode` or `user_version`; `nil` when it yields
+    /// no row (an unknown pragma, for instance).
     ///
-    /// `name` may carry a schema prefix (`main.journal_mode`) but nothing else: it is spliced into the SQL.
-    /// To set a pragma, use ``execute(_:)``.
+    /// `name` may carry a schema prefix (`main.journal_mode`) but nothing else: it is spliced into
+    /// the SQL. To set a pragma, use ``execute(_:)``.
     public func pragma(_ name: String) throws(SQLiteError) -> SQLiteValue? {
         let isIdentifier =
             !name.isEmpty
@@ -204,7 +208,8 @@ public final class Database {
         return try statement.step() ? statement.value(at: 0) : nil
     }
 
-    /// The rowid of the most recent successful `INSERT` on this connection (0 when none, or closed).
+    /// The rowid of the most recent successful `INSERT` on this connection (0 when none, or
+    /// closed).
     public var lastInsertRowID: Int64 {
         handle.map { sqlite3_last_insert_rowid($0) } ?? 0
     }

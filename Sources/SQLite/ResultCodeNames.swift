@@ -1,6 +1,7 @@
 /// The symbolic names of SQLite's result codes, primary and extended, as written in sqlite3.h 3.40.
 ///
-/// sqlite3 itself only offers English text (`sqlite3_errstr`); the symbolic name is what people search for.
+/// sqlite3 itself only offers English text (`sqlite3_errstr`); the symbolic name is what people
+/// search for.
 func resultCodeName(_ code: Int32) -> String {
     switch code {
     case 0: "SQLITE_OK"

@@ -2,8 +2,9 @@ import CSQLite
 
 /// A compiled SQL statement, meant to be prepared once and run many times.
 ///
-/// Binding, stepping and resetting allocate nothing beyond SQLite's own copy of bound text and blobs.
-/// The statement keeps its ``Database`` object alive; like it, it must be used from one thread at a time.
+/// Binding, stepping and resetting allocate nothing beyond SQLite's own copy of bound text and
+/// blobs. The statement keeps its ``Database`` object alive; like it, it must be used from one
+/// thread at a time.
 public final class Statement {
     /// The `sqlite3_stmt*`, finalized on deinit.
     private let handle: OpaquePointer
@@ -25,17 +26,17 @@ public final class Statement {
 
     /// Resets the statement, then binds `values` to parameters `?1` ... `?n`.
     ///
-    /// `values` must have exactly one value per parameter, so no stale value from an earlier run can
-    /// linger; otherwise this throws `SQLITE_RANGE`.
+    /// `values` must have exactly one value per parameter, so no stale value from an earlier run
+    /// can linger; otherwise this throws `SQLITE_RANGE`.
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         try bind { parameters in
             for value in values { parameters.value(value) }
         }
     }
 
-    /// Resets the statement, then binds parameters `?1` ... `?n` in order with `parameters`, straight
-    /// from the caller's values: no array of ``SQLiteValue``s, and a blob is not copied before
-    /// SQLite's own copy.
+    /// Resets the statement, then binds parameters `?1` ... `?n` in order with `parameters`,
+    /// straight from the caller's values: no array of ``SQLiteValue``s, and a blob is not copied
+    /// before SQLite's own copy.
     ///
     /// `parameters` must bind exactly one value per parameter, so no stale value from an earlier
     /// run can linger; otherwise this throws `SQLITE_RANGE`.
@@ -107,7 +108,8 @@ public final class Statement {
 
     /// Makes the statement ready to step from the start again; bound values are kept.
     ///
-    /// The result of `sqlite3_reset` is ignored: it only repeats the error the last ``step()`` threw.
+    /// The result of `sqlite3_reset` is ignored: it only repeats the error the last ``step()``
+    /// threw.
     public func reset() {
         sqlite3_reset(handle)
     }
@@ -124,7 +126,8 @@ public final class Statement {
         sqlite3_column_name(handle, column).map { String(cString: $0) }
     }
 
-    /// Column `column` as an integer; NULL reads as 0 and other types convert as SQLite converts them.
+    /// Column `column` as an integer; NULL reads as 0 and other types convert as SQLite converts
+    /// them.
     public func int64(at column: Int32) -> Int64 {
         sqlite3_column_int64(handle, column)
     }
@@ -144,7 +147,8 @@ public final class Statement {
     /// Column `column` as bytes, or `nil` when it is NULL; an empty blob reads as `[]`.
     public func bytes(at column: Int32) -> [UInt8]? {
         if isNull(at: column) { return nil }
-        // sqlite3_column_blob before sqlite3_column_bytes, as SQLite documents, so the count is of the blob.
+        // sqlite3_column_blob before sqlite3_column_bytes, as SQLite documents, so the count is of
+        // the blob.
         guard let blob = sqlite3_column_blob(handle, column) else { return [] }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeRawBufferPointer(start: blob, count: count))
@@ -166,8 +170,8 @@ public final class Statement {
         }
     }
 
-    /// Throws `SQLITE_MISUSE` once the connection is closed: stepping a statement of a closed connection is
-    /// undefined in SQLite.
+    /// Throws `SQLITE_MISUSE` once the connection is closed: stepping a statement of a closed
+    /// connection is undefined in SQLite.
     private func checkOpen(_ operation: String) throws(SQLiteError) {
         if !database.isOpen {
             throw SQLiteError(

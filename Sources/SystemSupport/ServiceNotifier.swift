@@ -25,7 +25,8 @@ public struct ServiceNotifier: Sendable {
         self.init(socketAddress: address)
     }
 
-    /// A notifier for the socket at `socketAddress` (a path, or `@name` for the abstract namespace).
+    /// A notifier for the socket at `socketAddress` (a path, or `@name` for the abstract
+    /// namespace).
     public init(socketAddress: String) {
         self.socketAddress = socketAddress
     }

@@ -44,8 +44,8 @@ public final class SignalPipe {
             errno = saved
         }
         sigemptyset(&action.sa_mask)
-        // Restart slow system calls so a signal does not turn into spurious EINTR failures elsewhere;
-        // zmq_poll still returns EINTR, which the poller reports as a value.
+        // Restart slow system calls so a signal does not turn into spurious EINTR failures
+        // elsewhere; zmq_poll still returns EINTR, which the poller reports as a value.
         action.sa_flags = SA_RESTART
         sigaction(signal, &action, nil)
         // A blocked signal would never arrive: a parent may hand down a mask that blocks it

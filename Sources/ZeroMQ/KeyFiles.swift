@@ -57,7 +57,8 @@ public enum KeyFiles {
         return pair.publicKey
     }
 
-    /// Creates the file with its final mode from the start, so the secret is never readable by others.
+    /// Creates the file with its final mode from the start, so the secret is never readable by
+    /// others.
     private static func write(_ text: String, to path: String, mode: mode_t) throws(KeyFileError) {
         unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)

@@ -32,11 +32,11 @@ extension Socket {
             frames: frames, properties: metadata.properties, sourceDescriptor: metadata.sourceDescriptor)
     }
 
-    /// Receives one whole multipart message as ``receiveMessage(dontWait:properties:sourceDescriptor:)``
-    /// does, handing each frame's bytes to `frame` in order, with whether more frames follow;
-    /// the bytes are valid only during that call: the
-    /// caller keeps each in what suits it (a service's request, its routing id as `Data` and its
-    /// body as an array, docs/BENCHMARKS.md, "Stop 58"). Returns nil, having called `frame`
+    /// Receives one whole multipart message as
+    /// ``receiveMessage(dontWait:properties:sourceDescriptor:)`` does, handing each frame's bytes
+    /// to `frame` in order, with whether more frames follow; the bytes are valid only during that
+    /// call: the caller keeps each in what suits it (a service's request, its routing id as `Data`
+    /// and its body as an array, docs/BENCHMARKS.md, "Stop 58"). Returns nil, having called `frame`
     /// for nothing, on EAGAIN and EINTR; when it throws, the frames handed over are not a whole
     /// message.
     public func receiveFrames(
@@ -49,7 +49,8 @@ extension Socket {
         var message = zmq_msg_t()
         while true {
             zmq_msg_init(&message)
-            // libzmq delivers multipart messages atomically, so only the first frame can make us wait.
+            // libzmq delivers multipart messages atomically, so only the first frame can make us
+            // wait.
             let flags: Int32 = received == 0 && dontWait ? ZMQ_DONTWAIT : 0
             if zmq_msg_recv(&message, handle, flags) < 0 {
                 let code = zmq_errno()

@@ -250,7 +250,8 @@ public final class Socket {
         case .bool:
             try setInteger(option.name, operation: operation, Int32((value as! Bool) ? 1 : 0))
         case .string, .curveKey:
-            // Byte length without NUL: libzmq takes 40 bytes as a Z85 CURVE key, 32 as a binary one.
+            // Byte length without NUL: libzmq takes 40 bytes as a Z85 CURVE key, 32 as a binary
+            // one.
             try setRaw(option.name, operation: operation, Data((value as! String).utf8))
         case .data:
             try setRaw(option.name, operation: operation, value as! Data)

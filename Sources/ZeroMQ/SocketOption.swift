@@ -4,12 +4,13 @@ import Foundation
 /// A typed socket option: the libzmq `ZMQ_...` constant plus how its value travels through
 /// `zmq_setsockopt`/`zmq_getsockopt`.
 ///
-/// `Value` is one of `Int32`, `Int64`, `Bool`, `String` or `Data`; the static members below
-/// pin it, so `try socket.setOption(.linger, 0)` type-checks and `setOption(.linger, "0")` does not.
+/// `Value` is one of `Int32`, `Int64`, `Bool`, `String` or `Data`; the static members below pin it,
+/// so `try socket.setOption(.linger, 0)` type-checks and `setOption(.linger, "0")` does not.
 public struct SocketOption<Value>: Sendable {
     /// The libzmq option constant, e.g. `ZMQ_LINGER`.
     public let name: Int32
-    /// How the value is encoded; fixed by the constrained initialisers, so it always matches `Value`.
+    /// How the value is encoded; fixed by the constrained initialisers, so it always matches
+    /// `Value`.
     let kind: Kind
 
     /// The C representation of an option's value.
@@ -68,7 +69,8 @@ extension SocketOption where Value == Int64 {
     /// An `int64_t` option not listed here.
     public init(_ name: Int32) { self.init(name: name, kind: .int64) }
 
-    /// `ZMQ_MAXMSGSIZE`: bytes above which an inbound message makes libzmq drop the peer (-1 no limit).
+    /// `ZMQ_MAXMSGSIZE`: bytes above which an inbound message makes libzmq drop the peer (-1 no
+    /// limit).
     public static var maxMessageSize: Self { Self(ZMQ_MAXMSGSIZE) }
 }
 
@@ -110,7 +112,8 @@ extension SocketOption where Value == String {
     public static var curvePublicKey: Self { Self(name: ZMQ_CURVE_PUBLICKEY, kind: .curveKey) }
     /// `ZMQ_CURVE_SECRETKEY`: our long-term secret key, 40 characters of Z85.
     public static var curveSecretKey: Self { Self(name: ZMQ_CURVE_SECRETKEY, kind: .curveKey) }
-    /// `ZMQ_CURVE_SERVERKEY`: the server's public key, 40 characters of Z85; makes us a CURVE client.
+    /// `ZMQ_CURVE_SERVERKEY`: the server's public key, 40 characters of Z85; makes us a CURVE
+    /// client.
     public static var curveServerKey: Self { Self(name: ZMQ_CURVE_SERVERKEY, kind: .curveKey) }
     /// `ZMQ_ZAP_DOMAIN`: the authentication domain passed to the ZAP handler.
     public static var zapDomain: Self { Self(ZMQ_ZAP_DOMAIN) }

@@ -27,7 +27,8 @@ struct BenchConfiguration: Sendable {
     /// Whether `scenario` runs.
     func wanted(_ scenario: String) -> Bool { only?.contains(scenario) ?? true }
 
-    // Counts: each load run stops at `loadRequests` per client or `loadSeconds`, whichever comes first.
+    // Counts: each load run stops at `loadRequests` per client or `loadSeconds`, whichever comes
+    // first.
     var loadSeconds: Double { quick ? 0.3 : 2.0 }
     var loadRequests: Int { quick ? 300 : 200_000 }
     var clientCounts: [Int] { [1, 4, 16] }

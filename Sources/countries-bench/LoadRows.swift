@@ -119,7 +119,8 @@ extension Bench {
                         name, "service CPU per toggle", cpu, "µs",
                         baseline: serverCPU["Redis always"]?[clients].map { ("Redis always", $0) })
                 }
-                // The clients share the two cores: what each costs its machine is part of the ratio.
+                // The clients share the two cores: what each costs its machine is part of the
+                // ratio.
                 if clients == 16, let cpu = result.clientCPUPerRequest {
                     report.add(
                         name, "client CPU per toggle", cpu, "µs",

@@ -191,8 +191,8 @@ extension Bench {
         }
     }
 
-    /// Replicated mode: 2 replicas on a 3-member loopback etcd, clients spread over both (client i on
-    /// replica i mod 2), beside the single service on SQLite and Redis.
+    /// Replicated mode: 2 replicas on a 3-member loopback etcd, clients spread over both (client i
+    /// on replica i mod 2), beside the single service on SQLite and Redis.
     func measureReplicated() {
         guard wanted("replicated") else { return }
         if let etcdExecutable = EtcdUnderTest.find() {

@@ -107,7 +107,8 @@ final class RESPClient {
 
 /// The Redis alternative: a private redis-server on a free port, in its own temp dir.
 final class RedisUnderTest {
-    /// The toggle-and-publish: flip a hash field, bump the seq, publish the event, return the reply.
+    /// The toggle-and-publish: flip a hash field, bump the seq, publish the event, return the
+    /// reply.
     static let script = """
         local v = redis.call('HGET', KEYS[1], ARGV[1])
         local n = 1

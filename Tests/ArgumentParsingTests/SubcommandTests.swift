@@ -104,7 +104,8 @@ private struct Wave: Subcommand {
         #expect(given.command[\.connection][\.labels] == ["a", "b"])
     }
 
-    /// A value its declaration refuses is a usage error when the subcommand is made, before it runs.
+    /// A value its declaration refuses is a usage error when the subcommand is made, before it
+    /// runs.
     @Test func checksRunBeforeTheSubcommandDoes() throws {
         for (arguments, message) in [
             (["greet", "you", "--times", "0"], "--times must be at least 1"),

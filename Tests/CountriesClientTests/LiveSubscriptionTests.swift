@@ -246,7 +246,8 @@ struct LiveSubscriptionTests {
             endpoints: .init(
                 commands: [service.commandEndpoint],
                 events: [service.eventsEndpoint, directory.ipc("hostile")]),
-            // Silence is not what this test is about: stale only after 3 s of it (times the slowdown).
+            // Silence is not what this test is about: stale only after 3 s of it (times the
+            // slowdown).
             heartbeatInterval: .seconds(1) * testSlowdown, requestTimeout: .seconds(2) * testSlowdown)
         var pump = SubscriptionPump([subscription])
         pump.start()

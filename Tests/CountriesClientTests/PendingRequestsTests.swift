@@ -6,7 +6,8 @@ import Testing
 import ZeroMQ
 
 /// Runs `requests` like an event loop would until `count` outcomes have arrived or `limit` (times
-/// ``testSlowdown``) passed; `extra` adds sockets of the test's own (a fake server) and handles them.
+/// ``testSlowdown``) passed; `extra` adds sockets of the test's own (a fake server) and handles
+/// them.
 private func collect<Tag>(
     _ count: Int, from requests: PendingRequests<Tag>, upTo limit: Duration = .seconds(10),
     extra: (inout Poller) -> Int? = { _ in nil }, onExtra: () throws -> Void = {}

@@ -288,7 +288,8 @@ import Testing
         let fast = try? decode(Data(bytes))
         let reference = try? WireJSON.decoder.decode(T.self, from: Data(bytes))
         if fast == nil, reference != nil {
-            // A seq past Int64.max is refused on purpose: no store keeps one (WireDecoding.seqValue).
+            // A seq past Int64.max is refused on purpose: no store keeps one
+            // (WireDecoding.seqValue).
             if Self.holdsAnIntegerPastInt64(bytes) { return }
             // JSONDecoder does not check the values of keys it skips ({"x":08}); that is not JSON.
             #expect(
@@ -333,7 +334,8 @@ import Testing
             }
             let text = String(decoding: bytes, as: UTF8.self)
             if text.range(of: #",\s*[\]}]"#, options: .regularExpression) != nil { continue }  // not JSON
-            // A fraction beyond Double's precision: JSONDecoder reads it exactly, JSONParser as a Double.
+            // A fraction beyond Double's precision: JSONDecoder reads it exactly, JSONParser as a
+            // Double.
             if text.range(of: #"[0-9]{16,}\."#, options: .regularExpression) != nil { continue }
             agree(Reply.self, bytes, Reply.decode)
             agree(Event.self, bytes, Event.decode)

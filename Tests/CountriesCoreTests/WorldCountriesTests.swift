@@ -12,7 +12,8 @@ import Testing
         #expect(Set(lowercased).count == lowercased.count)
     }
 
-    /// Plain `String` `<` order, as the declaration documents; "Åland Islands" therefore comes last.
+    /// Plain `String` `<` order, as the declaration documents; "Åland Islands" therefore comes
+    /// last.
     @Test func namesAreSorted() {
         #expect(SeedList.worldNames == SeedList.worldNames.sorted())
         #expect(SeedList.worldNames.first == "Afghanistan")

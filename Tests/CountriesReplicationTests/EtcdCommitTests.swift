@@ -297,7 +297,8 @@ import Testing
                     bytes: entry.1.utf8.count)
             ])
 
-        // A page cut short, or an entry that is not what its key says: the replica reads them itself.
+        // A page cut short, or an entry that is not what its key says: the replica reads them
+        // itself.
         let cut = try refusal(range(events, more: true), range([entry], more: true))
         #expect(cut.newer.isEmpty && cut.idLog == nil)
         let damaged = try refusal(

@@ -888,7 +888,8 @@ struct EtcdStoreTests {
             * (try EtcdClient(endpoints: cluster.clientURLs).range(
                 EtcdRangeRequest.prefix("/w/idlog/", countOnly: true)
             ).count)
-        // Two generations at most: what the last two closings left, well under all that was written.
+        // Two generations at most: what the last two closings left, well under all that was
+        // written.
         #expect(kept < Int64(all.count), "bounded: \(kept) of \(all.count) ids kept")
         print("racingReplicas: \(kept) of \(all.count) ids kept, in \(reader.generation.number) generations")
     }
@@ -946,7 +947,8 @@ struct EtcdStoreTests {
         let started = memory.generation.startedMilliseconds
         let elevenMinutesAhead = RequestIDWindow.nowMilliseconds + 660_000
         let judged = memory.windowNowMilliseconds(wall: elevenMinutesAhead, boot: after + 1_000_000_000)
-        // Known since between `before` and `after`: a second, plus at most the time the opening took.
+        // Known since between `before` and `after`: a second, plus at most the time the opening
+        // took.
         #expect(judged >= started + 1_000)
         #expect(judged <= started + 1_000 + (after - before) / 1_000_000 + 1)
         // A later generation is known from when this replica learns it.

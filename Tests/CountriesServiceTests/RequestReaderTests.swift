@@ -7,9 +7,9 @@ import ZeroMQ
 
 @testable import CountriesService
 
-/// The reader against clients on inproc: a batch stops at its count, its `history` requests,
-/// its replies' bytes and its requests' bytes, whichever comes first, and the cohort's wait ends when the awaited
-/// clients are in or its time is up.
+/// The reader against clients on inproc: a batch stops at its count, its `history` requests, its
+/// replies' bytes and its requests' bytes, whichever comes first, and the cohort's wait ends when
+/// the awaited clients are in or its time is up.
 @Suite struct RequestReaderTests {
     private let logger = Logger(level: .error) { _ in }
 

@@ -48,7 +48,8 @@ import Testing
         let a = try makeHandler(on: SharedLogStore(log: log))
         let b = try makeHandler(on: SharedLogStore(log: log))
         #expect(try handle(a, [#"{"op":"toggle","name":"France","id":"a-1"}"#]).first?.seq == 1)
-        // b still thinks the list is at seq 0: its commit is refused, it catches up, and runs again.
+        // b still thinks the list is at seq 0: its commit is refused, it catches up, and runs
+        // again.
         let replies = try handle(b, [#"{"op":"toggle","name":"France","id":"b-1"}"#])
         #expect(replies.first?.seq == 2)
         #expect(replies.first?.country?.visited == false, "b toggled France back, after a's toggle")

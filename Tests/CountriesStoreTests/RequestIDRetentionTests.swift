@@ -35,7 +35,8 @@ import Testing
     }
 
     @Test func onlyTheOldPrefixGoes() {
-        // Ids 0 and 1 are old, 2 to 4 young: only the old ones may go, though more are over the floor.
+        // Ids 0 and 1 are old, 2 to 4 young: only the old ones may go, though more are over the
+        // floor.
         let mixed = retention(count: 5) { $0 < 2 ? 0 : 500_000 }
         #expect(mixed.forgettable(nowMilliseconds: 600_000) == (2, false))
     }
@@ -65,7 +66,8 @@ import Testing
     @Test func aClockThatStepsBackKeepsTheOrder() {
         var stepped = retention(count: 3) { _ in 0 }
         stepped.remember(ordinal: 4, id: "late", bytes: 10, milliseconds: -5_000_000)
-        // The late id counts as remembered at 0, like the one before it: all four old, one over the floor.
+        // The late id counts as remembered at 0, like the one before it: all four old, one over the
+        // floor.
         #expect(stepped.forgettable(nowMilliseconds: 600_000) == (1, false))
     }
 

@@ -321,7 +321,8 @@ enum BoundsFlood {
         return String(decoding: topic, as: UTF8.self)
     }
 
-    /// Pipelines `count` toggles over a DEALER (256 in flight) over the 8 seed countries; returns how many succeeded.
+    /// Pipelines `count` toggles over a DEALER (256 in flight) over the 8 seed countries; returns
+    /// how many succeeded.
     static func toggles(_ count: Int, at endpoint: String) throws -> Int {
         let context = try Context()
         defer { context.terminate() }

@@ -208,11 +208,11 @@ import ZeroMQ
         #expect(worst < .seconds(3) * Self.slowdown, "a toggle waited \(worst) for its reply")
     }
 
-    /// The reproduction: the longest list the service takes (10,000 names of 100
-    /// characters of four 4-byte scalars: a `list` reply of 16 MB); one DEALER pipelines 40 `list`s and
-    /// reads none while another client asks `count`. Replies were bounded in number (1,000 per
-    /// peer): the service grew by 610 to 640 MiB and the other client waited 1.3 to 2.3 s. Now
-    /// what a peer leaves unread is bounded in bytes, and a batch's replies too.
+    /// The reproduction: the longest list the service takes (10,000 names of 100 characters
+    /// of four 4-byte scalars: a `list` reply of 16 MB); one DEALER pipelines 40 `list`s and reads
+    /// none while another client asks `count`. Replies were bounded in number (1,000 per peer): the
+    /// service grew by 610 to 640 MiB and the other client waited 1.3 to 2.3 s. Now what a peer
+    /// leaves unread is bounded in bytes, and a batch's replies too.
     @Test(.hangGuard())
     func unreadListRepliesAreBoundedInBytesAndOthersAreAnswered() throws {
         let fixture = try LongestListService()

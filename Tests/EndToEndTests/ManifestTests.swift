@@ -9,7 +9,8 @@ import Testing
 @Suite struct ManifestTests {
     /// A dependency declared but not imported, and why: only these may differ.
     static let buildOnly: [String: Set<String>] = [
-        // The end-to-end suites run these binaries (they are built with the tests), never import them.
+        // The end-to-end suites run these binaries (they are built with the tests), never import
+        // them.
         "EndToEndTests": ["countries", "countries-bench", "countries-embedding-example"]
     ]
 

@@ -6,8 +6,8 @@ import Testing
 /// The service and a subscriber on two hosts of their own (network namespaces joined by a veth
 /// pair); the link goes down for a few seconds while the service keeps changing the list.
 ///
-/// docs/RELIABILITY.md: "Every subscriber ends on the service's state, whatever it missed (... network
-/// drop)" and "Exactly once under retries".
+/// docs/RELIABILITY.md: "Every subscriber ends on the service's state, whatever it missed (...
+/// network drop)" and "Exactly once under retries".
 @Suite(
     .serialized,
     .enabled(

@@ -44,7 +44,8 @@ import Testing
                 object["time"] is String && object["level"] is String && object["message"] is String,
                 "\(line)")
         }
-        // A client's mistake is its request's debug line, not a server warning (docs/OPERATIONS.md).
+        // A client's mistake is its request's debug line, not a server warning
+        // (docs/OPERATIONS.md).
         #expect(lines.contains { $0.contains("\"level\":\"debug\"") && $0.contains("not_found") }, "\(lines)")
         #expect(!lines.contains { $0.contains("\"level\":\"warning\"") }, "\(lines)")
     }

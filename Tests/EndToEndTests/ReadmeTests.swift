@@ -39,7 +39,8 @@ struct ReadmeTests {
         case startStop(ready: String, check: String?)
         /// A terminal view: run in tmux, `expect` must be on the screen.
         case terminal(expect: String)
-        /// A synopsis with placeholders: `countries SUBCOMMAND --help` must list every option named.
+        /// A synopsis with placeholders: `countries SUBCOMMAND --help` must list every option
+        /// named.
         case synopsis
         /// Not run, and why; the script is still checked (`bash -n`, executable).
         case skip(String)

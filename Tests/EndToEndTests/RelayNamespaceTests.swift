@@ -7,9 +7,9 @@ import Testing
 /// host, relays on others, a `watch --json` and an `on-change` on a host of their own that
 /// reaches the relay for events and the service directly for commands.
 ///
-/// Issue 7: "Subscribers point --events at a relay and --command at the service; watch, select
-/// and on-change work unchanged through one or two relays ... cut and restore each link;
-/// everything converges." docs/RELIABILITY.md: "Every subscriber ends on the service's state, whatever it
+/// Issue 7: "Subscribers point --events at a relay and --command at the service; watch, select and
+/// on-change work unchanged through one or two relays ... cut and restore each link; everything
+/// converges." docs/RELIABILITY.md: "Every subscriber ends on the service's state, whatever it
 /// missed".
 @Suite(
     .serialized,

@@ -52,7 +52,8 @@ final class RelayService: Sendable {
     func stop() -> Int32? { process.stop() }
 }
 
-/// `countries relay` on one host: follows `from`, binds port 5557 on the address toward `bindToward`.
+/// `countries relay` on one host: follows `from`, binds port 5557 on the address toward
+/// `bindToward`.
 final class RelayForwarder: Sendable {
     let endpoint: String
     let process: FaultProcess
@@ -106,8 +107,8 @@ final class RelaySubscribers: Sendable {
     /// How many stderr lines each has written so far, to look only at what comes later.
     var marks: [Int] { all.map { $0.process.stderr.lines.count } }
 
-    /// For each subscriber, the first stderr line from its mark on that holds `text` (they
-    /// write `countries: stale: ...` and `countries: live at seq N`), waiting up to `timeout` in all.
+    /// For each subscriber, the first stderr line from its mark on that holds `text` (they write
+    /// `countries: stale: ...` and `countries: live at seq N`), waiting up to `timeout` in all.
     func waitFor(_ text: String, from marks: [Int], timeout: Duration) -> [FaultLineLog.Line?] {
         let deadline = ContinuousClock.now + timeout
         return zip(all, marks).map { subscriber, mark in

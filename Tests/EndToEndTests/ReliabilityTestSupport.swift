@@ -7,7 +7,8 @@ import ZeroMQ
 
 // Helpers of ReliabilityTests, on the shared harness (TestSupport: `countries` processes spawned,
 // signalled and reaped by pid; scratch directories; /proc figures): a Lazy Pirate client, and the
-// sizes the tests run at (small in `swift test`, larger from scripts/chaos through RELIABILITY_* variables).
+// sizes the tests run at (small in `swift test`, larger from scripts/chaos through RELIABILITY_*
+// variables).
 
 /// A failure of the reliability harness itself (a process that would not start, a timeout).
 struct ReliabilityError: Error, CustomStringConvertible {

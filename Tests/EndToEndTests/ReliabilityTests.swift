@@ -6,10 +6,10 @@ import TestSupport
 import Testing
 import ZeroMQ
 
-/// The promises of docs/RELIABILITY.md under faults, load and bad input, against the real executable:
-/// durable before acknowledged and exactly once across SIGKILLs, nobody waits on a stopped
-/// subscriber, and a flood of bad requests changes nothing. docs/RELIABILITY.md says what each
-/// test proves; scripts/chaos runs them larger through the RELIABILITY_* variables.
+/// The promises of docs/RELIABILITY.md under faults, load and bad input, against the real
+/// executable: durable before acknowledged and exactly once across SIGKILLs, nobody waits on a
+/// stopped subscriber, and a flood of bad requests changes nothing. docs/RELIABILITY.md says what
+/// each test proves; scripts/chaos runs them larger through the RELIABILITY_* variables.
 ///
 /// Serialized: the throughput figures mean nothing if these tests compete with each other.
 @Suite(.serialized) struct ReliabilityTests {
@@ -449,7 +449,8 @@ struct ReliabilityBadInput {
             let text = Data(Self.valid[below(Self.valid.count)].utf8)
             return [text.prefix(below(text.count))]
         case 2:  // deeply nested
-            // Mostly where the decoder's cost was cubic (up to its own limit of 512), some far beyond.
+            // Mostly where the decoder's cost was cubic (up to its own limit of 512), some far
+            // beyond.
             let depth = below(8) == 0 ? 513 + below(20_000) : 17 + below(496)
             let open = below(2) == 0 ? "[" : #"{"a":"#
             let close = open == "[" ? "]" : "}"

@@ -50,7 +50,8 @@ final class ReplicaTopology: Sendable {
             arguments: ["--auto-compaction-mode", "revision", "--auto-compaction-retention", "1000"])
     }
 
-    /// `etcdctl arguments...` (API 3) on `host` against `endpoints`, each call bounded by `timeout`.
+    /// `etcdctl arguments...` (API 3) on `host` against `endpoints`, each call bounded by
+    /// `timeout`.
     func etcdctl(
         from host: String, endpoints: [String], _ arguments: [String], timeout: Duration = .seconds(2)
     )

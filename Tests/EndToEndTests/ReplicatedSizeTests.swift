@@ -131,9 +131,9 @@ struct ReplicatedSizeTests {
         print("largestList: \(history.count) events, etcd database \(try databaseBytes(etcd)) bytes")
     }
 
-    /// The reproduction: resets of a list of about 765 KB (here 793 KB) in an etcd with a 40 MiB quota.
-    /// Each reset kept the list twice (its event and its reply), about 1.6 MB, and the 25th
-    /// raised etcd's NOSPACE alarm; now a reset is a marker, and 40 of them fit with room.
+    /// The reproduction: resets of a list of about 765 KB (here 793 KB) in an etcd with a
+    /// 40 MiB quota. Each reset kept the list twice (its event and its reply), about 1.6 MB, and
+    /// the 25th raised etcd's NOSPACE alarm; now a reset is a marker, and 40 of them fit with room.
     @Test func manyResetsOfABigListFitInASmallQuota() throws {
         let seedDirectory = try Sandbox()
         // 1,800 names of 100 four-byte characters: a `list` reply of 792,766 bytes.

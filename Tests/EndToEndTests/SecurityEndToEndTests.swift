@@ -207,7 +207,8 @@ struct SecurityEndToEndTests {
         let workspace = try SecurityWorkspace()
         defer { workspace.remove() }
         let keys = try SecurityKeys(workspace)
-        // Its own service: the refusal log is rate-limited, so other strangers could crowd these out.
+        // Its own service: the refusal log is rate-limited, so other strangers could crowd these
+        // out.
         let service = try SecurityService(workspace)
         defer { service.stop() }
         let context = try Context()
@@ -293,7 +294,8 @@ struct SecurityEndToEndTests {
         #expect(removed.code == 69)
         #expect(eventually { service.log.contains("refused connection: key \(alice.publicKey)") })
 
-        // What SIGHUP does not do: the connection made before the removal still works, with its access.
+        // What SIGHUP does not do: the connection made before the removal still works, with its
+        // access.
         #expect(try socket.send([Data(#"{"op":"toggle","name":"Spain"}"#.utf8)]))
         let reply = try socket.receive().map { String(decoding: $0.last ?? Data(), as: UTF8.self) }
         #expect(reply?.contains("\"ok\":true") == true, "\(reply ?? "no reply")")

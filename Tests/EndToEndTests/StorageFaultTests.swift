@@ -269,7 +269,8 @@ struct StorageFaultTests {
 
     // MARK: - Helpers
 
-    /// `countries serve` on `db` that must exit at start; killed (and the test failed) if it serves.
+    /// `countries serve` on `db` that must exit at start; killed (and the test failed) if it
+    /// serves.
     static func serve(db: String, sockets: String) throws -> FaultCommand.Result {
         try FaultCommand.countries(
             [

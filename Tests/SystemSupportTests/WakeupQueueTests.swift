@@ -34,7 +34,8 @@ import Testing
         #expect(queue.post([[2]]) == 1)
         #expect(queue.drain().map(\.count) == [150])
         #expect(queue.queuedBytes == 0)
-        // Filled to the byte, then one over: only that one is dropped, and later ones that fit pass.
+        // Filled to the byte, then one over: only that one is dropped, and later ones that fit
+        // pass.
         #expect(queue.post([Array(repeating: 3, count: 60), Array(repeating: 4, count: 40)]) == 0)
         #expect(queue.queuedBytes == 100)
         #expect(queue.post([[5], [6]]) == 2)

@@ -175,7 +175,8 @@ public final class ChildProcess: @unchecked Sendable, CustomStringConvertible {
                 var result: pid_t
                 repeat { result = waitpid(pid, &raw, WNOHANG) } while result < 0 && errno == EINTR
                 if result == pid {
-                    // WIFEXITED / WEXITSTATUS / WTERMSIG spelled out (the C macros are not imported).
+                    // WIFEXITED / WEXITSTATUS / WTERMSIG spelled out (the C macros are not
+                    // imported).
                     status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
                 } else if result < 0 {
                     status = -1  // not ours to reap (ECHILD): gone

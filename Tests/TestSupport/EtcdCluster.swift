@@ -59,9 +59,9 @@ public final class EtcdCluster: @unchecked Sendable {
     /// Starts `count` members and waits until every one is healthy (has a leader and answers a
     /// linearizable read), at most `timeout`. `arguments` are added to every member's.
     ///
-    /// `secured`: TLS on client and peer URLs (https://) with certificates from
-    /// scripts/etcd-certs, and client certificates required (`--client-cert-auth`), as
-    /// docs/SECURITY.md sets etcd up; ``enableAuthentication(user:password:prefix:)`` then adds users.
+    /// `secured`: TLS on client and peer URLs (https://) with certificates from scripts/etcd-certs,
+    /// and client certificates required (`--client-cert-auth`), as docs/SECURITY.md sets etcd up;
+    /// ``enableAuthentication(user:password:prefix:)`` then adds users.
     public init(
         members count: Int = 3, hosts: [String]? = nil, launcher: @escaping (Int) -> [String] = { _ in [] },
         arguments: [String] = [], secured: Bool = false, timeout: Duration = .seconds(15)

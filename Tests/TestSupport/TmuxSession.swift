@@ -46,7 +46,8 @@ public final class TmuxSession: @unchecked Sendable {
         tmux(["send-keys", "-t", name] + keys)
     }
 
-    /// Polls the pane until `condition` holds (up to `limit`); whether it held, and the last capture.
+    /// Polls the pane until `condition` holds (up to `limit`); whether it held, and the last
+    /// capture.
     public func waitForScreen(upTo limit: Duration = .seconds(5), _ condition: (String) -> Bool) -> (
         Bool, String
     ) {

@@ -87,7 +87,8 @@ struct ReleasedSendTests {
                 [frame("nobody")], then: [UInt8](repeating: 0, count: 10), dontWait: true, observer: observer)
         )
         #expect(eventually { observer.bytes == 1_010 }, "released when dropped")
-        // Fill the queue until a send is refused: a refused frame is let go at once, with its bytes.
+        // Fill the queue until a send is refused: a refused frame is let go at once, with its
+        // bytes.
         var refused = false
         for _ in 0..<10_000 where !refused {
             let one = Releases()
