@@ -53,6 +53,53 @@ public struct CommandLineParser: Sendable {
         return .run(try parseLeaf(command, path: path, Array(rest), environment: environment))
     }
 
+    /// Parses the process's arguments as they came, bytes (without the executable's name): as
+    /// ``parse(_:environment:)``, but an argument that is not valid UTF-8 is a usage error
+    /// naming it. Swift's `CommandLine.arguments` repairs such bytes with U+FFFD, so a name
+    /// would have been stored as another and a path would have named another file.
+    public func parse(bytes arguments: [[UInt8]], environment: [String: String]) throws(UsageError)
+        -> ParseOutcome
+    {
+        let words = arguments.map { String(decoding: $0, as: UTF8.self) }
+        guard let bad = arguments.firstIndex(where: { String(validating: $0, as: UTF8.self) == nil }) else {
+            return try parse(words, environment: environment)
+        }
+        var command = root
+        var path = [root.name]
+        for word in words {
+            guard let subcommand = command.subcommands.first(where: { $0.name == word }) else { break }
+            command = subcommand
+            path.append(word)
+        }
+        throw error(
+            "argument \(bad + 1) (\(Self.escapingInvalidUTF8(arguments[bad]))) is not valid UTF-8; give names and paths in UTF-8 (a script or terminal in another encoding: check its locale)",
+            command, path)
+    }
+
+    /// `bytes` as text with each byte that is not part of valid UTF-8 shown as `\xNN`, cut
+    /// after 60 characters.
+    static func escapingInvalidUTF8(_ bytes: [UInt8]) -> String {
+        var shown = ""
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var position = 0
+        while shown.count <= 60 {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                shown.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                position += encoded.count
+            case .error(let length):
+                for byte in bytes[position..<position + length] {
+                    shown += "\\x" + String(byte, radix: 16, uppercase: true)
+                }
+                position += length
+            case .emptyInput:
+                return shown
+            }
+        }
+        return String(shown.prefix(60)) + "…"
+    }
+
     /// The help text for the command at `path`: command names starting with the root's name,
     /// e.g. `["countries", "toggle"]`. The descent stops at the first name that does not match.
     public func helpText(for path: [String]) -> String {

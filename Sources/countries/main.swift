@@ -16,11 +16,15 @@ pthread_sigmask(SIG_SETMASK, &unblocked, nil)
 // A closed pipe (`countries events | head`) is a write error to handle, not a silent death.
 SignalPipe.ignore(SIGPIPE)
 let parser: CommandLineParser = CountriesCommandLine.parser
-let arguments = Array(CommandLine.arguments.dropFirst())
+// As bytes: `CommandLine.arguments` would have repaired invalid UTF-8 out of sight.
+let arguments = (1..<Int(CommandLine.argc)).map { index in
+    CommandLine.unsafeArgv[index].map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))) }
+        .map { $0.map { UInt8(bitPattern: $0) } } ?? []
+}
 let environment = ProcessInfo.processInfo.environment
 
 do {
-    switch try parser.parse(arguments, environment: environment) {
+    switch try parser.parse(bytes: arguments, environment: environment) {
     case .help(let text):
         print(text)
         exit(ExitCode.success)

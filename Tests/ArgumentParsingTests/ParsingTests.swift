@@ -1,5 +1,6 @@
-import ArgumentParsing
 import Testing
+
+@testable import ArgumentParsing
 
 @Suite struct ParsingTests {
     @Test func subcommandPathAndRepeatingArgument() throws {
@@ -29,6 +30,37 @@ import Testing
         #expect(try Fixture.run(["toggle", "1", "--command=tcp://h:1"]).value("command") == "tcp://h:1")
         #expect(try Fixture.run(["toggle", "1", "--command=a=b"]).value("command") == "a=b")
         #expect(try Fixture.run(["toggle", "1", "--command="]).value("command") == "")
+    }
+
+    @Test func argumentsThatAreNotUTF8AreUsageErrorsOfTheirCommand() throws {
+        let valid = try Fixture.parser.parse(
+            bytes: [Array("toggle".utf8), Array("Côte".utf8)], environment: [:])
+        guard case .run(let command) = valid else {
+            Issue.record("\(valid)")
+            return
+        }
+        #expect(command.argument("target") == "Côte")
+
+        let latin1: [UInt8] = [0x46, 0x72, 0xE9, 0x6E, 0x63, 0x65]  // "Française" in Latin-1, cut
+        let error = #expect(throws: UsageError.self) {
+            try Fixture.parser.parse(
+                bytes: [Array("toggle".utf8), Array("1".utf8), latin1], environment: [:])
+        }
+        #expect(error?.message.hasPrefix("argument 3 (Fr\\xE9nce) is not valid UTF-8") == true)
+        #expect(error?.commandPath == ["countries", "toggle"])
+        // Before any subcommand: the root's usage.
+        let early = #expect(throws: UsageError.self) {
+            try Fixture.parser.parse(bytes: [[0xFF]], environment: [:])
+        }
+        #expect(early?.message.hasPrefix("argument 1 (\\xFF) is not valid UTF-8") == true)
+        #expect(early?.commandPath == ["countries"])
+        // A truncated sequence, an overlong form and a surrogate are each invalid bytes.
+        #expect(CommandLineParser.escapingInvalidUTF8([0x61, 0xC3]) == "a\\xC3")
+        #expect(CommandLineParser.escapingInvalidUTF8([0xC0, 0xAF, 0x62]) == "\\xC0\\xAF" + "b")
+        #expect(CommandLineParser.escapingInvalidUTF8([0xED, 0xA0, 0x80]).hasPrefix("\\xED"))
+        // A long argument is cut in the message.
+        let long = CommandLineParser.escapingInvalidUTF8(Array(repeating: 0x61, count: 10_000) + [0xFF])
+        #expect(long.count == 61 && long.hasSuffix("…"))
     }
 
     @Test func negativeNumbersAndDashAreValues() throws {

@@ -170,6 +170,23 @@ import Testing
         #expect(run.stdout.isEmpty, "\(run)")
     }
 
+    /// An argument that is not UTF-8 (a script in Latin-1) is refused, naming its bytes: Swift
+    /// repaired it with U+FFFD, and `add` stored "Fr\u{FFFD}nce" as the name asked for.
+    @Test func anArgumentThatIsNotUTF8IsAUsageError() throws {
+        let sandbox = try Sandbox()
+        // A Swift child process takes its arguments as Strings: the shell makes the bytes.
+        let run = try ChildProcess.run(
+            "/bin/sh",
+            ["-c", #""$0" add "$(printf 'Fr\351nce')" --command "$1""#, CountriesBinary.path]
+                + [sandbox.client[1]])
+        #expect(run.exitCode == 64, "\(run)")
+        #expect(
+            run.stderr.hasPrefix(
+                "Error: argument 2 (Fr\\xE9nce) is not valid UTF-8; give names and paths in UTF-8"),
+            "\(run)")
+        #expect(run.stderr.contains("\nUsage: countries add "), "\(run)")
+    }
+
     /// A program that is not there fails `on-change` at start, as a shell would (127), naming
     /// it; a directory is not executable (126).
     @Test func onChangeWithAMissingProgramFailsAtStart() throws {
