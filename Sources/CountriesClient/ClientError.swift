@@ -28,6 +28,10 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     /// Whether no endpoint answered at all (no service there, or CURVE refused this client).
     public var heardNothing: Bool
+    /// For an unknown outcome, what the last try got instead of its reply (`no reply from ...
+    /// after 3 tries`, `the web process stopped ...`), without the advice: what a screen shows
+    /// beside its own.
+    public var cause: String?
 
     /// Creates an error.
     public init(_ code: Code, endpoint: String, _ message: String, heardNothing: Bool? = nil) {
@@ -116,9 +120,11 @@ public struct ClientError: Error, Equatable, Sendable, CustomStringConvertible {
                 "request id \($0); check with `countries get`, or send it again with --id \($0) (applied at most once)"
             }
             ?? "check with `countries get` before sending it again"
-        return ClientError(
+        var error = ClientError(
             .outcomeUnknown, endpoint: endpoints.joined(separator: ","),
             "outcome unknown: the change may or may not have been applied (\(what)); \(retry)",
             heardNothing: lastReply == nil && unreadable == nil)
+        error.cause = what
+        return error
     }
 }

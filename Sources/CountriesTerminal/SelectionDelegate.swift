@@ -97,14 +97,16 @@ public enum SelectionStatus {
 
     /// The status for a toggle of `name` that got no reply: "France was not toggled: ..." when
     /// nothing changed, and, when it may have been applied (which "was not toggled" would
-    /// deny), what the screen itself will show: the row changes if the toggle was made. The
-    /// client's message for that case is advice for a shell (a request id to send again with
-    /// `--id`) and is left out: the table is the answer here.
-    public static func describe(failedToggleOf name: String, message: String, outcomeUnknown: Bool) -> String
-    {
-        outcomeUnknown
-            ? "\(name): outcome unknown; if the toggle was made, its row will change"
-            : "\(name) was not toggled: \(message)"
+    /// deny), what the screen itself will show first (the row changes if the toggle was made),
+    /// then `cause`, what the last try got. The client's whole message for that case is advice
+    /// for a shell (a request id to send again with `--id`) and is left out: the table is the
+    /// answer here.
+    public static func describe(
+        failedToggleOf name: String, message: String, outcomeUnknown: Bool, cause: String? = nil
+    ) -> String {
+        guard outcomeUnknown else { return "\(name) was not toggled: \(message)" }
+        return "\(name): outcome unknown; if the toggle was made, its row will change"
+            + (cause.map { " (\($0))" } ?? "")
     }
 
     /// The status once an event settles what a toggle of `name` with an unknown outcome left:

@@ -39,8 +39,8 @@ public struct TableScreenModel: Sendable {
         /// The service answered a toggle.
         case toggleReplied(Reply)
         /// A toggle got no answer. With `outcomeUnknown` it may have been applied (no try brought
-        /// its own reply): the status says so rather than "was not toggled".
-        case toggleFailed(IndexedCountry, message: String, outcomeUnknown: Bool = false)
+        /// its own reply): the status says so rather than "was not toggled", and `cause`.
+        case toggleFailed(IndexedCountry, message: String, outcomeUnknown: Bool = false, cause: String? = nil)
     }
 
     /// What the driver must do.
@@ -131,9 +131,9 @@ public struct TableScreenModel: Sendable {
         case .toggleReplied(let reply):
             let described = SelectionStatus.describe(reply: reply)
             show(Status(text: described.text, isError: described.isError), now: now)
-        case .toggleFailed(let country, let message, let outcomeUnknown):
+        case .toggleFailed(let country, let message, let outcomeUnknown, let cause):
             let text = SelectionStatus.describe(
-                failedToggleOf: country.name, message: message, outcomeUnknown: outcomeUnknown)
+                failedToggleOf: country.name, message: message, outcomeUnknown: outcomeUnknown, cause: cause)
             show(Status(text: text, isError: true), now: now)
             unsettledToggle = outcomeUnknown ? country.name : nil
         }

@@ -69,7 +69,8 @@ public struct TableScreen {
             case .replied(_, let reply): return .toggleReplied(reply)
             case .failed(let country, let error):
                 return .toggleFailed(
-                    country, message: error.message, outcomeUnknown: error.code == .outcomeUnknown)
+                    country, message: error.message, outcomeUnknown: error.code == .outcomeUnknown,
+                    cause: error.cause)
             }
         }
 

@@ -169,7 +169,7 @@ public final class WebView {
                 case .failed(let toggle, let error):
                     let text = SelectionStatus.describe(
                         failedToggleOf: toggle.name, message: error.message,
-                        outcomeUnknown: error.code == .outcomeUnknown)
+                        outcomeUnknown: error.code == .outcomeUnknown, cause: error.cause)
                     answer(toggle, status: 503, text: text)
                 }
             }

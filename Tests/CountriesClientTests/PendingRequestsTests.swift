@@ -251,6 +251,7 @@ struct PendingRequestsWriterRouteTests {
         }
         #expect(change.code == .outcomeUnknown && change.message.contains("request id one"), "\(change)")
         #expect(change.message.contains("the web process stopped"), "\(change)")
+        #expect(change.cause == "the web process stopped", "what a screen shows beside its own advice")
         #expect(
             read.code != .outcomeUnknown && read.message == "not sent: the web process stopped", "\(read)")
         #expect(requests.abandon("again").isEmpty)

@@ -142,6 +142,13 @@ import Testing
             SelectionStatus.describe(
                 failedToggleOf: "France", message: "outcome unknown: request id x", outcomeUnknown: true)
                 == "France: outcome unknown; if the toggle was made, its row will change")
+        // What the last try got follows the screen's own advice, never the shell's (`--id`).
+        #expect(
+            SelectionStatus.describe(
+                failedToggleOf: "France", message: "outcome unknown: ...; send it again with --id x",
+                outcomeUnknown: true, cause: "no reply from tcp://h:5555 after 3 tries")
+                == "France: outcome unknown; if the toggle was made, its row will change (no reply from tcp://h:5555 after 3 tries)"
+        )
     }
 
     @Test func anEventAboutTheRowSettlesAnUnknownOutcome() {
