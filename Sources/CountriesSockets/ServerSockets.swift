@@ -57,11 +57,25 @@ public final class ServerSockets {
     /// at most, past what strangers can make in the longest pass (docs/SECURITY.md, "Limits").
     static let monitorBacklog: Int32 = 50_000
 
+    /// The descriptors this process may hold (the soft limit, raised to the hard one at start).
+    public let descriptorLimit: Int
+    /// Below this many descriptors, a server says at start that its clients may run out of them.
+    static let fewDescriptors = 4_096
+
     /// Reads the allow-lists and starts the ZAP handler (with `security`), which must exist
     /// before any CURVE socket binds, or libzmq would admit any key.
     public init(security: ServerSecurity?, logger: Logger) throws(ServiceError) {
         self.security = security
         self.logger = logger
+        // Each subscriber and client holds a descriptor: with the limit spent, libzmq 4.3
+        // aborts on an ipc accept (and silently stops accepting over tcp).
+        descriptorLimit = DescriptorLimit.raiseToHardLimit()
+        if descriptorLimit < Self.fewDescriptors {
+            logger.log(
+                .warning,
+                "this process may open only \(descriptorLimit) files, and each client and subscriber takes one: raise the hard limit (ulimit -Hn, or LimitNOFILE= in a systemd unit)"
+            )
+        }
         let allowList = try security.map { security throws(ServiceError) in
             try AllowList.load(
                 readWrite: security.readWriteDirectories, readOnly: security.readOnlyDirectories)
