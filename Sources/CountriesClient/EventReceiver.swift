@@ -16,7 +16,9 @@ import ZeroMQ
 /// section 2).
 ///
 /// The socket is made, used and closed on the thread; the loop polls ``fileDescriptor`` and
-/// takes the messages with ``receive(maximumCount:)``.
+/// takes the messages with ``receive(maximumCount:)``. After ``reconnectAfter`` with nothing
+/// received (the service heartbeats), it connects its endpoints anew (``SilenceReconnection``):
+/// libzmq never reconnects an endpoint that sent it a frame past the largest event.
 final class EventReceiver {
     /// Counted for each frame besides its bytes (a `Data`'s storage and its place in an array),
     /// so that a flood of tiny messages is bounded too.
@@ -54,7 +56,7 @@ final class EventReceiver {
     /// Subscribes to every topic at `endpoints` (one SUB connected to each) and starts reading.
     /// `configure` sets the socket's options on the reading thread, before it connects.
     init(
-        context: Context, endpoints: [String], bufferBytes: Int,
+        context: Context, endpoints: [String], bufferBytes: Int, reconnectAfter: Duration = .seconds(5),
         configure: @escaping @Sendable (Socket) throws(ZMQError) -> Void
     ) throws(ClientError) {
         self.bufferBytes = bufferBytes
@@ -85,7 +87,9 @@ final class EventReceiver {
                 return
             }
             ready.signal()
-            Self.read(subscriber, into: queue, counting: dropped, until: stopping, worker: worker)
+            Self.read(
+                subscriber, into: queue, counting: dropped, until: stopping, worker: worker,
+                reconnecting: (endpoints, SilenceReconnection(after: reconnectAfter, since: .now)))
             subscriber.close()
         }
         ready.wait()
@@ -109,20 +113,29 @@ final class EventReceiver {
     /// context is shut down).
     private static func read(
         _ subscriber: Socket, into queue: WakeupQueue<[Data]>, counting dropped: Dropped,
-        until stopping: WakeupPipe, worker: WorkerThread
+        until stopping: WakeupPipe, worker: WorkerThread,
+        reconnecting: (endpoints: [String], schedule: SilenceReconnection)
     ) {
+        var schedule = reconnecting.schedule
         var poller = Poller()
         let events = poller.add(subscriber)
         _ = poller.add(fileDescriptor: stopping.fileDescriptor)
         while !worker.isStopping {
-            guard let ready = try? poller.poll(timeoutMilliseconds: -1) else { return }
-            guard ready.isReadable(events) else { continue }
+            let wait = schedule.deadline - .now
+            guard let ready = try? poller.poll(timeoutMilliseconds: max(0, wait.millisecondsRoundedUp)) else {
+                return
+            }
+            guard ready.isReadable(events) else {
+                if schedule.isDue(now: .now) { subscriber.connectAnew(reconnecting.endpoints) }
+                continue
+            }
             // One message at a time: a batch gathered here would be memory outside the budget.
             // Held in libzmq's buffers until it is known to fit: one that does not is dropped
             // without being copied, so that while the budget is spent this thread empties
             // libzmq's queue at the speed of a receive, not of a copy (a sanitized build's copy
             // is ten times slower, and fell behind a fast publisher).
             while !worker.isStopping, let message = try? subscriber.receiveHeld(dontWait: true) {
+                schedule.heard(now: .now)
                 guard queue.hasRoom(forBytes: weight(bytes: message.byteCount, frames: message.count)) else {
                     dropped.value.add(1, ordering: .relaxed)
                     continue

@@ -101,11 +101,15 @@ public final class LiveSubscription {
             security: security)
         // A relay has its own key; without one given, the events come from the service.
         let eventKeys = eventsSecurity ?? security
+        // Five heartbeats without a message: the endpoints are connected anew, in case libzmq
+        // gave one up after a frame past the largest event.
         receiver = try EventReceiver(
-            context: context, endpoints: endpoints.eventEndpoints, bufferBytes: eventBufferBytes
+            context: context, endpoints: endpoints.eventEndpoints, bufferBytes: eventBufferBytes,
+            reconnectAfter: max(heartbeatInterval * 5, .seconds(2))
         ) { subscriber throws(ZMQError) in
             // A reset of the largest list is the largest event (``EventShape``, about 16 MB):
-            // libzmq drops a connection that sends a larger frame before anything is kept.
+            // libzmq drops a connection that sends a larger frame before anything is kept (and
+            // does not reconnect it: the receiver does, after a silence).
             try subscriber.setOption(.maxMessageSize, Int64(EventShape.maximumBodyBytes))
             // The receiver's thread keeps this queue short; the bound that counts is its own,
             // in bytes (``EventReceiver``). Past either, we lose events, notice the gap, and

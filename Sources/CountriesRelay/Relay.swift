@@ -44,6 +44,9 @@ public final class Relay {
     private var counts = RelayMetrics()
     /// How often the loop publishes its metrics.
     static let metricsInterval = Duration.milliseconds(500)
+    /// Five default heartbeats without a message from upstream: the relay connects to it anew
+    /// (``SilenceReconnection``), and again as often while the silence lasts.
+    static let reconnectAfter = Duration.seconds(5)
 
     /// Binds the downstream endpoint and connects upstream; throws a ``ServiceError`` that says
     /// what to fix, having given back whatever it took.
@@ -72,8 +75,8 @@ public final class Relay {
                 role: "relay", countsConnections: true, bounds: configuration.subscriberBounds,
                 wholeStream: true)
             for socket in [upstream, downstream] { try socket.setOption(.linger, 0) }
-            // No frame larger than the largest event: libzmq drops (and reconnects) an upstream
-            // that sends one, before taking it in.
+            // No frame larger than the largest event: libzmq drops an upstream that sends one,
+            // before taking it in, and never reconnects it: the loop does, after a silence.
             try upstream.setOption(.maxMessageSize, Int64(EventShape.maximumBodyBytes))
             try upstream.setOption(.receiveHighWaterMark, configuration.upstreamHighWaterMark)
             try downstream.setOption(.sendHighWaterMark, configuration.highWaterMark)
@@ -118,8 +121,10 @@ public final class Relay {
         sockets.register(in: &poller)
         var nextMetrics = ContinuousClock.now
         var silence = UpstreamSilence(upstream: configuration.upstream, since: .now)
+        var reconnection = SilenceReconnection(after: Self.reconnectAfter, since: .now)
         serving: while true {
             if let line = silence.check(now: .now) { logger.log(.warning, line) }
+            if reconnection.isDue(now: .now) { upstream.connectAnew([configuration.upstream]) }
             if let board {
                 let now = ContinuousClock.now
                 if now >= nextMetrics {
@@ -134,7 +139,8 @@ public final class Relay {
             let ready: PollResult
             do {
                 // Nothing is due but the metrics, the silence's warning and what the sockets bring.
-                let due = [board == nil ? nil : nextMetrics, silence.nextCheck].compactMap { $0 }.min()
+                let due = [board == nil ? nil : nextMetrics, silence.nextCheck, reconnection.deadline]
+                    .compactMap { $0 }.min()
                 let timeout = due.map { max(0, Int(($0 - .now) / .milliseconds(1)) + 1) } ?? -1
                 ready = try poller.poll(timeoutMilliseconds: timeout)
             } catch {
@@ -144,6 +150,7 @@ public final class Relay {
             sockets.handle(ready)
             if ready.isReadable(upstreamItem) {
                 if let line = silence.heard(now: .now) { logger.log(.info, line) }
+                reconnection.heard(now: .now)
                 for _ in 0..<1_000 {
                     guard let message = try? upstream.receiveHeld(dontWait: true) else { break }
                     forward(message)

@@ -58,6 +58,39 @@ import ZeroMQ
         #expect(small.map { $0[1] } == [Data([0]), Data([1]), Data([2])])
     }
 
+    /// libzmq 4.3 gives up an endpoint for good after a protocol error: one frame past
+    /// `ZMQ_MAXMSGSIZE` cut a subscriber off from its publisher, a new one at the same address
+    /// included. After a silence the receiver connects anew.
+    @Test func anOversizedFrameDoesNotCutTheReceiverOffForGood() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let context = try Context()
+        defer { context.terminate() }
+        let endpoint = "ipc://\(scratch.file("events"))"
+        let first = try context.makeSocket(.pub)
+        try first.setOption(.linger, 0)
+        try first.bind(endpoint)
+        defer { first.close() }
+        let receiver = try EventReceiver(
+            context: context, endpoints: [endpoint], bufferBytes: 1 << 20,
+            reconnectAfter: .milliseconds(300) * testSlowdown
+        ) { subscriber throws(ZMQError) in
+            try subscriber.setOption(.maxMessageSize, 1_000)
+        }
+        func heardWithin(_ limit: Duration, sending body: String) -> Bool {
+            eventually(within: limit) {
+                _ = try? first.send([Data("heartbeat".utf8), Data(body.utf8)])
+                _ = waitReadable(receiver, within: .milliseconds(20))
+                return receiver.receive(maximumCount: 1_000).contains { $0.last == Data(body.utf8) }
+            }
+        }
+        try #require(heardWithin(.seconds(10), sending: "{}"), "the receiver never heard the publisher")
+
+        _ = try first.send([Data("heartbeat".utf8), Data(repeating: 0x20, count: 2_000)])
+        // The same publisher goes on after its oversized frame: heard again.
+        #expect(heardWithin(.seconds(10), sending: #"{"after":1}"#), "cut off after the oversized frame")
+    }
+
     @Test func aSocketThatCannotBeSetUpIsTheConstructorsError() throws {
         let context = try Context()
         defer { context.terminate() }

@@ -1,7 +1,9 @@
+import CountriesCore
 import Foundation
 @preconcurrency import Glibc
 import TestSupport
 import Testing
+import ZeroMQ
 
 /// Service hygiene and fan-out, as an operator uses them: pid files, JSON logs, the status an
 /// operator reads, and relays (on one host; the multi-host relay tests use namespaces).
@@ -65,6 +67,40 @@ import Testing
             let object = try jsonObject(line)
             #expect(object["level"] is String && object["message"] is String, "\(line)")
         }
+    }
+
+    /// libzmq gives up an upstream for good after a frame past the largest event: one such
+    /// frame (from a broken or hostile publisher at `--from`) cut the relay off, and its
+    /// subscribers with it, until it was restarted. It connects anew after 5 s of silence.
+    @Test(.hangGuard()) func aRelayIsNotCutOffByOneOversizedFrame() throws {
+        let sandbox = try Sandbox()
+        let context = try Context()
+        defer { context.terminate() }
+        let publisher = try context.makeSocket(.pub)
+        defer { publisher.close() }
+        try publisher.setOption(.linger, 0)
+        try publisher.bind(sandbox.eventsEndpoint)
+        let downstream = "ipc://" + sandbox.file("relay")
+        let relay = try Countries.start(["relay", "--from", sandbox.eventsEndpoint, "--bind", downstream])
+        defer { relay.stop(signal: SIGKILL) }
+        let subscriber = try context.makeSocket(.sub)
+        defer { subscriber.close() }
+        try subscriber.setOption(.linger, 0)
+        try subscriber.subscribe("heartbeat")
+        try subscriber.connect(downstream)
+        func relayed(_ body: String, within limit: Duration) -> Bool {
+            eventually(within: limit * testSlowdown, every: .milliseconds(50)) {
+                _ = try? publisher.send([Data("heartbeat".utf8), Data(body.utf8)])
+                while let frames = try? subscriber.receive(dontWait: true) {
+                    if frames.last == Data(body.utf8) { return true }
+                }
+                return false
+            }
+        }
+        try #require(relayed(#"{"seq":0}"#, within: .seconds(10)), "\(relay.stderr.text)")
+
+        _ = try publisher.send([Data("heartbeat".utf8), Data(count: EventShape.maximumBodyBytes + 1)])
+        #expect(relayed(#"{"seq":1}"#, within: .seconds(15)), "cut off: \(relay.stderr.text)")
     }
 
     /// Without `--metrics` a relay whose upstream was silent said nothing at all.
