@@ -223,6 +223,8 @@ public final class WebView {
                 metrics.live = model.phase == .live
                 metrics.stateLine = model.stateLine
                 metrics.seq = model.replica?.seq
+                // A page that went away while nothing was sent to it is only noticed here.
+                pages.removeAll { $0.isEnded }
                 metrics.pages = pages.count
                 board.publish(metrics, at: now)
                 return true

@@ -176,6 +176,30 @@ import Testing
         )
     }
 
+    /// `countries_web_pages` counted a page until something was sent to it: 50 closed pages
+    /// read 50 for as long as nothing changed.
+    @Test(.hangGuard()) func closedPagesLeaveThePagesGaugeWithoutAChange() throws {
+        let sandbox = try Sandbox()
+        let service = try Service(in: sandbox)
+        defer { service.stop() }
+        let web = try Web(following: service)
+        defer { web.stop() }
+        func pages() -> String? {
+            (try? fetch(web.base + "/metrics"))?.body.split(separator: "\n")
+                .first { $0.hasPrefix("countries_web_pages ") }.map(String.init)
+        }
+        let streams = try (0..<5).map { _ in try stream(web.base + "/events") }
+        defer { for page in streams { page.stop(signal: SIGKILL) } }
+        for page in streams {
+            try #require(page.stdout.waitFor(timeout: .seconds(5)) { $0.contains(#""live":true"#) } != nil)
+        }
+        #expect(eventually(within: .seconds(5) * testSlowdown) { pages() == "countries_web_pages 5" })
+        for page in streams { page.stop(signal: SIGKILL) }
+        #expect(
+            eventually(within: .seconds(5) * testSlowdown) { pages() == "countries_web_pages 0" },
+            "\(pages() ?? "no gauge")")
+    }
+
     @Test(.hangGuard()) func aTokenIsRequiredWhenOneIsSet() throws {
         let sandbox = try Sandbox()
         let service = try Service(in: sandbox)
