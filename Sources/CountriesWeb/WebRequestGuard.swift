@@ -71,23 +71,29 @@ public struct WebRequestGuard: Sendable, Equatable {
         name == "localhost" || Self.isIPLiteral(name) || allowedNames.contains(name)
     }
 
-    /// The host name of `host[:port]` or `[v6]:port`, lowercased; nil when it is malformed.
+    /// The host name of `host[:port]` or `[v6]:port`, lowercased; nil when it is malformed: a
+    /// name is letters, digits, `-`, `.` and `_` (what DNS and an IPv4 address are made of; not
+    /// `evil.com@127.0.0.1`), a port a number from 0 to 65535.
     public static func hostName(ofAuthority authority: String) -> String? {
         let lowered = authority.lowercased()
         guard !lowered.isEmpty, lowered.utf8.count <= 255,
             lowered.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
         else { return nil }
+        func isPort(_ text: Substring) -> Bool {
+            !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isNumber }
+                && (Int(text) ?? 65_536) <= 65_535
+        }
         if lowered.hasPrefix("[") {
             guard let close = lowered.firstIndex(of: "]") else { return nil }
             let rest = lowered[lowered.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else {
-                return nil
-            }
+            guard rest.isEmpty || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return nil }
             return String(lowered[...close])
         }
         let parts = lowered.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, !parts[0].isEmpty else { return nil }
-        if parts.count == 2 && (parts[1].isEmpty || !parts[1].allSatisfy(\.isNumber)) { return nil }
+        guard parts.count <= 2, !parts[0].isEmpty,
+            parts[0].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) })
+        else { return nil }
+        if parts.count == 2 && !isPort(parts[1]) { return nil }
         return String(parts[0])
     }
 

@@ -9,7 +9,8 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// The query arguments, decoded.
     public var query: [String: String]
-    /// Every header, keyed by its name in lowercase (a name sent twice keeps its last value).
+    /// Every header, keyed by its name in lowercase (a name sent twice keeps its last value; the
+    /// server refuses a second one of ``singleHeaders``).
     public var headers: [String: String]
 
     /// Creates a request.
@@ -24,6 +25,26 @@ public struct HTTPRequest: Sendable {
 }
 
 extension HTTPRequest {
+    /// Headers a request may carry once: a second `Host` or `Origin` is read by one hop as the
+    /// first and by another as the last (RFC 9110 makes a repeated `Host` a 400).
+    public static let singleHeaders: Set<String> = [
+        "host", "origin", "authorization", "cookie", "sec-fetch-site", "content-length",
+    ]
+
+    /// Why a request is malformed before any handler sees it, or nil: a header of
+    /// ``singleHeaders`` given twice (`repeatedHeaders`, lowercase), or a NUL (`%00`) in the
+    /// target's path, which the decoded path (a C string) would end at: `/%00x` was served `/`.
+    public static func malformation(target: String, repeatedHeaders: Set<String>) -> String? {
+        if let name = repeatedHeaders.intersection(singleHeaders).sorted().first {
+            return "the request gives the \(name) header more than once"
+        }
+        let path = target.prefix { $0 != "?" }
+        if path.range(of: "%00", options: .caseInsensitive) != nil {
+            return "the request's path holds a NUL (%00)"
+        }
+        return nil
+    }
+
     /// The query arguments of a request target (`/path?a=1&b=%2B`), percent-decoded as RFC 3986
     /// says: `+` stays a plus (a token may hold one), and an argument that is not valid UTF-8
     /// once decoded is kept as sent. A name given twice keeps its last value.

@@ -98,11 +98,15 @@ let accessHandler: MHD_AccessHandlerCallback = {
     if progress.hasBody {
         return queue(.text(413, "request bodies are not accepted"), on: connection, server: server)
     }
+    let (headers, repeated) = headers(connection)
+    if let problem = HTTPRequest.malformation(target: progress.target, repeatedHeaders: repeated) {
+        return queue(.text(400, problem), on: connection, server: server)
+    }
     let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "",
         path: url.map { String(cString: $0) } ?? "/",
         query: HTTPRequest.queryArguments(of: progress.target),
-        headers: headers(connection))
+        headers: headers)
     let response = server.handler(request)
     guard case .later(let start) = response else { return queue(response, on: connection, server: server) }
     let responder = HTTPResponder(connection: connection)
@@ -115,19 +119,25 @@ let accessHandler: MHD_AccessHandlerCallback = {
     return .YES
 }
 
-/// Every header, by its name in lowercase; a name given twice keeps its last value.
-private func headers(_ connection: OpaquePointer?) -> [String: String] {
-    var found: [String: String] = [:]
+/// Every header, by its name in lowercase (a name given twice keeps its last value), and the
+/// names given more than once.
+private func headers(_ connection: OpaquePointer?) -> (headers: [String: String], repeated: Set<String>) {
+    var found: [(String, String)] = []
     let collect: MHD_KeyValueIterator = { box, _, key, value in
         guard let box, let key else { return .YES }
-        box.assumingMemoryBound(to: [String: String].self).pointee[String(cString: key)] =
-            value.map { String(cString: $0) } ?? ""
+        box.assumingMemoryBound(to: [(String, String)].self).pointee.append(
+            (String(cString: key).lowercased(), value.map { String(cString: $0) } ?? ""))
         return .YES
     }
     _ = withUnsafeMutablePointer(to: &found) { pointer in
         MHD_get_connection_values(connection, .HEADER_KIND, collect, pointer)
     }
-    return Dictionary(found.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+    var headers: [String: String] = [:]
+    var repeated: Set<String> = []
+    for (name, value) in found {
+        if headers.updateValue(value, forKey: name) != nil { repeated.insert(name) }
+    }
+    return (headers, repeated)
 }
 
 let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in

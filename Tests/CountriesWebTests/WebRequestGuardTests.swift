@@ -21,7 +21,12 @@ import Testing
         ] {
             #expect(check(["host": host]) == 403, "\(host)")
         }
-        for host in ["", ":8080", "127.0.0.1:80:80", "127.0.0.1:x", "[::1", "a b", "evil\u{1B}[2J"] {
+        // Not names at all: the audit's `evil.com@127.0.0.1`, a port past 65535, markup.
+        for host in [
+            "", ":8080", "127.0.0.1:80:80", "127.0.0.1:x", "[::1", "a b", "evil\u{1B}[2J",
+            "evil.com@127.0.0.1", "127.0.0.1:99999", "[::1]:99999", "127.0.0.1%2f", "<script>", "127.0.0.1:",
+            "127.0.0.1:+80",
+        ] {
             #expect(check(["host": host]) == 400, "\(host)")
         }
         #expect(check([:]) == 400, "no Host at all")
