@@ -84,6 +84,11 @@ struct WebCommand: Subcommand {
                     "--token: cannot read a token from \(path): give a file whose first line is the token",
                     about: "token")
             }
+            guard token.count >= WebToken.minimumLength else {
+                throw command.usageError(
+                    "--token: the token in \(path) is \(token.count) characters, too few to resist guessing; give at least \(WebToken.minimumLength) random ones (od -An -tx1 -N16 /dev/urandom | tr -d ' \\n' > \(path))",
+                    about: "token")
+            }
             return token
         }
         let setup = try SubscriberSetup(command)

@@ -14,6 +14,11 @@ public enum WebToken {
         case notBearer
     }
 
+    /// The fewest characters a token may have: a page answers a wrong token in well under a
+    /// millisecond (3,000 guesses in half a second on one connection), so a short one is
+    /// found by trying. Sixteen random hex digits are 64 bits.
+    public static let minimumLength = 16
+
     /// A fresh random token: 32 hex digits (128 bits).
     public static func fresh() -> String {
         var generator = SystemRandomNumberGenerator()

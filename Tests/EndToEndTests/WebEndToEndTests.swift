@@ -207,7 +207,7 @@ import Testing
         // A token with a `+` (a query decoder that reads it as a space would refuse it), in a
         // file written on Windows (CRLF), private as a key must be.
         let tokenFile = sandbox.file("token")
-        try "s3cret+token\r\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try "s3cret+token+0123\r\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
         let web = try Web(following: service, extra: ["--token", tokenFile])
         defer { web.stop() }
@@ -216,23 +216,24 @@ import Testing
         #expect(try fetch(web.base + "/events").status == 401)
         #expect(try fetch(web.base + "/toggle?name=France", method: "POST").status == 401)
         #expect(try fetch(web.base + "/toggle?name=France&token=wrong", method: "POST").status == 401)
-        let scheme = try fetch(web.base + "/", headers: ["Authorization: s3cret+token"])
+        let scheme = try fetch(web.base + "/", headers: ["Authorization: s3cret+token+0123"])
         #expect(scheme.status == 401 && scheme.body.contains("Bearer"), "\(scheme)")
-        #expect(try fetch(web.base + "/", headers: ["Authorization: Bearer s3cret+token"]).status == 200)
-        #expect(try fetch(web.base + "/", headers: ["Authorization: bearer s3cret+token"]).status == 200)
+        #expect(try fetch(web.base + "/", headers: ["Authorization: Bearer s3cret+token+0123"]).status == 200)
+        #expect(try fetch(web.base + "/", headers: ["Authorization: bearer s3cret+token+0123"]).status == 200)
 
         // A token typed in the address is traded for a cookie only this server's pages carry,
         // out of the script's reach, and the address is cleaned.
-        let traded = try fetch(web.base + "/?token=s3cret%2Btoken", include: true)
+        let traded = try fetch(web.base + "/?token=s3cret%2Btoken%2B0123", include: true)
         #expect(traded.status == 303, "\(traded)")
         #expect(traded.body.contains("Location: /\r"), "\(traded)")
         let port = URL(string: web.base)?.port ?? 0
         #expect(
             traded.body.contains(
-                "Set-Cookie: countries-token-\(port)=s3cret%2Btoken; Path=/; HttpOnly; SameSite=Strict"),
+                "Set-Cookie: countries-token-\(port)=s3cret%2Btoken%2B0123; Path=/; HttpOnly; SameSite=Strict"
+            ),
             "\(traded)")
-        #expect(try fetch(web.base + "/?token=s3cret+token").status == 303, "a raw + is a plus")
-        let cookie = "Cookie: countries-token-\(port)=s3cret%2Btoken"
+        #expect(try fetch(web.base + "/?token=s3cret+token+0123").status == 303, "a raw + is a plus")
+        let cookie = "Cookie: countries-token-\(port)=s3cret%2Btoken%2B0123"
         #expect(try fetch(web.base + "/", headers: [cookie]).status == 200)
         let stream = try ChildProcess(
             "/usr/bin/curl", ["-sN", "--max-time", "3", "-H", cookie, web.base + "/events"])
@@ -246,7 +247,7 @@ import Testing
     }
 
     /// A token file others may read is refused as a secret key is; a token file with nothing
-    /// on its first line too.
+    /// on its first line too, and one shorter than 16 characters.
     @Test(.hangGuard()) func aTokenFileOthersMayReadIsRefused() throws {
         let sandbox = try Sandbox()
         let tokenFile = sandbox.file("token")
@@ -263,6 +264,16 @@ import Testing
             "web", "--listen", "127.0.0.1:\(try freeTCPPort())", "--token", tokenFile,
         ])
         #expect(empty.exitCode == 64, "\(empty.stderr)")
+        // A short token is found by trying: 3,000 guesses took half a second on one connection.
+        try "hunter2\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
+        let short = try Countries.run([
+            "web", "--listen", "127.0.0.1:\(try freeTCPPort())", "--token", tokenFile,
+        ])
+        #expect(short.exitCode == 64, "\(short.stderr)")
+        #expect(
+            short.stderr.contains("the token in \(tokenFile) is 7 characters, too few to resist guessing"),
+            "\(short.stderr)")
     }
 
     /// A click names the country the user saw: with a row removed under the page, the click on

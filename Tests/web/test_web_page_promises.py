@@ -216,10 +216,10 @@ try:
     harness.stop(web)
     token_file = os.path.join(harness.scratch, "token")
     with open(token_file, "w") as out:
-        out.write("first-token\n")
+        out.write("first-token-0123456\n")
     os.chmod(token_file, 0o600)
     web = harness.web(port, "--token", token_file)
-    page.get(target + "/?token=first-token")
+    page.get(target + "/?token=first-token-0123456")
     check("the token leaves the address", eventually(lambda: page.current_url == target + "/", within=5),
           page.current_url)
     check("and the page is live on its cookie", eventually(lambda: state(page) == "live", within=30), state(page))
@@ -229,11 +229,11 @@ try:
     check("the script cannot read it", "first-token" not in page.execute_script("return document.cookie"))
     harness.stop(web)
     with open(token_file, "w") as out:
-        out.write("second-token\n")
+        out.write("second-token-0123456\n")
     web = harness.web(port, "--token", token_file)
     check("a page whose token is no longer accepted says so",
           eventually(lambda: "token" in state(page) and state(page).startswith("stale"), within=15), state(page))
-    page.execute_script("window.open(arguments[0])", target + "/?token=second-token")
+    page.execute_script("window.open(arguments[0])", target + "/?token=second-token-0123456")
     check("once the new token is given, the first page comes back by itself",
           eventually(lambda: state(page) == "live", within=40), state(page))
 finally:
