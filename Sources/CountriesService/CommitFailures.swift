@@ -1,5 +1,5 @@
-import CountriesSockets
 import Foundation
+import SystemSupport
 
 /// The commits that failed, for the log and for readiness. A full disk refuses every commit: its
 /// error line is written a few times in each 10 s and the rest counted (``RefusalLog``), where

@@ -100,33 +100,8 @@ extension ServiceHarness {
     }
 }
 
-@Suite("Security: refusal log, allow-lists, protected mode")
+@Suite("Security: allow-lists, protected mode")
 struct SecurityUnitTests {
-    @Test("RefusalLog writes the first few in a window, then summarizes what it suppressed")
-    func refusalLogRateLimits() {
-        var log = RefusalLog()
-        log.window = .seconds(10)
-        log.perWindow = 3
-        let start = ContinuousClock.now
-        let first = (0..<3).map {
-            log.record("refused connection: client \($0)", now: start + .milliseconds($0))
-        }
-        #expect(
-            first == [
-                "refused connection: client 0", "refused connection: client 1",
-                "refused connection: client 2",
-            ])
-        for index in 3..<10 {
-            #expect(log.record("refused connection: client \(index)", now: start + .seconds(1)) == nil)
-        }
-        let next = log.record("refused connection: client 10", now: start + .seconds(11))
-        #expect(next == "(7 more refusals not logged) refused connection: client 10")
-        // A new window starts without a summary when nothing was suppressed.
-        #expect(
-            log.record("refused connection: client 11", now: start + .seconds(30))
-                == "refused connection: client 11")
-    }
-
     @Test("AllowList reads .pub files by access, skips what is not a key, and read-write wins")
     func allowListLoads() throws {
         let keys = try SecurityKeyring()
