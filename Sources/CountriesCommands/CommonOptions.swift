@@ -93,7 +93,7 @@ enum CommonOptions {
             help: "Only if the service runs on this store (its `store` id; else: conflict).")
     }
 
-    /// `--log-format`, of `serve` and `relay`: how each log line is written.
+    /// `--log-format`, of `serve`, `relay` and `web`: how each log line is written.
     static var logFormat: Option<LogFormat> {
         Option(
             "log-format", value: "format",
@@ -103,7 +103,7 @@ enum CommonOptions {
         ).map { format, _ in LogFormat(rawValue: format) ?? .text }
     }
 
-    /// The least severe level a service or relay logs.
+    /// The least severe level a service, relay or web process logs.
     static var logLevel: Option<LogLevel> {
         Option(
             "log-level", value: "level", help: "The least severe level logged.", default: LogLevel.info.name,

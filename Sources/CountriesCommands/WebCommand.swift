@@ -61,6 +61,8 @@ struct WebCommand: Subcommand {
             return count
         }
         let heartbeat = CommonOptions.heartbeat
+        let logLevel = CommonOptions.logLevel
+        let logFormat = CommonOptions.logFormat
         let connection: ConnectionOptions
 
         /// The options of the subcommand called `name`.
@@ -100,7 +102,7 @@ struct WebCommand: Subcommand {
             subscription: setup.subscription, toggles: toggles, listen: listen, token: token,
             guard: WebRequestGuard(allowedNames: command[\.allowHost], changeToken: WebToken.fresh()),
             limits: HTTPServer.Limits(connectionsPerAddress: command[\.connectionsPerAddress]),
-            signals: signals)
+            signals: signals, logger: Logger(level: command[\.logLevel], format: command[\.logFormat]))
         Output.error("serving the table at \(view.address)")
         try view.run(signals: signals)
         return ExitCode.success

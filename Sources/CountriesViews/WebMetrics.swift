@@ -13,6 +13,8 @@ public struct WebMetrics: MetricsSnapshot {
     var pages = 0
     /// Toggles answered, by HTTP status.
     var toggles: [Int: UInt64] = [:]
+    /// Requests refused before they were served (400, 401, 403), by HTTP status.
+    var refusals: [Int: UInt64] = [:]
 
     /// Not ready while the table is not live: a toggle would be refused.
     public var unreadiness: String? { live ? nil : "the table is \(stateLine)" }
@@ -30,9 +32,17 @@ public struct WebMetrics: MetricsSnapshot {
         text.declare(
             "countries_web_toggles_total", help: "Toggles from pages answered, by HTTP status.",
             kind: .counter)
-        for (status, count) in toggles {
+        for (status, count) in toggles.sorted(by: { $0.key < $1.key }) {
             text.counter(
                 "countries_web_toggles_total", help: "", labels: ["status": "\(status)"], Double(count))
+        }
+        text.declare(
+            "countries_web_refused_total",
+            help: "Requests refused before they were served (Host, origin, token), by HTTP status.",
+            kind: .counter)
+        for (status, count) in refusals.sorted(by: { $0.key < $1.key }) {
+            text.counter(
+                "countries_web_refused_total", help: "", labels: ["status": "\(status)"], Double(count))
         }
         return text
     }

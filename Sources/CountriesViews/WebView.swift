@@ -22,13 +22,17 @@ public final class WebView {
     public let address: String
     /// What the loop publishes for `/metrics` and `/readyz`.
     let board = MetricsBoard<WebMetrics>()
+    /// The requests refused before they were served, counted and logged.
+    let refusals: WebRefusals
 
     /// Starts serving on `listen`; pages must present `token` when one is given.
     public init(
         subscription: LiveSubscription, toggles: PendingRequests<WebToggleAnswer>,
         listen: WebListenAddress, token: String?, guard requestGuard: WebRequestGuard,
-        limits: HTTPServer.Limits = .init(), signals: SignalPipe
+        limits: HTTPServer.Limits = .init(), signals: SignalPipe, logger: Logger = Logger()
     ) throws(WebViewError) {
+        let refusals = WebRefusals(logger: logger)
+        self.refusals = refusals
         do {
             inbox = try WebInbox()
         } catch let error as WebViewError {
@@ -48,7 +52,9 @@ public final class WebView {
             unreadiness: { board.unreadiness() })
         do {
             server = try HTTPServer(host: listen.host, port: listen.port, limits: limits) { request in
-                WebView.answer(request, token: token, guard: requestGuard, inbox: inbox, health: health)
+                WebView.answer(
+                    request, token: token, guard: requestGuard, inbox: inbox, health: health,
+                    refusals: refusals)
             }
         } catch {
             throw WebViewError(message: error.description)
@@ -60,11 +66,12 @@ public final class WebView {
     /// `/readyz` are `health`'s, behind the same Host and token checks as the page.
     static func answer(
         _ request: HTTPRequest, token: String?, guard requestGuard: WebRequestGuard, inbox: WebInbox,
-        health: HealthEndpoints? = nil
+        health: HealthEndpoints? = nil, refusals: WebRefusals? = nil
     ) -> HTTPResponse {
         let changes = request.method == "POST" && request.path == "/toggle"
         func refuse(_ status: Int, _ message: String) -> HTTPResponse {
-            changes ? json(status, message) : .text(status, message)
+            refusals?.record(status: status, method: request.method, path: request.path, reason: message)
+            return changes ? json(status, message) : .text(status, message)
         }
         if let refusal = requestGuard.check(headers: request.headers, changes: false) {
             return refuse(refusal.status, refusal.message)
@@ -95,7 +102,7 @@ public final class WebView {
         }
         // Checked after the access token: a page without it learns nothing of the change token.
         if changes, let refusal = requestGuard.check(headers: request.headers, changes: true) {
-            return json(refusal.status, refusal.message)
+            return refuse(refusal.status, refusal.message)
         }
         if let health, let response = health.answer(request) { return response }
         switch (request.method, request.path) {
@@ -226,6 +233,7 @@ public final class WebView {
                 // A page that went away while nothing was sent to it is only noticed here.
                 pages.removeAll { $0.isEnded }
                 metrics.pages = pages.count
+                metrics.refusals = refusals.counts
                 board.publish(metrics, at: now)
                 return true
             }

@@ -369,6 +369,25 @@ import Testing
         #expect(try fetch(web.base + "/", headers: ["Host: localhost:\(port)"]).status == 200)
         let list = try service.run(["list", "--json"])
         #expect(list.stdout.contains(#""seq":0"#), "an attack changed the list: \(list.stdout)")
+        // The operator hears of them: 8 refusals so far, 5 lines in the log's window of 10 s,
+        // and each counted by status in the metrics.
+        func logged() -> [Substring] {
+            web.process.stderr.text.split(separator: "\n").filter { $0.contains("warning: refused ") }
+        }
+        #expect(eventually(within: .seconds(5) * testSlowdown) { logged().count >= 5 })
+        #expect(logged().count == 5, "\(web.process.stderr.text)")
+        #expect(
+            logged().first?.contains(
+                "refused POST /toggle (403): not toggled: the request comes from another site (http://evil.example)"
+            )
+                == true, "\(logged())")
+        // The metrics are published once a second.
+        #expect(
+            eventually(within: .seconds(5) * testSlowdown) {
+                (try? fetch(web.base + "/metrics"))?.body.contains(
+                    #"countries_web_refused_total{status="403"} 8"#)
+                    == true
+            })
 
         // The page's own answer: its policy, and no referrer; the page itself still toggles.
         let page = try fetch(web.base + "/", include: true)
