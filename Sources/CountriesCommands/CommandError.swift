@@ -11,7 +11,8 @@ public enum CommandError: Error, Equatable {
     case selectNeedsTerminal
     /// `--metrics HOST:PORT` cannot be served there.
     case metricsUnavailable(authority: String)
-    /// A subscriber's endpoints or keys cannot be used.
+    /// A subscriber's sockets cannot be set up: out of descriptors or memory (its endpoints
+    /// and keys are checked before, as usage errors).
     case unusableSubscription(ClientError)
     /// `on-change --cursor FILE` cannot be read as a cursor.
     case unreadableCursor(CursorFile.Failure)

@@ -134,7 +134,10 @@ public enum ExitCode {
     private static func code(of error: CommandError) -> Int32 {
         switch error {
         case .historyKeptGrowing, .metricsUnavailable: return unavailable
-        case .selectNeedsTerminal, .unusableSubscription: return usage
+        case .selectNeedsTerminal: return usage
+        // Endpoints are checked before (a mistake there is a usage error): what is left is a
+        // want of descriptors or memory, as for a client's `sockets` error.
+        case .unusableSubscription: return unavailable
         case .unreadableCursor: return dataError
         case .unwritableCursor: return cantCreate
         case .serviceStopped: return software

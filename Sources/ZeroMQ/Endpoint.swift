@@ -31,6 +31,11 @@ public enum Endpoint {
         return isLoopbackOrLocal(endpoint)
     }
 
+    /// The longest path an `ipc://` endpoint may name: a Unix socket address holds 108 bytes,
+    /// the last a NUL. A longer one failed at the bind or connect, with "File name too long"
+    /// and a different exit code for a server, a client and a subscriber.
+    public static let maximumIPCPathBytes = 107
+
     /// The transports an endpoint may name.
     public static let transports = [
         "tcp", "ipc", "inproc", "pgm", "epgm", "tipc", "vmci", "udp", "ws", "wss",
@@ -51,6 +56,9 @@ public enum Endpoint {
             switch scheme {
             case "tcp": return tcpProblem(endpoint, address: address, example: example)
             case "ipc" where address.isEmpty: return "\(endpoint) names no socket file; give ipc://PATH"
+            case "ipc" where address.utf8.count > maximumIPCPathBytes:
+                return
+                    "\(endpoint) names a socket file of \(address.utf8.count) bytes; a Unix socket's path may have at most \(maximumIPCPathBytes): use a shorter one"
             default: return nil
             }
         }

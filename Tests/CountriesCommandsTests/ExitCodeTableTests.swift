@@ -118,7 +118,7 @@ import ZeroMQ
                     "cannot serve metrics on 127.0.0.1:9 (in use, or not an address of this machine); pick another --metrics"
             ),
             Row(
-                error: CommandError.unusableSubscription(client(.sockets)), code: 64,
+                error: CommandError.unusableSubscription(client(.sockets)), code: 69,
                 message: "client sockets"),
             Row(error: CommandError.unreadableCursor(cursor), code: 65, message: cursor.description),
             Row(error: CommandError.unwritableCursor(cursor), code: 73, message: cursor.description),

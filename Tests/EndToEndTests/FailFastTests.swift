@@ -124,6 +124,15 @@ import Testing
                 "Error: --events: ipc:// names no socket file; give ipc://PATH"
             ),
             (
+                // Failed at the connect or bind before: 64 for a subscriber, 69 for the others.
+                ["events", "--events", "ipc:///tmp/" + String(repeating: "x", count: 103)], [:],
+                "Error: --events: ipc:///tmp/\(String(repeating: "x", count: 103)) names a socket file of 108 bytes; a Unix socket's path may have at most 107: use a shorter one"
+            ),
+            (
+                ["count", "--command", "ipc:///tmp/" + String(repeating: "x", count: 103)], [:],
+                "Error: --command: ipc:///tmp/\(String(repeating: "x", count: 103)) names a socket file of 108 bytes; a Unix socket's path may have at most 107: use a shorter one"
+            ),
+            (
                 ["count"], ["COUNTRIES_COMMAND": "ipc:///tmp/a,,ipc:///tmp/b"],
                 "Error: --command \"ipc:///tmp/a,,ipc:///tmp/b\" has an empty endpoint; give one endpoint, or several separated by commas (tcp://10.0.0.1:5555,tcp://10.0.0.2:5555) (the value of COUNTRIES_COMMAND)"
             ),

@@ -75,6 +75,13 @@ struct EndpointTests {
         #expect(
             Endpoint.problem("http://x:1")
                 == "http://x:1 has an unknown transport 'http'; use tcp://, ipc:// or inproc://")
+        // A Unix socket's path holds at most 107 bytes (and a NUL).
+        let longest = "/tmp/" + String(repeating: "x", count: 102)
+        #expect(Endpoint.problem("ipc://" + longest) == nil)
+        #expect(
+            Endpoint.problem("ipc://" + longest + "x")
+                == "ipc://\(longest)x names a socket file of 108 bytes; a Unix socket's path may have at most 107: use a shorter one"
+        )
     }
 
     /// A tcp endpoint needs a host and a port ZeroMQ can use, an ipc one a path: otherwise it
