@@ -89,7 +89,7 @@ final class EventReceiver {
             ready.signal()
             Self.read(
                 subscriber, into: queue, counting: dropped, until: stopping, worker: worker,
-                reconnecting: (endpoints, SilenceReconnection(after: reconnectAfter, since: .now)))
+                reconnecting: (endpoints, SilenceReconnection(after: reconnectAfter)))
             subscriber.close()
         }
         ready.wait()
@@ -117,16 +117,19 @@ final class EventReceiver {
         reconnecting: (endpoints: [String], schedule: SilenceReconnection)
     ) {
         var schedule = reconnecting.schedule
+        var lastHeard = ContinuousClock.now
         var poller = Poller()
         let events = poller.add(subscriber)
         _ = poller.add(fileDescriptor: stopping.fileDescriptor)
         while !worker.isStopping {
-            let wait = schedule.deadline - .now
+            let wait = schedule.deadline(lastHeard: lastHeard) - .now
             guard let ready = try? poller.poll(timeoutMilliseconds: max(0, wait.millisecondsRoundedUp)) else {
                 return
             }
             guard ready.isReadable(events) else {
-                if schedule.isDue(now: .now) { subscriber.connectAnew(reconnecting.endpoints) }
+                if schedule.isDue(lastHeard: lastHeard, now: .now) {
+                    subscriber.connectAnew(reconnecting.endpoints)
+                }
                 continue
             }
             // One message at a time: a batch gathered here would be memory outside the budget.
@@ -135,7 +138,7 @@ final class EventReceiver {
             // libzmq's queue at the speed of a receive, not of a copy (a sanitized build's copy
             // is ten times slower, and fell behind a fast publisher).
             while !worker.isStopping, let message = try? subscriber.receiveHeld(dontWait: true) {
-                schedule.heard(now: .now)
+                lastHeard = .now
                 guard queue.hasRoom(forBytes: weight(bytes: message.byteCount, frames: message.count)) else {
                     dropped.value.add(1, ordering: .relaxed)
                     continue

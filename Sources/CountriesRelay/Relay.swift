@@ -121,10 +121,12 @@ public final class Relay {
         sockets.register(in: &poller)
         var nextMetrics = ContinuousClock.now
         var silence = UpstreamSilence(upstream: configuration.upstream, since: .now)
-        var reconnection = SilenceReconnection(after: Self.reconnectAfter, since: .now)
+        var reconnection = SilenceReconnection(after: Self.reconnectAfter)
         serving: while true {
             if let line = silence.check(now: .now) { logger.log(.warning, line) }
-            if reconnection.isDue(now: .now) { upstream.connectAnew([configuration.upstream]) }
+            if reconnection.isDue(lastHeard: silence.lastHeard, now: .now) {
+                upstream.connectAnew([configuration.upstream])
+            }
             if let board {
                 let now = ContinuousClock.now
                 if now >= nextMetrics {
@@ -139,9 +141,11 @@ public final class Relay {
             let ready: PollResult
             do {
                 // Nothing is due but the metrics, the silence's warning and what the sockets bring.
-                let due = [board == nil ? nil : nextMetrics, silence.nextCheck, reconnection.deadline]
-                    .compactMap { $0 }.min()
-                let timeout = due.map { max(0, Int(($0 - .now) / .milliseconds(1)) + 1) } ?? -1
+                let due = [
+                    board == nil ? nil : nextMetrics, silence.nextCheck,
+                    reconnection.deadline(lastHeard: silence.lastHeard),
+                ].compactMap { $0 }.min()
+                let timeout = due.map { max(0, ($0 - .now).millisecondsRoundedUp) } ?? -1
                 ready = try poller.poll(timeoutMilliseconds: timeout)
             } catch {
                 throw ServiceError(.sockets, "polling failed: \(error)")
@@ -150,7 +154,6 @@ public final class Relay {
             sockets.handle(ready)
             if ready.isReadable(upstreamItem) {
                 if let line = silence.heard(now: .now) { logger.log(.info, line) }
-                reconnection.heard(now: .now)
                 for _ in 0..<1_000 {
                     guard let message = try? upstream.receiveHeld(dontWait: true) else { break }
                     forward(message)

@@ -6,31 +6,28 @@
 /// a new publisher there included. A subscriber that expects heartbeats and has heard nothing
 /// for ``after`` connects its endpoints anew (``Socket/connectAnew(_:)``), and again every
 /// ``after`` while the silence lasts: a publisher that is simply down costs a reconnection
-/// every few seconds. A pure value: it is told the time.
+/// every few seconds. A pure value: it is told the time, and when the last message came (the
+/// caller keeps that, often for other uses too).
 public struct SilenceReconnection: Sendable {
     /// How long a silence lasts before the endpoints are connected anew.
     public let after: Duration
-    private var lastActivity: ContinuousClock.Instant
+    private var lastReconnection: ContinuousClock.Instant?
 
-    /// Silent since `start`.
-    public init(after: Duration, since start: ContinuousClock.Instant) {
+    /// Nothing reconnected yet.
+    public init(after: Duration) {
         self.after = after
-        lastActivity = start
     }
 
-    /// A message came at `now`.
-    public mutating func heard(now: ContinuousClock.Instant) {
-        lastActivity = now
+    /// When ``isDue(lastHeard:now:)`` next says yes, unless a message comes first.
+    public func deadline(lastHeard: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        max(lastHeard, lastReconnection ?? lastHeard) + after
     }
 
-    /// When ``isDue(now:)`` next says yes, unless a message comes first.
-    public var deadline: ContinuousClock.Instant { lastActivity + after }
-
-    /// Whether to connect anew at `now`; yes counts as activity, so that the next is
-    /// ``after`` later.
-    public mutating func isDue(now: ContinuousClock.Instant) -> Bool {
-        guard now >= deadline else { return false }
-        lastActivity = now
+    /// Whether to connect anew at `now`, the last message having come at `lastHeard`; after a
+    /// yes the next is ``after`` later.
+    public mutating func isDue(lastHeard: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Bool {
+        guard now >= deadline(lastHeard: lastHeard) else { return false }
+        lastReconnection = now
         return true
     }
 }
