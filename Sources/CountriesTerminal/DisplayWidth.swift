@@ -44,9 +44,13 @@ public enum DisplayWidth {
 
     /// `text` truncated to `columns` and padded with spaces on the right to exactly `columns`.
     public static func pad(_ text: String, to columns: Int) -> String {
-        let cut = truncate(text, to: columns)
-        let missing = columns - of(cut)
-        return missing > 0 ? cut + String(repeating: " ", count: missing) : cut
+        padRight(truncate(text, to: columns), to: columns)
+    }
+
+    /// `text` padded with spaces on the right to at least `columns` (never truncated).
+    public static func padRight(_ text: String, to columns: Int) -> String {
+        let missing = columns - of(text)
+        return missing > 0 ? text + String(repeating: " ", count: missing) : text
     }
 
     /// `text` padded with spaces on the left to at least `columns` (never truncated).

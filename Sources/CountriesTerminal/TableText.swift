@@ -18,8 +18,7 @@ public enum TableText {
         return zip(rows, names).map { row, name in
             let line =
                 DisplayWidth.padLeft(String(row.index), to: indexWidth) + "  "
-                + name + String(repeating: " ", count: max(0, nameWidth - DisplayWidth.of(name))) + "  "
-                + (row.visited ? glyphs.visited : "")
+                + DisplayWidth.padRight(name, to: nameWidth) + "  " + (row.visited ? glyphs.visited : "")
             return String(line.reversed().drop(while: { $0 == " " }).reversed())
         }
     }
